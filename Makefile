@@ -1,0 +1,57 @@
+# Targets people guess right. Everything a fresh machine needs is installed by `make setup`.
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+PROTOS  := $(shell find proto -name '*.proto' | sort)
+BUF     := .tools/node_modules/.bin/buf
+
+.PHONY: setup proto redis-server run test test-fast lint format bench clean
+
+setup: $(VENV)/.installed gen/.stamp redis-server
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $@
+
+# Generated protobuf/gRPC code: one importable package, `tabletop`, under gen/ (not committed).
+proto: gen/.stamp
+gen/.stamp: $(PROTOS) $(VENV)/.installed
+	rm -rf gen && mkdir -p gen
+	$(PY) -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
+	find gen/tabletop -type d -exec touch {}/__init__.py \;
+	touch $@
+
+# redis-server from the OS packages, when it is missing and we are root.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	  else echo "redis-server is missing: install it (e.g. apt-get install redis-server)"; exit 1; fi; }
+
+# README command 1: Redis (a local one unless REDIS_URL is set), every game service, the gateway.
+run: setup
+	$(PY) -m services.local
+
+# README command 2.
+test: setup
+	$(VENV)/bin/pytest
+
+lint: setup $(BUF)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	cd proto && ../$(BUF) lint
+
+$(BUF):
+	npm install --silent --prefix .tools @bufbuild/buf@1.75.0
+
+format: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: setup
+	$(PY) -m tests.bench
+
+clean:
+	rm -rf gen .mypy_cache .pytest_cache .ruff_cache .tools

@@ -1,0 +1,43 @@
+"""A player's connection to the gateway: log in once, then call any game with the token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from tabletop.esoloe.v1 import esoloe_pb2_grpc
+from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+
+STUBS: dict[str, Any] = {"esoloe": esoloe_pb2_grpc.EsoloeServiceStub}
+
+
+class Session:
+    """One player's gRPC channel to the gateway. `metadata` carries the bearer token."""
+
+    def __init__(self, target: str, channel: grpc.aio.Channel | None = None) -> None:
+        self.target = target
+        self.channel = channel or grpc.aio.insecure_channel(target)
+        self.token = ""
+        self.player_id = ""
+        self.auth = lobby_pb2_grpc.AuthServiceStub(self.channel)
+
+    async def login(self, name: str) -> lobby_pb2.LoginResponse:
+        reply: lobby_pb2.LoginResponse = await self.auth.Login(lobby_pb2.LoginRequest(name=name))
+        self.token = reply.token
+        self.player_id = reply.player_id
+        return reply
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+    def game(self, game: str) -> Any:
+        """The stub of a game's service, e.g. session.game("esoloe").Play(...)."""
+        try:
+            return STUBS[game](self.channel)
+        except KeyError:
+            raise ValueError(f"unknown game {game!r}; games are: {', '.join(STUBS)}") from None
+
+    async def close(self) -> None:
+        await self.channel.close()

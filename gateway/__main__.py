@@ -1,0 +1,47 @@
+"""The gateway process: `python -m gateway` (port 50050 unless LISTEN is set)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from gateway.server import GAME_SERVICES, Gateway, GatewaySettings
+from services.runtime.config import env_float, env_int, env_str
+from services.runtime.server import configure_logging, wait_for_signal
+
+log = logging.getLogger("tabletop")
+
+
+def settings_from_env() -> GatewaySettings:
+    secret = os.environ.get("TOKEN_SECRET", "")
+    if not secret:
+        raise SystemExit("TOKEN_SECRET is not set: give the gateway a signing key (32+ bytes)")
+    backends = {
+        game: os.environ[f"{game.upper()}_ADDR"]
+        for game in GAME_SERVICES
+        if os.environ.get(f"{game.upper()}_ADDR")
+    }
+    return GatewaySettings(
+        listen=env_str("LISTEN", "0.0.0.0:50050"),
+        token_secret=secret,
+        token_ttl_seconds=env_int("TOKEN_TTL_SECONDS", 24 * 3600),
+        rate_per_second=env_float("RATE_LIMIT_PER_SECOND", 50.0),
+        rate_burst=env_float("RATE_LIMIT_BURST", 100.0),
+        backends=backends,
+        grace_seconds=env_float("GRACE_SECONDS", 10.0),
+    )
+
+
+async def main() -> None:
+    gateway = Gateway(settings_from_env())
+    await gateway.start()
+    log.info("gateway listening on port %d; games: %s", gateway.port,
+             ", ".join(sorted(gateway.channels)) or "none")
+    await wait_for_signal()
+    await gateway.stop()
+
+
+if __name__ == "__main__":
+    configure_logging("gateway")
+    asyncio.run(main())

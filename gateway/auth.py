@@ -1,0 +1,88 @@
+"""Signed, expiring bearer tokens (HS256 JWTs) for guests and bots."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass
+
+import jwt
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9 _-]{1,32}$")
+ALGORITHM = "HS256"
+_CACHE_LIMIT = 100_000
+
+
+class AuthError(Exception):
+    """The token is missing, malformed, forged or expired (the message says which)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    player_id: str
+    name: str
+    expires_at: float
+
+
+class TokenIssuer:
+    """Issues and checks tokens. Verified tokens are cached until they expire."""
+
+    def __init__(self, secret: str, *, ttl_seconds: int = 24 * 3600) -> None:
+        if len(secret.encode()) < 32:
+            raise ValueError("the token signing key must be at least 32 bytes (HS256)")
+        self._secret = secret
+        self.ttl_seconds = ttl_seconds
+        self._cache: dict[str, Identity] = {}
+
+    def login(self, name: str) -> tuple[str, Identity]:
+        """A new guest player id and its token."""
+        if not NAME_PATTERN.match(name):
+            raise ValueError(
+                "a name is 1 to 32 letters, digits, spaces, '-' or '_'"
+                f"; got {name[:40]!r}{'...' if len(name) > 40 else ''}"
+            )
+        player_id = f"p-{secrets.token_hex(8)}"
+        return self.issue(player_id, name)
+
+    def issue(self, player_id: str, name: str, ttl_seconds: int | None = None) -> tuple[str, Identity]:
+        now = time.time()
+        expires = now + (self.ttl_seconds if ttl_seconds is None else ttl_seconds)
+        claims = {"sub": player_id, "name": name, "iat": int(now), "exp": int(expires)}
+        token = jwt.encode(claims, self._secret, algorithm=ALGORITHM)
+        return token, Identity(player_id, name, float(int(expires)))
+
+    def verify(self, token: str) -> Identity:
+        cached = self._cache.get(token)
+        if cached is not None:
+            if cached.expires_at > time.time():
+                return cached
+            del self._cache[token]
+            raise AuthError("the token has expired; log in again")
+        try:
+            claims = jwt.decode(
+                token, self._secret, algorithms=[ALGORITHM], options={"require": ["sub", "exp"]}
+            )
+        except jwt.ExpiredSignatureError:
+            raise AuthError("the token has expired; log in again") from None
+        except jwt.InvalidSignatureError:
+            raise AuthError("the token's signature is not valid; log in again") from None
+        except jwt.InvalidTokenError:
+            raise AuthError("the token is malformed; send 'authorization: Bearer <token>'") from None
+        identity = Identity(str(claims["sub"]), str(claims.get("name", "")), float(claims["exp"]))
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[token] = identity
+        return identity
+
+
+def bearer_token(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str:
+    """The token of an `authorization: Bearer <token>` metadata entry."""
+    for key, value in metadata or ():
+        if key == "authorization":
+            text = value.decode() if isinstance(value, bytes) else value
+            scheme, _, token = text.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise AuthError("the authorization metadata must be 'Bearer <token>'")
+            return token.strip()
+    raise AuthError("no token: log in with AuthService.Login, then send 'authorization: Bearer <token>'")

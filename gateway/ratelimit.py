@@ -1,0 +1,28 @@
+"""A token bucket per key (player id), kept in the gateway process."""
+
+from __future__ import annotations
+
+import time
+
+
+class RateLimiter:
+    """Allows `rate` requests per second per key on average, and bursts of `burst`."""
+
+    def __init__(self, rate: float, burst: float, *, max_keys: int = 100_000) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._max_keys = max_keys
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, key: str) -> float:
+        """0.0 when the request may go; otherwise the seconds to wait before retrying."""
+        now = time.monotonic()
+        tokens, last = self._buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+        if len(self._buckets) >= self._max_keys and key not in self._buckets:
+            self._buckets.clear()
+        self._buckets[key] = (tokens - 1.0, now)
+        return 0.0

@@ -1,0 +1,91 @@
+"""e-SOLO-e's protobuf API <-> the engine's values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engines.contract import Event
+from engines.esoloe import RULES
+from tabletop.esoloe.v1 import esoloe_pb2
+
+
+def _cells(faces: Sequence[int | None], seats: Sequence[int | None]) -> list[esoloe_pb2.Cell]:
+    return [
+        esoloe_pb2.Cell(face=face or 0, seat=-1 if seat is None else seat)
+        for face, seat in zip(faces, seats, strict=True)
+    ]
+
+
+def _rows(grid: Mapping[str, Any]) -> list[esoloe_pb2.Row]:
+    return [
+        esoloe_pb2.Row(cells=_cells(faces, seats))
+        for faces, seats in zip(grid["faces"], grid["seats"], strict=True)
+    ]
+
+
+class EsoloeAdapter:
+    game = "esoloe"
+    rules = RULES
+    service_name = esoloe_pb2.DESCRIPTOR.services_by_name["EsoloeService"].full_name
+    create_response = esoloe_pb2.CreateGameResponse
+    view_response = esoloe_pb2.GetViewResponse
+    play_response = esoloe_pb2.PlayResponse
+    watch_response = esoloe_pb2.WatchResponse
+
+    def options(self, request: Any) -> dict[str, Any]:
+        return {}
+
+    def view(self, view: Mapping[str, Any]) -> esoloe_pb2.View:
+        grids = view["views"]
+        to_move = view["to_move"]
+        return esoloe_pb2.View(
+            stacks=[
+                esoloe_pb2.Stack(cubes=[esoloe_pb2.Cube(**cube) for cube in stack])
+                for stack in view["stacks"]
+            ],
+            front=_rows(grids["F"]),
+            back=_rows(grids["B"]),
+            left=_cells(grids["L"]["faces"], grids["L"]["seats"]),
+            right=_cells(grids["R"]["faces"], grids["R"]["seats"]),
+            upper=_cells(grids["U"]["faces"], grids["U"]["seats"]),
+            cubes_left=view["cubes_left"],
+            to_move=-1 if to_move is None or view["result"] is not None else to_move,
+            ply=view["ply"],
+        )
+
+    def event(self, event: Event) -> esoloe_pb2.Event:
+        data = event.data
+        if event.kind == "placed":
+            return esoloe_pb2.Event(
+                placed=esoloe_pb2.Placed(
+                    seat=data["seat"], square=data["square"], level=data["level"],
+                    top=data["top"], front=data["front"],
+                )
+            )
+        if event.kind == "won":
+            return esoloe_pb2.Event(
+                won=esoloe_pb2.Won(
+                    seat=data["seat"],
+                    methods=data["methods"],
+                    lines=[
+                        esoloe_pb2.Line(
+                            view=line["view"],
+                            method=line["method"],
+                            cells=[
+                                esoloe_pb2.Position(square=square, level=level)
+                                for square, level in line["cells"]
+                            ],
+                        )
+                        for line in data["lines"]
+                    ],
+                )
+            )
+        if event.kind == "draw":
+            return esoloe_pb2.Event(draw=esoloe_pb2.Drawn(reason=data["reason"]))
+        if event.kind == "resigned":
+            return esoloe_pb2.Event(resigned=esoloe_pb2.Resigned(seat=data["seat"]))
+        raise ValueError(f"unknown e-SOLO-e event {event.kind!r}")
+
+
+ADAPTER = EsoloeAdapter()

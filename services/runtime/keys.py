@@ -1,0 +1,40 @@
+"""Every Redis key and stream name the platform uses, in one place.
+
+All keys of one game share the Redis Cluster hash tag `{<game id>}`, so each per-game script
+touches a single slot and the platform runs unchanged on a Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import re
+
+GAME_ID_PATTERN = re.compile(r"^[a-z]+-[0-9a-f]{20}$")
+"""Game ids look like `esoloe-1f0c2e9a4b7d3c5e8a01`: the game kind, a dash, 20 hex digits."""
+
+
+def _tag(game_id: str) -> str:
+    return "{" + game_id + "}"
+
+
+def game_state(game_id: str) -> str:
+    """Hash: `version`, `snapshot` (engine bytes), `meta` (JSON: game, seats, options, created)."""
+    return f"game:{_tag(game_id)}:state"
+
+
+def game_events(game_id: str) -> str:
+    """Stream: one entry per version, id `<version>-1`; fields actor, move, events, status."""
+    return f"game:{_tag(game_id)}:events"
+
+
+def game_requests(game_id: str) -> str:
+    """Hash: client request id -> the version that request produced (a retry is applied once)."""
+    return f"game:{_tag(game_id)}:requests"
+
+
+def event_entry_id(version: int) -> str:
+    """The stream entry id of a version (Redis refuses 0-0, hence the sequence part 1)."""
+    return f"{version}-1"
+
+
+def version_of_entry_id(entry_id: str) -> int:
+    return int(entry_id.split("-", 1)[0])

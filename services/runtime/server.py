@@ -1,0 +1,125 @@
+"""What every gRPC server of the platform shares: health, reflection, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+log = logging.getLogger("tabletop")
+
+SERVER_OPTIONS: list[tuple[str, int]] = [
+    # Two processes must never share a port silently.
+    ("grpc.so_reuseport", 0),
+    # Requests are small; refuse anything large early (RESOURCE_EXHAUSTED).
+    ("grpc.max_receive_message_length", 64 * 1024),
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+
+class Server:
+    """A grpc.aio server with the standard health and reflection services.
+
+    `service_names` are the full names of the services it offers; health reports each of them
+    (and the overall "" status) SERVING while `ready()` is true, checked every `check_interval`.
+    """
+
+    def __init__(
+        self,
+        listen: str,
+        service_names: Sequence[str],
+        *,
+        ready: Callable[[], Awaitable[bool]] | None = None,
+        check_interval: float = 2.0,
+        grace_seconds: float = 10.0,
+    ) -> None:
+        self.server = grpc.aio.server(options=SERVER_OPTIONS)
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.service_names = list(service_names)
+        reflection.enable_server_reflection(
+            [*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+             reflection.SERVICE_NAME],
+            self.server,
+        )
+        self.port = self.server.add_insecure_port(listen)
+        if self.port == 0:
+            raise SystemExit(f"cannot listen on {listen}: the address is taken or invalid")
+        self._ready = ready
+        self._check_interval = check_interval
+        self._grace = grace_seconds
+        self._checker: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    async def _set_all(self, serving: bool) -> None:
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        for name in ["", *self.service_names]:
+            await self.health.set(name, status)
+
+    async def _check_loop(self) -> None:
+        last: bool | None = None
+        while not self._stopping:
+            ok = True
+            if self._ready is not None:
+                try:
+                    ok = await asyncio.wait_for(self._ready(), timeout=self._check_interval)
+                except Exception:
+                    ok = False
+            if ok != last and not self._stopping:
+                await self._set_all(ok)
+                if last is not None:
+                    log.warning("health changed: %s", "SERVING" if ok else "NOT_SERVING")
+                last = ok
+            await asyncio.sleep(self._check_interval)
+
+    async def start(self) -> None:
+        await self.server.start()
+        await self._set_all(False)
+        if self._ready is None or await self._ready():
+            await self._set_all(True)
+        self._checker = asyncio.create_task(self._check_loop())
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Graceful: health says NOT_SERVING first, in-flight calls get `grace` seconds."""
+        self._stopping = True
+        if self._checker is not None:
+            self._checker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checker
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(self._grace if grace is None else grace)
+
+    async def serve_until_signal(self) -> None:
+        """Once started: run until SIGTERM or SIGINT, then stop gracefully."""
+        await wait_for_signal()
+        log.info("stopping: finishing in-flight calls (up to %.0fs)", self._grace)
+        await self.stop()
+
+
+async def wait_for_signal() -> None:
+    """Return on the first SIGTERM or SIGINT."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def configure_logging(name: str) -> None:
+    """One line per event: time, level, process name, message."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format=f"%(asctime)s %(levelname)s {name} %(message)s",
+    )

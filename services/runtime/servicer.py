@@ -1,0 +1,407 @@
+"""The game service: one generic grpc.aio servicer that wraps any engine.
+
+It translates requests, loads the game from Redis, asks the engine, commits the result with a
+version check, and translates back. All game-specific knowledge sits in the engine (rules) and in
+a small `Adapter` (protobuf <-> engine values). Replicas hold no game state: any replica serves any
+game, and two replicas can serve one game interleaved.
+
+The caller's identity comes from the `x-tabletop-player` metadata the gateway sets after checking
+the token; the servicer maps it to the caller's seat, and cuts every view and event to that seat.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import secrets
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import grpc
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from engines.contract import Event, GameError, Rules, State, visible_events
+from services.runtime import keys
+from services.runtime.errors import ApiError, abort
+from services.runtime.store import Entry, GameStore, StoredGame
+from tabletop.common.v1 import common_pb2
+
+log = logging.getLogger("tabletop.game")
+
+PLAYER_METADATA = "x-tabletop-player"
+"""Metadata key carrying the authenticated player id from the gateway to the game services."""
+
+REQUEST_METADATA = "x-tabletop-request"
+"""A request id the gateway attaches to each call it forwards: used when the client sent none, so
+the gateway's own retries are applied once."""
+
+MAX_MOVE_CHARS = 200
+MAX_REQUEST_ID_CHARS = 64
+MAX_PLAYER_ID_CHARS = 64
+COMMIT_ATTEMPTS = 3
+WATCH_BLOCK_MS = 5_000
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class Adapter(Protocol):
+    """What the generic servicer needs to know about one game's protobuf API."""
+
+    game: str
+    rules: Rules
+    service_name: str
+
+    def options(self, request: Any) -> dict[str, Any]:
+        """Engine options from the CreateGame request (only the options that were set)."""
+        ...
+
+    def view(self, view: Mapping[str, Any]) -> Message:
+        """The game's View message from an engine view."""
+        ...
+
+    def event(self, event: Event) -> Message:
+        """The game's Event message from an engine event."""
+        ...
+
+    create_response: Callable[..., Message]
+    view_response: Callable[..., Message]
+    play_response: Callable[..., Message]
+    watch_response: Callable[..., Message]
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    stored: StoredGame
+    state: State
+
+
+def status_of(state: State) -> dict[str, Any]:
+    """The public status of a state as stored with each stream entry."""
+    result = state.result()
+    return {
+        "to_act": list(state.to_act()),
+        "finished": result is not None,
+        "result": None if result is None else result.to_json(),
+    }
+
+
+def status_message(
+    game_id: str, game: str, version: int, seats: Sequence[str], status: Mapping[str, Any]
+) -> common_pb2.GameStatus:
+    message = common_pb2.GameStatus(
+        game_id=game_id,
+        game=game,
+        version=version,
+        seats=[common_pb2.Seat(index=i, player_id=p) for i, p in enumerate(seats)],
+        to_act=status["to_act"],
+        finished=status["finished"],
+    )
+    result = status.get("result")
+    if result is not None:
+        message.result.winners.extend(result["winners"])
+        for seat, score in result["scores"].items():
+            message.result.scores[int(seat)] = float(score)
+        message.result.detail_json = json.dumps(result["detail"], sort_keys=True)
+    return message
+
+
+def metadata_value(context: Context, key: str) -> str:
+    for name, value in context.invocation_metadata() or ():
+        if name == key and isinstance(value, str):
+            return value
+    return ""
+
+
+def player_of(context: Context) -> str:
+    return metadata_value(context, PLAYER_METADATA)
+
+
+def resolve_seat(
+    seats: Sequence[str], player: str, requested: int | None, *, spectator_ok: bool
+) -> int | None:
+    """The caller's seat, or None for a spectator (only where `spectator_ok`)."""
+    mine = [i for i, holder in enumerate(seats) if holder == player and player]
+    if requested is not None:
+        if not 0 <= requested < len(seats):
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"seat {requested} does not exist; seats are 0..{len(seats) - 1}",
+            )
+        if requested not in mine:
+            held = f"you hold seat {mine[0]}" if len(mine) == 1 else "you hold no seat here"
+            raise ApiError("NOT_YOUR_SEAT", f"seat {requested} is not yours; {held}")
+        return requested
+    if not mine:
+        if spectator_ok:
+            return None
+        raise ApiError(
+            "NOT_YOUR_SEAT",
+            "you hold no seat in this game; spectators may only GetView and Watch",
+        )
+    if len(mine) > 1:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"you hold seats {', '.join(map(str, mine))}: say which one with `seat`",
+        )
+    return mine[0]
+
+
+def new_game_id(game: str) -> str:
+    return f"{game}-{secrets.token_hex(10)}"
+
+
+class GameServicer:
+    """Serves CreateGame, GetView, LegalMoves, Play, Resign and Watch for one game."""
+
+    def __init__(self, adapter: Adapter, store: GameStore) -> None:
+        self.adapter = adapter
+        self.rules = adapter.rules
+        self.store = store
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _check_game_id(self, game_id: str) -> None:
+        if not keys.GAME_ID_PATTERN.match(game_id):
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"game id {game_id[:80]!r} is malformed; ids look like "
+                f"'{self.adapter.game}-' followed by 20 hex digits",
+            )
+        kind = game_id.split("-", 1)[0]
+        if kind != self.adapter.game:
+            raise ApiError(
+                "GAME_NOT_FOUND",
+                f"game {game_id} is not a {self.adapter.game} game; ask the {kind} service",
+            )
+
+    async def _load(self, game_id: str, request_id: str = "") -> Loaded:
+        self._check_game_id(game_id)
+        stored = await self.store.load(game_id, request_id)
+        if stored is None:
+            raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
+        return Loaded(stored, self.rules.deserialize(stored.snapshot))
+
+    def _status(self, loaded: Loaded) -> common_pb2.GameStatus:
+        return status_message(
+            loaded.stored.game_id,
+            self.adapter.game,
+            loaded.stored.version,
+            loaded.stored.meta["seats"],
+            status_of(loaded.state),
+        )
+
+    def _events(self, events: Sequence[Mapping[str, Any]], seat: int | None) -> list[Message]:
+        parsed = [Event.from_json(e) for e in events]
+        return [self.adapter.event(e) for e in visible_events(parsed, seat)]
+
+    # -- RPCs ------------------------------------------------------------------------------
+
+    async def CreateGame(self, request: Any, context: Context) -> Message:
+        try:
+            players = list(request.players)
+            for player in players:
+                if not player or len(player) > MAX_PLAYER_ID_CHARS:
+                    raise ApiError(
+                        "INVALID_ARGUMENT",
+                        f"player ids must be 1..{MAX_PLAYER_ID_CHARS} characters",
+                    )
+            try:
+                options = self.adapter.options(request)
+                state = self.rules.new_game(random.SystemRandom().getrandbits(63), options)
+            except GameError as error:
+                raise ApiError.from_game_error(error) from None
+            if len(players) != state.num_seats:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"this {self.adapter.game} game has {state.num_seats} seats; "
+                    f"got {len(players)} player ids",
+                )
+            game_id = new_game_id(self.adapter.game)
+            meta = {"game": self.adapter.game, "seats": players, "options": options}
+            status = status_of(state)
+            await self.store.create(game_id, state.serialize(), meta, [], status)
+            log.info("game created game_id=%s seats=%d", game_id, len(players))
+            return self.adapter.create_response(
+                status=status_message(game_id, self.adapter.game, 0, players, status)
+            )
+        except ApiError as error:
+            await abort(context, error)
+
+    async def GetView(self, request: Any, context: Context) -> Message:
+        try:
+            loaded = await self._load(request.game_id)
+            seats = loaded.stored.meta["seats"]
+            requested = request.seat if request.HasField("seat") else None
+            seat = (
+                None
+                if request.public
+                else resolve_seat(seats, player_of(context), requested, spectator_ok=True)
+            )
+            return self.adapter.view_response(
+                status=self._status(loaded),
+                seat=-1 if seat is None else seat,
+                view=self.adapter.view(loaded.state.view(seat)),
+            )
+        except ApiError as error:
+            await abort(context, error)
+
+    async def LegalMoves(self, request: Any, context: Context) -> Message:
+        try:
+            loaded = await self._load(request.game_id)
+            requested = request.seat if request.HasField("seat") else None
+            seat = resolve_seat(
+                loaded.stored.meta["seats"], player_of(context), requested, spectator_ok=False
+            )
+            assert seat is not None
+            return common_pb2.LegalMovesResponse(
+                game_id=request.game_id,
+                version=loaded.stored.version,
+                seat=seat,
+                moves=loaded.state.legal_moves(seat),
+            )
+        except ApiError as error:
+            await abort(context, error)
+
+    async def Play(self, request: Any, context: Context) -> Message:
+        try:
+            if not request.move:
+                raise ApiError("MALFORMED_MOVE", "the move is empty; see LegalMoves")
+            if len(request.move) > MAX_MOVE_CHARS:
+                raise ApiError(
+                    "MALFORMED_MOVE", f"the move is longer than {MAX_MOVE_CHARS} characters"
+                )
+            expected = request.expected_version if request.HasField("expected_version") else None
+            return await self._act(request, context, request.move, expected)
+        except ApiError as error:
+            await abort(context, error)
+
+    async def Resign(self, request: Any, context: Context) -> Message:
+        try:
+            return await self._act(request, context, None, None)
+        except ApiError as error:
+            await abort(context, error)
+
+    async def _act(
+        self, request: Any, context: Context, move: str | None, expected: int | None
+    ) -> Message:
+        """Apply a move (or a resignation when `move` is None) with optimistic concurrency."""
+        if len(request.request_id) > MAX_REQUEST_ID_CHARS:
+            raise ApiError(
+                "INVALID_ARGUMENT", f"request_id is longer than {MAX_REQUEST_ID_CHARS} characters"
+            )
+        player = player_of(context)
+        # Request ids are scoped to the player: nobody can collide with another's.
+        given = request.request_id or metadata_value(context, REQUEST_METADATA)[:MAX_REQUEST_ID_CHARS]
+        request_id = f"{player}:{given}" if given else ""
+        requested = request.seat if request.HasField("seat") else None
+        for _attempt in range(COMMIT_ATTEMPTS):
+            loaded = await self._load(request.game_id, request_id)
+            stored = loaded.stored
+            seats = stored.meta["seats"]
+            seat = resolve_seat(seats, player, requested, spectator_ok=False)
+            assert seat is not None
+            if stored.request_version is not None:
+                return await self._replayed(loaded, stored.request_version, seat)
+            if expected is not None and expected != stored.version:
+                raise ApiError(
+                    "STALE_VERSION",
+                    f"the game is at version {stored.version}, not {expected}; "
+                    "get the view again and retry",
+                    version=str(stored.version),
+                )
+            try:
+                if move is None:
+                    state, events = loaded.state.resign(seat)
+                else:
+                    state, events = loaded.state.apply(seat, move)
+            except GameError as error:
+                raise ApiError.from_game_error(error, version=str(stored.version)) from None
+            status = status_of(state)
+            event_json = [e.to_json() for e in events]
+            commit = await self.store.commit(
+                stored.game_id,
+                expected_version=stored.version,
+                snapshot=state.serialize(),
+                request_id=request_id,
+                actor=seat,
+                move=move if move is not None else "resign",
+                events=event_json,
+                status=status,
+            )
+            if commit.outcome == "OK":
+                if status["finished"]:
+                    log.info("game finished game_id=%s version=%d", stored.game_id, commit.version)
+                return self.adapter.play_response(
+                    status=status_message(
+                        stored.game_id, self.adapter.game, commit.version, seats, status
+                    ),
+                    events=self._events(event_json, seat),
+                )
+            if commit.outcome == "DUPLICATE":
+                return await self._replayed(loaded, commit.version, seat)
+            if commit.outcome == "NOT_FOUND":
+                raise ApiError("GAME_NOT_FOUND", f"no game with id {stored.game_id}")
+            if expected is not None:  # STALE: a racing move was accepted first
+                raise ApiError(
+                    "STALE_VERSION",
+                    f"another move was accepted first: the game is now at version "
+                    f"{commit.version}, not {expected}; get the view again and retry",
+                    version=str(commit.version),
+                )
+            # No version was pinned: check the move again on the new state.
+        raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
+
+    async def _replayed(self, loaded: Loaded, version: int, seat: int) -> Message:
+        """The answer to a retried request that was already applied at `version`."""
+        stored = loaded.stored
+        entries = await self.store.entries(stored.game_id, version, count=1)
+        events = entries[0].events if entries and entries[0].version == version else []
+        return self.adapter.play_response(
+            status=self._status(loaded), events=self._events(events, seat)
+        )
+
+    async def Watch(self, request: Any, context: Context) -> AsyncIterator[Message]:
+        try:
+            loaded = await self._load(request.game_id)
+            seats = loaded.stored.meta["seats"]
+            requested = request.seat if request.HasField("seat") else None
+            seat = (
+                None
+                if request.public
+                else resolve_seat(seats, player_of(context), requested, spectator_ok=True)
+            )
+            if request.from_version < 0:
+                raise ApiError("INVALID_ARGUMENT", "from_version must be 0 or more")
+        except ApiError as error:
+            await abort(context, error)
+        game_id = loaded.stored.game_id
+        next_version = request.from_version
+        if loaded.state.finished and next_version > loaded.stored.version:
+            return
+        while True:
+            entries = await self.store.wait_entries(game_id, next_version, WATCH_BLOCK_MS)
+            for entry in entries:
+                yield self._watch_message(game_id, seats, entry, seat)
+                next_version = entry.version + 1
+                if entry.status["finished"]:
+                    return
+
+    def _watch_message(
+        self, game_id: str, seats: Sequence[str], entry: Entry, seat: int | None
+    ) -> Message:
+        time = Timestamp()
+        time.FromMilliseconds(entry.time_ms)
+        return self.adapter.watch_response(
+            envelope=common_pb2.EventEnvelope(
+                game_id=game_id,
+                version=entry.version,
+                actor=entry.actor,
+                move=entry.move,
+                time=time,
+            ),
+            status=status_message(game_id, self.adapter.game, entry.version, seats, entry.status),
+            events=self._events(entry.events, seat),
+        )

@@ -1,0 +1,185 @@
+"""Authoritative game state in Redis: a snapshot plus an append-only event stream per game.
+
+A move costs two round trips: `load` (one pipelined read) and `commit` (one Lua script that checks
+the version and the request id, then writes the snapshot and appends the stream entry atomically).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+from services.runtime import keys
+
+# KEYS: state, events, requests.
+# ARGV: expected version, snapshot, request id ("" for none), actor, move, events JSON,
+#       status JSON, time ms, ttl seconds.
+# Returns {"OK", new version} | {"STALE", current version} | {"DUPLICATE", version applied}
+#       | {"NOT_FOUND", -1}.
+_COMMIT = """
+local current = redis.call('HGET', KEYS[1], 'version')
+if not current then return {'NOT_FOUND', -1} end
+current = tonumber(current)
+if ARGV[3] ~= '' then
+  local seen = redis.call('HGET', KEYS[3], ARGV[3])
+  if seen then return {'DUPLICATE', tonumber(seen)} end
+end
+if current ~= tonumber(ARGV[1]) then return {'STALE', current} end
+local version = current + 1
+redis.call('HSET', KEYS[1], 'version', version, 'snapshot', ARGV[2])
+redis.call('XADD', KEYS[2], version .. '-1', 'actor', ARGV[4], 'move', ARGV[5],
+           'events', ARGV[6], 'status', ARGV[7], 't', ARGV[8])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], version) end
+local ttl = tonumber(ARGV[9])
+for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
+return {'OK', version}
+"""
+
+# KEYS: state, events. ARGV: snapshot, meta JSON, events JSON, status JSON, time ms, ttl.
+# Returns 1 when created, 0 when a game with this id exists already.
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'version', 0, 'snapshot', ARGV[1], 'meta', ARGV[2])
+redis.call('XADD', KEYS[2], '0-1', 'actor', -1, 'move', '', 'events', ARGV[3],
+           'status', ARGV[4], 't', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    game_id: str
+    version: int
+    snapshot: bytes
+    meta: Mapping[str, Any]
+    request_version: int | None
+    """The version a previous call with the same request id produced, if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One stream entry: everything one accepted move (one version) did."""
+
+    version: int
+    actor: int
+    move: str
+    events: list[dict[str, Any]]
+    status: dict[str, Any]
+    time_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    outcome: str  # "OK", "STALE", "DUPLICATE" or "NOT_FOUND"
+    version: int
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def _entry(entry_id: bytes, fields: Mapping[bytes, bytes]) -> Entry:
+    return Entry(
+        version=keys.version_of_entry_id(entry_id.decode()),
+        actor=int(fields[b"actor"]),
+        move=fields[b"move"].decode(),
+        events=json.loads(fields[b"events"]),
+        status=json.loads(fields[b"status"]),
+        time_ms=int(fields[b"t"]),
+    )
+
+
+class GameStore:
+    """Reads and writes games in Redis. Holds no game state of its own."""
+
+    def __init__(self, redis: Redis, *, ttl_seconds: int = 7 * 24 * 3600) -> None:
+        self.redis = redis
+        self.ttl_seconds = ttl_seconds
+        self._commit = redis.register_script(_COMMIT)
+        self._create = redis.register_script(_CREATE)
+
+    async def create(
+        self,
+        game_id: str,
+        snapshot: bytes,
+        meta: Mapping[str, Any],
+        events: list[dict[str, Any]],
+        status: Mapping[str, Any],
+    ) -> bool:
+        created = await self._create(
+            keys=[keys.game_state(game_id), keys.game_events(game_id)],
+            args=[snapshot, _dumps(meta), _dumps(events), _dumps(status), _now_ms(),
+                  self.ttl_seconds],
+        )
+        return bool(created)
+
+    async def load(self, game_id: str, request_id: str = "") -> StoredGame | None:
+        """The game's current version, snapshot and meta, in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(keys.game_state(game_id), "version", "snapshot", "meta")
+            if request_id:
+                pipe.hget(keys.game_requests(game_id), request_id)
+            replies = await pipe.execute()
+        version, snapshot, meta = replies[0]
+        if version is None:
+            return None
+        seen = replies[1] if request_id else None
+        return StoredGame(
+            game_id=game_id,
+            version=int(version),
+            snapshot=snapshot,
+            meta=json.loads(meta),
+            request_version=None if seen is None else int(seen),
+        )
+
+    async def commit(
+        self,
+        game_id: str,
+        *,
+        expected_version: int,
+        snapshot: bytes,
+        request_id: str,
+        actor: int,
+        move: str,
+        events: list[dict[str, Any]],
+        status: Mapping[str, Any],
+    ) -> Commit:
+        """Write a move if the game is still at `expected_version` (one round trip)."""
+        outcome, version = await self._commit(
+            keys=[keys.game_state(game_id), keys.game_events(game_id),
+                  keys.game_requests(game_id)],
+            args=[expected_version, snapshot, request_id, actor, move, _dumps(events),
+                  _dumps(status), _now_ms(), self.ttl_seconds],
+        )
+        return Commit(outcome=outcome.decode(), version=int(version))
+
+    async def entries(self, game_id: str, from_version: int, count: int = 100) -> list[Entry]:
+        """Stream entries with version >= from_version, oldest first (no blocking)."""
+        replies = await self.redis.xrange(
+            keys.game_events(game_id), min=keys.event_entry_id(from_version), count=count
+        )
+        return [_entry(entry_id, fields) for entry_id, fields in replies]
+
+    async def wait_entries(
+        self, game_id: str, from_version: int, block_ms: int, count: int = 100
+    ) -> list[Entry]:
+        """Like `entries`, but waits up to block_ms for the first one to arrive."""
+        after = keys.event_entry_id(from_version - 1) if from_version > 0 else "0-0"
+        reply = await self.redis.xread(
+            {keys.game_events(game_id): after}, count=count, block=block_ms
+        )
+        if not reply:
+            return []
+        _stream, items = reply[0]
+        return [_entry(entry_id, fields) for entry_id, fields in items]
