@@ -18,7 +18,9 @@ $(VENV)/.installed: pyproject.toml
 proto: gen/.stamp
 gen/.stamp: $(PROTOS) $(VENV)/.installed
 	rm -rf gen && mkdir -p gen
-	$(PY) -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTOS)
+	$(PY) -m grpc_tools.protoc -Iproto --python_out=gen --grpc_python_out=gen \
+	  --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy --mypy_out=gen \
+	  --plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc --mypy_grpc_out=gen $(PROTOS)
 	find gen/tabletop -type d -exec touch {}/__init__.py \;
 	touch $@
 

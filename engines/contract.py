@@ -84,7 +84,7 @@ class InvalidSeat(GameError):
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """Something that happened. `to` is None for a public event, or the only seat that may see it."""
+    """Something that happened: `to` is None for a public event, else the only seat that sees it."""
 
     kind: str
     data: Mapping[str, JSON] = field(default_factory=dict)
@@ -178,8 +178,10 @@ class State(ABC):
         return self.result() is not None
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, State) and type(self) is type(other) and (
-            self.serialize() == other.serialize()
+        return (
+            isinstance(other, State)
+            and type(self) is type(other)
+            and (self.serialize() == other.serialize())
         )
 
     def __hash__(self) -> int:

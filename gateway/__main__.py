@@ -36,8 +36,11 @@ def settings_from_env() -> GatewaySettings:
 async def main() -> None:
     gateway = Gateway(settings_from_env())
     await gateway.start()
-    log.info("gateway listening on port %d; games: %s", gateway.port,
-             ", ".join(sorted(gateway.channels)) or "none")
+    log.info(
+        "gateway listening on port %d; games: %s",
+        gateway.port,
+        ", ".join(sorted(gateway.channels)) or "none",
+    )
     await wait_for_signal()
     await gateway.stop()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import jwt
@@ -45,7 +46,9 @@ class TokenIssuer:
         player_id = f"p-{secrets.token_hex(8)}"
         return self.issue(player_id, name)
 
-    def issue(self, player_id: str, name: str, ttl_seconds: int | None = None) -> tuple[str, Identity]:
+    def issue(
+        self, player_id: str, name: str, ttl_seconds: int | None = None
+    ) -> tuple[str, Identity]:
         now = time.time()
         expires = now + (self.ttl_seconds if ttl_seconds is None else ttl_seconds)
         claims = {"sub": player_id, "name": name, "iat": int(now), "exp": int(expires)}
@@ -68,7 +71,9 @@ class TokenIssuer:
         except jwt.InvalidSignatureError:
             raise AuthError("the token's signature is not valid; log in again") from None
         except jwt.InvalidTokenError:
-            raise AuthError("the token is malformed; send 'authorization: Bearer <token>'") from None
+            raise AuthError(
+                "the token is malformed; send 'authorization: Bearer <token>'"
+            ) from None
         identity = Identity(str(claims["sub"]), str(claims.get("name", "")), float(claims["exp"]))
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
@@ -76,7 +81,7 @@ class TokenIssuer:
         return identity
 
 
-def bearer_token(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str:
+def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
     """The token of an `authorization: Bearer <token>` metadata entry."""
     for key, value in metadata or ():
         if key == "authorization":
@@ -85,4 +90,6 @@ def bearer_token(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str:
             if scheme.lower() != "bearer" or not token.strip():
                 raise AuthError("the authorization metadata must be 'Bearer <token>'")
             return token.strip()
-    raise AuthError("no token: log in with AuthService.Login, then send 'authorization: Bearer <token>'")
+    raise AuthError(
+        "no token: log in with AuthService.Login, then send 'authorization: Bearer <token>'"
+    )

@@ -89,8 +89,11 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         try:
             wait = self.limiter.take("login:" + (context.peer() or "").rsplit(":", 1)[0])
             if wait:
-                raise ApiError("RATE_LIMITED", f"too many logins; retry in {wait:.1f}s",
-                               retry_after_ms=str(int(wait * 1000) + 1))
+                raise ApiError(
+                    "RATE_LIMITED",
+                    f"too many logins; retry in {wait:.1f}s",
+                    retry_after_ms=str(int(wait * 1000) + 1),
+                )
             try:
                 token, identity = self.issuer.login(request.name)
             except ValueError as error:
@@ -107,28 +110,33 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
 class Proxy(grpc.GenericRpcHandler):
     """Routes each public game method to its backend, passing bytes through."""
 
-    def __init__(self, issuer: TokenIssuer, limiter: RateLimiter,
-                 channels: Mapping[str, grpc.aio.Channel]) -> None:
+    def __init__(
+        self, issuer: TokenIssuer, limiter: RateLimiter, channels: Mapping[str, grpc.aio.Channel]
+    ) -> None:
         self.issuer = issuer
         self.limiter = limiter
-        self.handlers: dict[str, grpc.RpcMethodHandler] = {}
+        self.handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
         for game, channel in channels.items():
             service = GAME_SERVICES[game]
             for method in service.methods:
                 path = f"/{service.full_name}/{method.name}"
                 if method.server_streaming:
-                    stream = channel.unary_stream(path)
+                    stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(
+                        path
+                    )
                     self.handlers[path] = grpc.unary_stream_rpc_method_handler(
                         self._streaming(stream)
                     )
                 else:
-                    unary = channel.unary_unary(path)
+                    unary: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+                        path
+                    )
                     self.handlers[path] = grpc.unary_unary_rpc_method_handler(self._unary(unary))
 
     def service(
         self, handler_call_details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler | None:
-        return self.handlers.get(handler_call_details.method)  # type: ignore[attr-defined]
+    ) -> grpc.RpcMethodHandler[bytes, bytes] | None:
+        return self.handlers.get(handler_call_details.method)
 
     async def _admit(self, context: Context) -> tuple[tuple[str, str], ...]:
         """Authenticate and rate-limit; the metadata to forward."""
@@ -161,8 +169,9 @@ class Proxy(grpc.GenericRpcHandler):
                     request, metadata=metadata, timeout=self._timeout(context)
                 )
             except grpc.aio.AioRpcError as error:
-                await context.abort(error.code(), error.details() or "",
-                                    _passable(error.trailing_metadata()))
+                await context.abort(
+                    error.code(), error.details() or "", _passable(error.trailing_metadata())
+                )
             return response
 
         return forward
@@ -175,8 +184,9 @@ class Proxy(grpc.GenericRpcHandler):
                 async for message in stream:
                     yield message
             except grpc.aio.AioRpcError as error:
-                await context.abort(error.code(), error.details() or "",
-                                    _passable(error.trailing_metadata()))
+                await context.abort(
+                    error.code(), error.details() or "", _passable(error.trailing_metadata())
+                )
             finally:
                 stream.cancel()
 
@@ -205,8 +215,9 @@ class Gateway:
         }
         names = [GAME_SERVICES[g].full_name for g in self.channels]
         auth_name = lobby_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name
-        self.base = Server(settings.listen, [auth_name, *names],
-                           grace_seconds=settings.grace_seconds)
+        self.base = Server(
+            settings.listen, [auth_name, *names], grace_seconds=settings.grace_seconds
+        )
         self.base.server.add_generic_rpc_handlers(
             (Proxy(self.issuer, self.limiter, self.channels),)
         )

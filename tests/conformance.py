@@ -1,4 +1,4 @@
-"""The checks every engine must pass, whatever the game (the engine contract in engines/contract.py).
+"""The checks every engine must pass, whatever the game (the contract in engines/contract.py).
 
 `check_rules(rules, seeds)` plays one random game per seed and checks, at every step:
 - the game never raises on a listed move, and every seat in to_act() has legal moves;
@@ -53,7 +53,9 @@ def _check_state(rules: Rules, state: State, rng: random.Random, deep: bool) -> 
                 assert state.serialize() == blob, "a refused move changed the state"
 
 
-def play_random_game(rules: Rules, seed: int, deep_every: int = 7, max_steps: int = 20_000) -> State:
+def play_random_game(
+    rules: Rules, seed: int, deep_every: int = 7, max_steps: int = 20_000
+) -> State:
     """Play one game with random legal moves of random acting seats, checking every step."""
     rng = random.Random(seed)
     state = rules.new_game(seed)

@@ -17,8 +17,14 @@ TEST_SECRET = "test-signing-key-0123456789-abcdefghij"
 class Platform:
     """e-SOLO-e replicas plus a gateway routing to all of them."""
 
-    def __init__(self, redis_url: str, *, replicas: int = 1, rate_per_second: float = 1000.0,
-                 rate_burst: float = 2000.0) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        *,
+        replicas: int = 1,
+        rate_per_second: float = 1000.0,
+        rate_burst: float = 2000.0,
+    ) -> None:
         self.redis_url = redis_url
         self.replica_count = replicas
         self.rate = (rate_per_second, rate_burst)
@@ -35,8 +41,9 @@ class Platform:
         return f"127.0.0.1:{self.replicas[index].port}"
 
     async def __aenter__(self) -> Platform:
-        settings = ServiceSettings(redis_url=self.redis_url, listen="127.0.0.1:0",
-                                   grace_seconds=1.0)
+        settings = ServiceSettings(
+            redis_url=self.redis_url, listen="127.0.0.1:0", grace_seconds=1.0
+        )
         for _ in range(self.replica_count):
             server, redis = await start_game_service(
                 ADAPTER, esoloe_pb2_grpc.add_EsoloeServiceServicer_to_server, settings
@@ -44,19 +51,25 @@ class Platform:
             self.replicas.append(server)
             self._redis.append(redis)
         ports = ",".join(f"127.0.0.1:{s.port}" for s in self.replicas)
-        self.gateway = Gateway(GatewaySettings(
-            listen="127.0.0.1:0",
-            token_secret=TEST_SECRET,
-            rate_per_second=self.rate[0],
-            rate_burst=self.rate[1],
-            backends={"esoloe": f"ipv4:{ports}"},
-            grace_seconds=1.0,
-        ))
+        self.gateway = Gateway(
+            GatewaySettings(
+                listen="127.0.0.1:0",
+                token_secret=TEST_SECRET,
+                rate_per_second=self.rate[0],
+                rate_burst=self.rate[1],
+                backends={"esoloe": f"ipv4:{ports}"},
+                grace_seconds=1.0,
+            )
+        )
         await self.gateway.start()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self.gateway is not None:
             await self.gateway.stop(0.5)
         for server in self.replicas:

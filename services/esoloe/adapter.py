@@ -59,8 +59,11 @@ class EsoloeAdapter:
         if event.kind == "placed":
             return esoloe_pb2.Event(
                 placed=esoloe_pb2.Placed(
-                    seat=data["seat"], square=data["square"], level=data["level"],
-                    top=data["top"], front=data["front"],
+                    seat=data["seat"],
+                    square=data["square"],
+                    level=data["level"],
+                    top=data["top"],
+                    front=data["front"],
                 )
             )
         if event.kind == "won":

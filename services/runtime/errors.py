@@ -60,7 +60,9 @@ class ApiError(Exception):
         return ApiError(reason, error.message, **metadata)
 
     def to_status(self) -> grpc.Status:
-        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN, metadata=self.metadata)
+        info = error_details_pb2.ErrorInfo(
+            reason=self.reason, domain=DOMAIN, metadata=self.metadata
+        )
         detail = any_pb2.Any()
         detail.Pack(info)
         status = status_pb2.Status(code=self.code.value[0], message=self.message, details=[detail])
@@ -76,7 +78,7 @@ async def abort(context: grpc.aio.ServicerContext, error: ApiError) -> NoReturn:
 
 def error_info(error: grpc.aio.AioRpcError | grpc.RpcError) -> tuple[str, Mapping[str, str]]:
     """The reason and metadata of an error a tabletop server sent (for clients and tests)."""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    status = rpc_status.from_call(error)
     if status is not None:
         for detail in status.details:
             info = error_details_pb2.ErrorInfo()

@@ -23,14 +23,28 @@ class LocalRedis:
     def __init__(self, *, appendonly: bool = True, port: int | None = None) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            raise RuntimeError("redis-server is not installed: run `make setup` (as root) or "
-                               "install it from your OS packages")
+            raise RuntimeError(
+                "redis-server is not installed: run `make setup` (as root) or "
+                "install it from your OS packages"
+            )
         self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="tabletop-redis-"))
         self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
-             "--save", "", "--appendonly", "yes" if appendonly else "no",
-             "--logfile", str(self.dir / "redis.log")],
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.dir),
+                "--save",
+                "",
+                "--appendonly",
+                "yes" if appendonly else "no",
+                "--logfile",
+                str(self.dir / "redis.log"),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -51,8 +51,10 @@ class Adapter(Protocol):
     """What the generic servicer needs to know about one game's protobuf API."""
 
     game: str
-    rules: Rules
     service_name: str
+
+    @property
+    def rules(self) -> Rules: ...
 
     def options(self, request: Any) -> dict[str, Any]:
         """Engine options from the CreateGame request (only the options that were set)."""
@@ -66,10 +68,14 @@ class Adapter(Protocol):
         """The game's Event message from an engine event."""
         ...
 
-    create_response: Callable[..., Message]
-    view_response: Callable[..., Message]
-    play_response: Callable[..., Message]
-    watch_response: Callable[..., Message]
+    @property
+    def create_response(self) -> Callable[..., Message]: ...
+    @property
+    def view_response(self) -> Callable[..., Message]: ...
+    @property
+    def play_response(self) -> Callable[..., Message]: ...
+    @property
+    def watch_response(self) -> Callable[..., Message]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +300,9 @@ class GameServicer:
             )
         player = player_of(context)
         # Request ids are scoped to the player: nobody can collide with another's.
-        given = request.request_id or metadata_value(context, REQUEST_METADATA)[:MAX_REQUEST_ID_CHARS]
+        given = (
+            request.request_id or metadata_value(context, REQUEST_METADATA)[:MAX_REQUEST_ID_CHARS]
+        )
         request_id = f"{player}:{given}" if given else ""
         requested = request.seat if request.HasField("seat") else None
         for _attempt in range(COMMIT_ATTEMPTS):

@@ -119,8 +119,14 @@ class GameStore:
     ) -> bool:
         created = await self._create(
             keys=[keys.game_state(game_id), keys.game_events(game_id)],
-            args=[snapshot, _dumps(meta), _dumps(events), _dumps(status), _now_ms(),
-                  self.ttl_seconds],
+            args=[
+                snapshot,
+                _dumps(meta),
+                _dumps(events),
+                _dumps(status),
+                _now_ms(),
+                self.ttl_seconds,
+            ],
         )
         return bool(created)
 
@@ -157,16 +163,24 @@ class GameStore:
     ) -> Commit:
         """Write a move if the game is still at `expected_version` (one round trip)."""
         outcome, version = await self._commit(
-            keys=[keys.game_state(game_id), keys.game_events(game_id),
-                  keys.game_requests(game_id)],
-            args=[expected_version, snapshot, request_id, actor, move, _dumps(events),
-                  _dumps(status), _now_ms(), self.ttl_seconds],
+            keys=[keys.game_state(game_id), keys.game_events(game_id), keys.game_requests(game_id)],
+            args=[
+                expected_version,
+                snapshot,
+                request_id,
+                actor,
+                move,
+                _dumps(events),
+                _dumps(status),
+                _now_ms(),
+                self.ttl_seconds,
+            ],
         )
         return Commit(outcome=outcome.decode(), version=int(version))
 
     async def entries(self, game_id: str, from_version: int, count: int = 100) -> list[Entry]:
         """Stream entries with version >= from_version, oldest first (no blocking)."""
-        replies = await self.redis.xrange(
+        replies: Any = await self.redis.xrange(
             keys.game_events(game_id), min=keys.event_entry_id(from_version), count=count
         )
         return [_entry(entry_id, fields) for entry_id, fields in replies]
@@ -176,10 +190,11 @@ class GameStore:
     ) -> list[Entry]:
         """Like `entries`, but waits up to block_ms for the first one to arrive."""
         after = keys.event_entry_id(from_version - 1) if from_version > 0 else "0-0"
-        reply = await self.redis.xread(
+        reply: Any = await self.redis.xread(
             {keys.game_events(game_id): after}, count=count, block=block_ms
         )
         if not reply:
             return []
-        _stream, items = reply[0]
+        # RESP2 answers [[stream, items]]; RESP3 answers {stream: [items]}.
+        items = next(iter(reply.values()))[0] if isinstance(reply, dict) else reply[0][1]
         return [_entry(entry_id, fields) for entry_id, fields in items]

@@ -22,7 +22,9 @@ async def _logged_in(platform: Platform, *names: str) -> list[Session]:
     return sessions
 
 
-async def _watch(session: Session, game_id: str, from_version: int = 0) -> list[esoloe_pb2.WatchResponse]:
+async def _watch(
+    session: Session, game_id: str, from_version: int = 0
+) -> list[esoloe_pb2.WatchResponse]:
     stub = session.game("esoloe")
     received = []
     async for update in stub.Watch(
@@ -51,13 +53,16 @@ async def test_full_game_through_gateway_with_watcher(platform: Platform) -> Non
     version = 0
     finished = False
     while not finished:
-        view = await stub.GetView(common_pb2.GetViewRequest(game_id=game_id), metadata=alice.metadata)
+        view = await stub.GetView(
+            common_pb2.GetViewRequest(game_id=game_id), metadata=alice.metadata
+        )
         seat = view.view.to_move
         player = players[seat]
         legal = await player.game("esoloe").LegalMoves(
             common_pb2.LegalMovesRequest(game_id=game_id), metadata=player.metadata
         )
-        assert legal.seat == seat and legal.moves
+        assert legal.seat == seat
+        assert legal.moves
         move = rng.choice(list(legal.moves))
         reply = await player.game("esoloe").Play(
             common_pb2.PlayRequest(game_id=game_id, move=move, expected_version=version),

@@ -1,0 +1,157 @@
+"""Play round trips through the real gateway and game service, next to a bare echo call.
+
+Starts a redis-server, the e-SOLO-e service, the gateway and an echo server as separate
+processes (the deployment's shape), then drives them from this process with 1 and 64 concurrent
+games. Moves are chosen with a local copy of the engine so only Play calls are timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+import grpc
+
+from bench.echo import ECHO_METHOD
+from client.session import Session
+from engines.esoloe import RULES
+from services.local import _wait_serving
+from services.runtime.localredis import LocalRedis, free_port
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+
+SECRET = "bench-signing-key-0123456789-0123456789"
+
+
+def _percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _drive(
+    concurrency: int, seconds: float, one: Callable[[int], Awaitable[list[float]]]
+) -> tuple[list[float], float]:
+    """Run `one(worker)` loops in `concurrency` tasks for `seconds`; latencies and elapsed."""
+    deadline = time.perf_counter() + seconds
+    latencies: list[float] = []
+
+    async def worker(index: int) -> None:
+        while time.perf_counter() < deadline:
+            latencies.extend(await one(index))
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    return latencies, time.perf_counter() - start
+
+
+async def _bench(gateway: str, echo: str, seconds: float) -> list[str]:
+    players = [Session(gateway), Session(gateway)]
+    for index, player in enumerate(players):
+        await player.login(f"bench{index}")
+    channel = players[0].channel
+    stub = players[0].game("esoloe")
+    echo_channel = grpc.aio.insecure_channel(echo)
+    echo_call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = echo_channel.unary_unary(
+        ECHO_METHOD
+    )
+    payload = common_pb2.PlayRequest(
+        game_id="esoloe-" + "0" * 20, move="c12", expected_version=3
+    ).SerializeToString()
+    seats = [p.player_id for p in players]
+    metadata = [p.metadata for p in players]
+
+    async def echo_once(_worker: int) -> list[float]:
+        t0 = time.perf_counter()
+        await echo_call(payload, metadata=metadata[0])
+        return [time.perf_counter() - t0]
+
+    async def one_game(worker: int) -> list[float]:
+        created = await stub.CreateGame(
+            esoloe_pb2.CreateGameRequest(players=seats), metadata=metadata[0]
+        )
+        game_id = created.status.game_id
+        rng = random.Random(worker)
+        state = RULES.new_game(0)
+        times = []
+        version = 0
+        while state.to_act():
+            seat = state.to_act()[0]
+            move = rng.choice(state.legal_moves(seat))
+            t0 = time.perf_counter()
+            await stub.Play(
+                common_pb2.PlayRequest(game_id=game_id, move=move, expected_version=version),
+                metadata=metadata[seat],
+            )
+            times.append(time.perf_counter() - t0)
+            state, _ = state.apply(seat, move)
+            version += 1
+        return times
+
+    lines = []
+    await _drive(4, 1.0, one_game)  # warm up
+    for concurrency in (1, 64):
+        echo_lat, echo_time = await _drive(concurrency, seconds, echo_once)
+        play_lat, play_time = await _drive(concurrency, seconds, one_game)
+        e50, e99 = _percentile(echo_lat, 0.5), _percentile(echo_lat, 0.99)
+        p50, p99 = _percentile(play_lat, 0.5), _percentile(play_lat, 0.99)
+        lines.append(f"concurrency {concurrency}:")
+        lines.append(
+            f"  bare echo    p50 {e50 * 1e3:6.2f} ms  p99 {e99 * 1e3:6.2f} ms  "
+            f"calls/s {len(echo_lat) / echo_time:8.0f}"
+        )
+        lines.append(
+            f"  gateway Play p50 {p50 * 1e3:6.2f} ms  p99 {p99 * 1e3:6.2f} ms  "
+            f"accepted moves/s {len(play_lat) / play_time:8.0f}"
+        )
+        lines.append(
+            f"  Play p50 / echo p50 = {p50 / e50:.2f}x"
+            f"   (mean {statistics.mean(play_lat) * 1e3:.2f} ms)"
+        )
+    await echo_channel.close()
+    del channel
+    for player in players:
+        await player.close()
+    return lines
+
+
+def run(seconds: float = 5.0) -> list[str]:
+    redis = LocalRedis(appendonly=True)
+    service_port, gateway_port, echo_port = free_port(), free_port(), free_port()
+    env = {
+        **os.environ,
+        "REDIS_URL": redis.url,
+        "TOKEN_SECRET": SECRET,
+        "RATE_LIMIT_PER_SECOND": "1000000",
+        "RATE_LIMIT_BURST": "1000000",
+    }
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "services.esoloe"],
+            env={**env, "LISTEN": f"127.0.0.1:{service_port}"},
+        ),
+        subprocess.Popen(
+            [sys.executable, "-m", "gateway"],
+            env={
+                **env,
+                "LISTEN": f"127.0.0.1:{gateway_port}",
+                "ESOLOE_ADDR": f"127.0.0.1:{service_port}",
+            },
+        ),
+        subprocess.Popen([sys.executable, "-m", "bench.echo", str(echo_port)]),
+    ]
+    try:
+        if not _wait_serving(f"127.0.0.1:{gateway_port}"):
+            raise RuntimeError("the gateway did not start")
+        return asyncio.run(_bench(f"127.0.0.1:{gateway_port}", f"127.0.0.1:{echo_port}", seconds))
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait()
+        redis.stop()

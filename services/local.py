@@ -1,0 +1,145 @@
+"""The whole platform on one machine, supervised as one foreground process (`make run`).
+
+Starts a redis-server in a temporary directory (unless REDIS_URL is set), every game service and
+the gateway; restarts a process that dies; on Ctrl-C (or SIGTERM) stops them all, gracefully.
+
+Environment: REDIS_URL (use this Redis instead of starting one), GATEWAY_PORT (default 50050),
+SERVICE_BASE_PORT (default 50051: game services take consecutive ports), TOKEN_SECRET (default: a
+random key for this run).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from services.runtime.config import env_int
+from services.runtime.localredis import LocalRedis
+
+GAMES = ["esoloe"]
+"""Game services built so far, each `python -m services.<game>`."""
+
+
+@dataclass
+class Child:
+    name: str
+    args: list[str]
+    env: dict[str, str]
+    process: subprocess.Popen[bytes] | None = None
+    restarts: list[float] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.args, env=self.env)
+
+
+def _wait_serving(target: str, timeout: float = 30.0) -> bool:
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            try:
+                reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return True
+            except grpc.RpcError:
+                pass
+            time.sleep(0.2)
+    return False
+
+
+def main() -> int:
+    stopping = False
+
+    def request_stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+
+    redis: LocalRedis | None = None
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        redis = LocalRedis(appendonly=True)
+        redis_url = redis.url
+        print(f"redis-server started on {redis_url} (data in {redis.dir})", flush=True)
+    gateway_port = env_int("GATEWAY_PORT", 50050)
+    base_port = env_int("SERVICE_BASE_PORT", 50051)
+    common = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "TOKEN_SECRET": os.environ.get("TOKEN_SECRET") or secrets.token_urlsafe(32),
+        "GRACE_SECONDS": os.environ.get("GRACE_SECONDS", "5"),
+    }
+    children: list[Child] = []
+    backends: dict[str, str] = {}
+    for index, game in enumerate(GAMES):
+        port = base_port + index
+        backends[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
+        children.append(
+            Child(
+                game,
+                [sys.executable, "-m", f"services.{game}"],
+                {**common, "LISTEN": f"127.0.0.1:{port}"},
+            )
+        )
+    children.append(
+        Child(
+            "gateway",
+            [sys.executable, "-m", "gateway"],
+            {**common, **backends, "LISTEN": f"0.0.0.0:{gateway_port}"},
+        )
+    )
+    for child in children:
+        child.start()
+    target = f"127.0.0.1:{gateway_port}"
+    if _wait_serving(target):
+        print(
+            f"tabletop is up: connect to the gateway at {target} "
+            f"(games: {', '.join(GAMES)}). Ctrl-C stops everything.",
+            flush=True,
+        )
+    else:
+        print("the gateway did not report SERVING within 30s; see the logs above", flush=True)
+    try:
+        while not stopping:
+            for child in children:
+                assert child.process is not None
+                code = child.process.poll()
+                if code is not None and not stopping:
+                    now = time.monotonic()
+                    child.restarts = [t for t in child.restarts if now - t < 60] + [now]
+                    if len(child.restarts) > 5:
+                        print(f"{child.name} keeps exiting (code {code}); stopping", flush=True)
+                        stopping = True
+                        break
+                    print(f"{child.name} exited with code {code}; restarting", flush=True)
+                    child.start()
+            time.sleep(0.2)
+    finally:
+        for child in reversed(children):
+            if child.process is not None and child.process.poll() is None:
+                child.process.send_signal(signal.SIGTERM)
+        for child in children:
+            if child.process is None:
+                continue
+            try:
+                child.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.process.kill()
+        if redis is not None:
+            redis.stop()
+        print("tabletop stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""Bad input through the gateway: each answered with its status code, a stable reason and a
+clear message, and the game left unchanged."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import jwt
+import pytest
+
+from client.session import Session
+from services.runtime.errors import error_info
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+from tests.platform import TEST_SECRET, Platform
+
+pytestmark = pytest.mark.integration
+
+
+class Table:
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self.alice = Session(platform.target)
+        self.bob = Session(platform.target)
+        self.game_id = ""
+
+    async def open(self) -> Table:
+        await self.alice.login("alice")
+        await self.bob.login("bob")
+        created = await self.alice.game("esoloe").CreateGame(
+            esoloe_pb2.CreateGameRequest(players=[self.alice.player_id, self.bob.player_id]),
+            metadata=self.alice.metadata,
+        )
+        self.game_id = created.status.game_id
+        return self
+
+    async def play(self, session: Session, move: str, **fields: object) -> esoloe_pb2.PlayResponse:
+        request = common_pb2.PlayRequest(game_id=self.game_id, move=move, **fields)  # type: ignore[arg-type]
+        reply: esoloe_pb2.PlayResponse = await session.game("esoloe").Play(
+            request, metadata=session.metadata
+        )
+        return reply
+
+    async def snapshot(self) -> esoloe_pb2.GetViewResponse:
+        reply: esoloe_pb2.GetViewResponse = await self.alice.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=self.game_id), metadata=self.alice.metadata
+        )
+        return reply
+
+
+async def _refused(call: object, code: grpc.StatusCode, reason: str, *words: str) -> str:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call  # type: ignore[misc]
+    error = caught.value
+    assert error.code() == code, error.details()
+    assert error_info(error)[0] == reason
+    for word in words:
+        assert word in (error.details() or ""), error.details()
+    return error.details() or ""
+
+
+@pytest.fixture
+async def table(platform: Platform) -> Table:
+    return await Table(platform).open()
+
+
+async def test_malformed_notation(table: Table) -> None:
+    before = await table.snapshot()
+    await _refused(
+        table.play(table.alice, "f12"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "MALFORMED_MOVE",
+        "does not exist",
+        "a..e",
+    )
+    await _refused(
+        table.play(table.alice, "c42"), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE", "blank"
+    )
+    await _refused(
+        table.play(table.alice, "c16"), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE"
+    )
+    await _refused(table.play(table.alice, ""), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE")
+    assert await table.snapshot() == before
+
+
+async def test_wrong_seat_and_turn(table: Table) -> None:
+    before = await table.snapshot()
+    await _refused(
+        table.play(table.bob, "c12"), grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN"
+    )
+    await _refused(
+        table.play(table.alice, "c12", seat=1),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+        "seat 1 is not yours",
+    )
+    outsider = Session(table.platform.target)
+    await outsider.login("mallory")
+    await _refused(table.play(outsider, "c12"), grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
+    await _refused(
+        outsider.game("esoloe").LegalMoves(
+            common_pb2.LegalMovesRequest(game_id=table.game_id, seat=0), metadata=outsider.metadata
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+    )
+    await _refused(
+        outsider.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=table.game_id, seat=1), metadata=outsider.metadata
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+    )
+    spectator = await outsider.game("esoloe").GetView(
+        common_pb2.GetViewRequest(game_id=table.game_id), metadata=outsider.metadata
+    )
+    assert spectator.seat == -1
+    assert await table.snapshot() == before
+
+
+async def test_fourth_level_that_does_not_win(table: Table) -> None:
+    # Fill square a to three cubes, with faces that make no line, then try a 4th.
+    for session, move in [(table.alice, "a14"), (table.bob, "a26"), (table.alice, "a14")]:
+        await table.play(session, move)
+    before = await table.snapshot()
+    details = await _refused(
+        table.play(table.bob, "a26"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "only when it wins",
+    )
+    assert "E3" in details
+    assert await table.snapshot() == before
+
+
+async def test_stale_expected_version(table: Table) -> None:
+    await table.play(table.alice, "c12", expected_version=0)
+    before = await table.snapshot()
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await table.play(table.bob, "d12", expected_version=0)
+    assert caught.value.code() == grpc.StatusCode.ABORTED
+    reason, metadata = error_info(caught.value)
+    assert reason == "STALE_VERSION"
+    assert metadata["version"] == "1"
+    assert await table.snapshot() == before
+
+
+async def test_retried_request_is_applied_once(table: Table) -> None:
+    first = await table.play(table.alice, "c12", request_id="move-1")
+    again = await table.play(table.alice, "c12", request_id="move-1")
+    assert first.status.version == again.status.version == 1
+    assert again.events[0].placed.square == "c"
+    assert (await table.snapshot()).status.version == 1
+
+
+async def test_unknown_and_malformed_game_ids(table: Table) -> None:
+    stub = table.alice.game("esoloe")
+    await _refused(
+        stub.GetView(
+            common_pb2.GetViewRequest(game_id="esoloe-" + "0" * 20), metadata=table.alice.metadata
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "GAME_NOT_FOUND",
+    )
+    await _refused(
+        stub.GetView(common_pb2.GetViewRequest(game_id="../etc"), metadata=table.alice.metadata),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_ARGUMENT",
+        "malformed",
+    )
+    await _refused(
+        stub.GetView(
+            common_pb2.GetViewRequest(game_id="solo-" + "0" * 20), metadata=table.alice.metadata
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "GAME_NOT_FOUND",
+        "not a esoloe game",
+    )
+
+
+async def test_tokens_missing_forged_expired(table: Table) -> None:
+    stub = table.alice.game("esoloe")
+    request = common_pb2.GetViewRequest(game_id=table.game_id)
+    await _refused(
+        stub.GetView(request), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED", "no token"
+    )
+    forged = jwt.encode(
+        {"sub": table.alice.player_id, "exp": int(time.time()) + 60},
+        "some-other-key-0123456789-0123456789",
+        algorithm="HS256",
+    )
+    await _refused(
+        stub.GetView(request, metadata=(("authorization", f"Bearer {forged}"),)),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+        "signature",
+    )
+    expired = jwt.encode(
+        {"sub": table.alice.player_id, "exp": int(time.time()) - 5}, TEST_SECRET, algorithm="HS256"
+    )
+    await _refused(
+        stub.GetView(request, metadata=(("authorization", f"Bearer {expired}"),)),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+        "expired",
+    )
+    await _refused(
+        stub.GetView(request, metadata=(("authorization", "Basic abc"),)),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+        "Bearer",
+    )
+    # The player id cannot be smuggled past the gateway in the internal metadata key.
+    await _refused(
+        table.play(Session(table.platform.target), "c12"),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+    )
+
+
+async def test_oversized_request(table: Table) -> None:
+    before = await table.snapshot()
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await table.play(table.alice, "c" * 200_000)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    await _refused(
+        table.play(table.alice, "c" * 1000),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "MALFORMED_MOVE",
+        "longer than",
+    )
+    assert await table.snapshot() == before
+
+
+async def test_bad_login_name(platform: Platform) -> None:
+    session = Session(platform.target)
+    await _refused(
+        session.login(""), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", "1 to 32"
+    )
+    await _refused(session.login("x" * 100), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT")
+
+
+async def test_create_game_checks_players(table: Table) -> None:
+    stub = table.alice.game("esoloe")
+    await _refused(
+        stub.CreateGame(
+            esoloe_pb2.CreateGameRequest(players=[table.alice.player_id]),
+            metadata=table.alice.metadata,
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_ARGUMENT",
+        "2 seats",
+    )
+
+
+async def test_rate_limit(redis_url: str) -> None:
+    async with Platform(redis_url, rate_per_second=1.0, rate_burst=3.0) as platform:
+        session = Session(platform.target)
+        await session.login("eager")
+        request = common_pb2.GetViewRequest(game_id="esoloe-" + "0" * 20)
+        codes = []
+        for _ in range(5):
+            try:
+                await session.game("esoloe").GetView(request, metadata=session.metadata)
+            except grpc.aio.AioRpcError as error:
+                codes.append(error.code())
+        assert codes[:3] == [grpc.StatusCode.NOT_FOUND] * 3
+        assert codes[3:] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2
+        await session.close()

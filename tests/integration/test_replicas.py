@@ -1,0 +1,117 @@
+"""Replicas hold no game state: two serve one game, and losing one loses nothing."""
+
+from __future__ import annotations
+
+import random
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from client.session import Session
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2, esoloe_pb2_grpc
+from tests.platform import Platform
+
+pytestmark = pytest.mark.integration
+
+
+async def _play_random(
+    sessions: list[Session], game_id: str, rng: random.Random, plies: int
+) -> list[str]:
+    """Play up to `plies` random moves through the gateway; the moves accepted."""
+    accepted = []
+    stub = sessions[0].game("esoloe")
+    for _ in range(plies):
+        view = await stub.GetView(
+            common_pb2.GetViewRequest(game_id=game_id), metadata=sessions[0].metadata
+        )
+        if view.status.finished:
+            break
+        player = sessions[view.view.to_move]
+        legal = await stub.LegalMoves(
+            common_pb2.LegalMovesRequest(game_id=game_id), metadata=player.metadata
+        )
+        move = rng.choice(list(legal.moves))
+        reply = await stub.Play(
+            common_pb2.PlayRequest(
+                game_id=game_id, move=move, expected_version=view.status.version
+            ),
+            metadata=player.metadata,
+        )
+        assert reply.status.version == view.status.version + 1
+        accepted.append(move)
+    return accepted
+
+
+async def test_game_survives_losing_a_replica(platform: Platform) -> None:
+    alice, bob = Session(platform.target), Session(platform.target)
+    await alice.login("alice")
+    await bob.login("bob")
+    created = await alice.game("esoloe").CreateGame(
+        esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
+        metadata=alice.metadata,
+    )
+    game_id = created.status.game_id
+    rng = random.Random(3)
+    accepted = await _play_random([alice, bob], game_id, rng, 4)
+    assert len(accepted) == 4
+
+    await platform.replicas[0].stop(0)  # as abrupt as an in-process stop gets
+    accepted += await _play_random([alice, bob], game_id, rng, 40)
+
+    view = await alice.game("esoloe").GetView(
+        common_pb2.GetViewRequest(game_id=game_id), metadata=alice.metadata
+    )
+    assert view.status.version == len(accepted)
+    assert view.status.finished
+    # Every accepted move is in the event log, once, in order.
+    moves = [
+        u.envelope.move
+        async for u in alice.game("esoloe").Watch(
+            common_pb2.WatchRequest(game_id=game_id, from_version=1), metadata=alice.metadata
+        )
+    ]
+    assert moves == accepted
+
+
+async def test_two_replicas_serve_one_game_interleaved(platform: Platform) -> None:
+    """Calling the replicas directly, alternately, the game goes on as one."""
+    alice, bob = "p-alice", "p-bob"
+    stubs = [
+        esoloe_pb2_grpc.EsoloeServiceStub(grpc.aio.insecure_channel(platform.replica_target(i)))
+        for i in range(2)
+    ]
+    created = await stubs[0].CreateGame(esoloe_pb2.CreateGameRequest(players=[alice, bob]))
+    game_id = created.status.game_id
+    for ply, move in enumerate(["a12", "b12", "c13", "d13"]):
+        player = (alice, bob)[ply % 2]
+        reply = await stubs[ply % 2].Play(
+            common_pb2.PlayRequest(game_id=game_id, move=move),
+            metadata=(("x-tabletop-player", player),),
+        )
+        assert reply.status.version == ply + 1
+    view = await stubs[1].GetView(common_pb2.GetViewRequest(game_id=game_id, public=True))
+    assert [len(s.cubes) for s in view.view.stacks] == [1, 1, 1, 1, 0]
+
+
+async def test_health_reports_each_service(platform: Platform) -> None:
+    async with grpc.aio.insecure_channel(platform.target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for name in ["", "tabletop.esoloe.v1.EsoloeService", "tabletop.lobby.v1.AuthService"]:
+            reply = await health.Check(health_pb2.HealthCheckRequest(service=name))
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING, name
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await health.Check(health_pb2.HealthCheckRequest(service="tabletop.nope.v1.Nope"))
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_gateway_routes_only_public_game_methods(platform: Platform) -> None:
+    """Methods that are not a game's public API are not reachable through the gateway."""
+    async with grpc.aio.insecure_channel(platform.target) as channel:
+        call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+            "/tabletop.esoloe.v1.EsoloeService/Admin"
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await call(b"")
+        assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
