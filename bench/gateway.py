@@ -21,7 +21,7 @@ import grpc
 from bench.echo import ECHO_METHOD
 from client.session import Session
 from engines.esoloe import RULES
-from services.local import _wait_serving
+from services.local import wait_serving
 from services.runtime.localredis import LocalRedis, free_port
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
@@ -146,7 +146,7 @@ def run(seconds: float = 5.0) -> list[str]:
         subprocess.Popen([sys.executable, "-m", "bench.echo", str(echo_port)]),
     ]
     try:
-        if not _wait_serving(f"127.0.0.1:{gateway_port}"):
+        if not wait_serving(f"127.0.0.1:{gateway_port}", ["tabletop.esoloe.v1.EsoloeService"]):
             raise RuntimeError("the gateway did not start")
         return asyncio.run(_bench(f"127.0.0.1:{gateway_port}", f"127.0.0.1:{echo_port}", seconds))
     finally:

@@ -9,6 +9,7 @@ from engines.contract import Rules
 
 _MODULES: dict[str, str] = {
     "esoloe": "engines.esoloe",
+    "zoxso": "engines.zoxso",
 }
 
 

@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from gateway.server import GAME_SERVICES
 from services.runtime.config import env_int
 from services.runtime.localredis import LocalRedis
 
@@ -37,22 +38,25 @@ class Child:
         self.process = subprocess.Popen(self.args, env=self.env)
 
 
-def _wait_serving(target: str, timeout: float = 30.0) -> bool:
+def wait_serving(target: str, services: list[str] | None = None, timeout: float = 30.0) -> bool:
+    """Wait until `target` reports SERVING overall and for each of `services`."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     deadline = time.monotonic() + timeout
+    pending = ["", *(services or [])]
     with grpc.insecure_channel(target) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
+        while pending and time.monotonic() < deadline:
             try:
-                reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                reply = stub.Check(health_pb2.HealthCheckRequest(service=pending[0]), timeout=1)
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return True
+                    pending.pop(0)
+                    continue
             except grpc.RpcError:
                 pass
             time.sleep(0.2)
-    return False
+    return not pending
 
 
 def main() -> int:
@@ -101,7 +105,7 @@ def main() -> int:
     for child in children:
         child.start()
     target = f"127.0.0.1:{gateway_port}"
-    if _wait_serving(target):
+    if wait_serving(target, [GAME_SERVICES[game].full_name for game in GAMES]):
         print(
             f"tabletop is up: connect to the gateway at {target} "
             f"(games: {', '.join(GAMES)}). Ctrl-C stops everything.",

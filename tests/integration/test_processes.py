@@ -1,0 +1,98 @@
+"""The real processes: `make run`'s supervisor, and a game service's graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from client.session import Session
+from services.runtime.localredis import free_port
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+
+pytestmark = pytest.mark.integration
+
+
+async def _wait_status(target: str, wanted: int, service: str = "", timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            try:
+                request = health_pb2.HealthCheckRequest(service=service)
+                reply = await stub.Check(request, timeout=1)
+                if reply.status == wanted:
+                    return
+            except grpc.aio.AioRpcError:
+                pass
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"{target} never reported {wanted}")
+
+
+async def test_local_platform_starts_serves_and_stops(tmp_path: object) -> None:
+    gateway_port, base_port = free_port(), free_port()
+    env = {**os.environ, "GATEWAY_PORT": str(gateway_port), "SERVICE_BASE_PORT": str(base_port)}
+    env.pop("REDIS_URL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.local"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    target = f"127.0.0.1:{gateway_port}"
+    try:
+        await _wait_status(
+            target, health_pb2.HealthCheckResponse.SERVING, "tabletop.esoloe.v1.EsoloeService"
+        )
+        alice, bob = Session(target), Session(target)
+        await alice.login("alice")
+        await bob.login("bob")
+        stub = alice.game("esoloe")
+        created = await stub.CreateGame(
+            esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
+            metadata=alice.metadata,
+        )
+        reply = await stub.Play(
+            common_pb2.PlayRequest(game_id=created.status.game_id, move="c12"),
+            metadata=alice.metadata,
+        )
+        assert reply.status.version == 1
+        await alice.close()
+        await bob.close()
+    finally:
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+    text = output.decode()
+    assert process.returncode == 0, text
+    assert "tabletop is up" in text
+    assert "tabletop stopped" in text
+
+
+async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
+    port = free_port()
+    env = {**os.environ, "REDIS_URL": redis_url, "LISTEN": f"127.0.0.1:{port}",
+           "GRACE_SECONDS": "2"}
+    process = subprocess.Popen([sys.executable, "-m", "services.esoloe"], env=env)
+    target = f"127.0.0.1:{port}"
+    try:
+        await _wait_status(target, health_pb2.HealthCheckResponse.SERVING)
+        async with grpc.aio.insecure_channel(target) as channel:
+            watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+            first = await watch.read()
+            assert first.status == health_pb2.HealthCheckResponse.SERVING
+            process.send_signal(signal.SIGTERM)
+            second = await asyncio.wait_for(watch.read(), timeout=10)
+            assert second.status == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -1,0 +1,62 @@
+"""The `tabletop replay` command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from client.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    assert main(["replay", *argv]) == 0
+    report: dict[str, object] = json.loads(capsys.readouterr().out)
+    return report
+
+
+def test_replay_reports_state_and_legal_moves(capsys: pytest.CaptureFixture[str]) -> None:
+    report = _run(capsys, "esoloe", "0:c12", "1:c13")
+    assert report["game"] == "esoloe"
+    assert report["applied"] == 2
+    assert report["error"] is None
+    assert report["finished"] is False
+    assert report["result"] is None
+    assert report["to_act"] == [0]
+    legal = report["legal"]
+    assert isinstance(legal, dict)
+    assert legal["1"] == []
+    assert len(legal["0"]) == 60
+
+
+def test_replay_stops_at_the_first_illegal_move(capsys: pytest.CaptureFixture[str]) -> None:
+    report = _run(capsys, "esoloe", "0:c12", "0:c13", "1:d12")
+    assert report["applied"] == 1
+    assert report["error"] == {
+        "index": 1,
+        "move": "c13",
+        "reason": "NOT_YOUR_TURN",
+        "message": report["error"]["message"],  # type: ignore[index]
+    }
+    assert report["to_act"] == [1]
+
+
+def test_replay_finished_game(capsys: pytest.CaptureFixture[str]) -> None:
+    # Seat 0's third cube with 1 up and 2 in front makes two new sets at once: 2-2-2 in the front
+    # view and 1-1-1 in the upper view (E8).
+    report = _run(capsys, "esoloe", "0:a12", "1:e14", "0:b12", "1:e26", "0:c12")
+    assert report["finished"] is True
+    assert report["result"] == {
+        "winners": [0],
+        "scores": {},
+        "detail": {"reason": "win", "methods": ["two_sets"]},
+    }
+    assert report["to_act"] == []
+    assert report["legal"] == {"0": [], "1": []}
+
+
+def test_replay_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "esoloe", "c12"]) == 2
+    assert "SEAT:MOVE" in capsys.readouterr().err
+    assert main(["replay", "esoloe", "--options", '{"speed": 2}']) == 2
+    assert "unknown option" in capsys.readouterr().err
