@@ -29,6 +29,18 @@ from tabletop.esoloe.v1 import esoloe_pb2
 SECRET = "bench-signing-key-0123456789-0123456789"
 
 
+def _random_game(seed: int) -> list[tuple[int, str]]:
+    rng = random.Random(seed)
+    state = RULES.new_game(seed)
+    moves = []
+    while state.to_act():
+        seat = state.to_act()[0]
+        move = rng.choice(state.legal_moves(seat))
+        moves.append((seat, move))
+        state, _ = state.apply(seat, move)
+    return moves
+
+
 def _percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -71,26 +83,22 @@ async def _bench(gateway: str, echo: str, seconds: float) -> list[str]:
         await echo_call(payload, metadata=metadata[0])
         return [time.perf_counter() - t0]
 
-    async def one_game(worker: int) -> list[float]:
+    # Games are chosen beforehand, so the timed loop only makes Play calls.
+    games = [_random_game(seed) for seed in range(200)]
+    started = [0]
+
+    async def one_game(_worker: int) -> list[float]:
         created = await stub.CreateGame(
             esoloe_pb2.CreateGameRequest(players=seats), metadata=metadata[0]
         )
         game_id = created.status.game_id
-        rng = random.Random(worker)
-        state = RULES.new_game(0)
+        started[0] += 1
         times = []
-        version = 0
-        while state.to_act():
-            seat = state.to_act()[0]
-            move = rng.choice(state.legal_moves(seat))
+        for version, (seat, move) in enumerate(games[started[0] % len(games)]):
+            request = common_pb2.PlayRequest(game_id=game_id, move=move, expected_version=version)
             t0 = time.perf_counter()
-            await stub.Play(
-                common_pb2.PlayRequest(game_id=game_id, move=move, expected_version=version),
-                metadata=metadata[seat],
-            )
+            await stub.Play(request, metadata=metadata[seat])
             times.append(time.perf_counter() - t0)
-            state, _ = state.apply(seat, move)
-            version += 1
         return times
 
     lines = []

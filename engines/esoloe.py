@@ -1,0 +1,748 @@
+"""e-SOLO-e (game id ``esoloe``): the rules engine, RULINGS E1–E9.
+
+Two seats, five squares ``a``..``e`` in one row, eight cubes each; seat 0 moves first and sits at
+the front, seat 1 at the back (E2, E3). A move places one cube: ``<square><top><front>``, e.g.
+``c12`` = square c, face 1 up, face 2 towards the front. The top must be a symbol (1, 2, 3); the
+front is any face that is neither the top nor the bottom (7 - top): 12 orientations per square.
+
+Cube geometry (E1): face normals n1=+z, n2=-y, n3=+x, n4=-x, n5=+y, n6=-z; the right face is the
+one whose normal is n(top) x n(front); back = 7 - front, left = 7 - right, bottom = 7 - top.
+
+Levels are counted from 0 (the cube on the board) to 3 (the winning 4th storey, E3). A square is
+written as its letter in events and win lines; a cube position is ``[letter, level]``.
+
+Views (E4), as returned by :func:`views` and in ``view()["views"]``; every view has ``faces``
+(the visible face, ``None`` for a gap) and ``seats`` (the owner of the cube showing it):
+
+- ``F``: ``faces[level][column]``, column 0..4 = squares a..e; the front face of every cube.
+- ``B``: ``faces[level][column]``, columns mirrored (column 0 = square e, as seen from the back);
+  the back face of every cube.
+- ``L``: ``faces[level]``: the left face of the leftmost cube at that level.
+- ``R``: ``faces[level]``: the right face of the rightmost cube at that level.
+- ``U``: ``faces[square]``: the top face of the top cube of that square.
+
+Winning (E5–E9) is checked after every placement for the mover only; every method met is
+reported in the ``won`` event: ``{"seat", "methods", "lines"}``, methods in the order
+``colour`` (E6), ``symbol`` (E7), ``two_sets`` (E8); each line is ``{"view", "method", "cells"}``
+(plus ``symbol`` for symbol runs and sets, and ``new`` for sets: the mover's sets that made the
+win). If the player to move has no legal placement the game is drawn (E9); in play this only
+happens after the 15th cube fills every stack to 3 and seat 1 has no winning 4th cube.
+
+Events: ``placed`` ``{"seat", "square", "level", "top", "front", "move"}``, then ``won``
+``{"seat", "methods", "lines"}`` or ``draw`` ``{"reason": "no_legal_placement", "seat"}``
+(the seat that cannot place); ``resigned`` ``{"seat"}``. Result details: ``{"reason": "win",
+"methods": [...]}``, ``{"reason": "no_legal_placement"}`` or ``{"reason": "resignation"}``.
+
+Speed: legal moves on a full stack need a win check per orientation. The check looks only at
+the view cells the new cube changes; it is exact for every position reached by play, since a run
+of 4+ anywhere would already have ended the game. A win is then reported from the whole position.
+
+Resignation: either seat may resign at any moment while the game runs; the other seat wins
+(``Result.detail == {"reason": "resignation"}``). There are no options and no setup; the seed
+changes nothing (the game has no chance and no hidden information).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from engines.contract import (
+    JSON,
+    Event,
+    GameOver,
+    IllegalMove,
+    InvalidSetup,
+    MalformedMove,
+    NotYourTurn,
+    Result,
+    Seat,
+    State,
+    check_options,
+    check_seat,
+)
+
+__all__ = [
+    "FACES",
+    "ORIENTATIONS",
+    "RULES",
+    "EsoloeRules",
+    "EsoloeState",
+    "Faces",
+    "Placement",
+    "parse_move",
+    "views",
+]
+
+SQUARES: Final = "abcde"
+NUM_SQUARES: Final = 5
+LEVELS: Final = 4  # three storeys plus the winning 4th (E3)
+MAX_STACK: Final = 3
+CUBES_PER_SEAT: Final = 8
+SYMBOLS: Final = (1, 2, 3)
+
+# --------------------------------------------------------------------------------------------
+# E1: the cube.
+
+_NORMALS: Final[dict[int, tuple[int, int, int]]] = {
+    1: (0, 0, 1),
+    2: (0, -1, 0),
+    3: (1, 0, 0),
+    4: (-1, 0, 0),
+    5: (0, 1, 0),
+    6: (0, 0, -1),
+}
+
+
+def _right_face(top: int, front: int) -> int:
+    """E1: the face whose normal is n(top) x n(front)."""
+    (a1, a2, a3), (b1, b2, b3) = _NORMALS[top], _NORMALS[front]
+    cross = (a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1)
+    return next(face for face, normal in _NORMALS.items() if normal == cross)
+
+
+class Faces(NamedTuple):
+    """The faces a placed cube shows in each direction (E1)."""
+
+    front: int
+    back: int
+    left: int
+    right: int
+    top: int
+
+
+ORIENTATIONS: Final[tuple[tuple[int, int], ...]] = tuple(
+    (top, front) for top in SYMBOLS for front in range(1, 7) if front not in (top, 7 - top)
+)
+"""The 12 (top, front) orientations, in canonical order."""
+
+FACES: Final[dict[tuple[int, int], Faces]] = {
+    (top, front): Faces(front, 7 - front, 7 - _right_face(top, front), _right_face(top, front), top)
+    for top, front in ORIENTATIONS
+}
+"""(top, front) -> the faces shown to the front, back, left, right and top (E1)."""
+
+_ORIENT_INDEX: Final[dict[tuple[int, int], int]] = {o: i for i, o in enumerate(ORIENTATIONS)}
+_OF: Final[tuple[Faces, ...]] = tuple(FACES[o] for o in ORIENTATIONS)
+_K_FRONT, _K_BACK, _K_LEFT, _K_RIGHT, _K_TOP = range(5)
+
+# --------------------------------------------------------------------------------------------
+# E2: notation.
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """One placement: square 0..4 (a..e), top face 1..3, front face (E2)."""
+
+    square: int
+    top: int
+    front: int
+
+    def notation(self) -> str:
+        return f"{SQUARES[self.square]}{self.top}{self.front}"
+
+    @property
+    def faces(self) -> Faces:
+        return FACES[(self.top, self.front)]
+
+
+_FACE_DIGITS: Final[dict[str, int]] = {str(face): face for face in range(1, 7)}
+_EXAMPLE: Final = "moves are <square a..e><top 1..3><front>, e.g. 'c12'"
+
+
+def _allowed_fronts(top: int) -> str:
+    return ", ".join(str(f) for t, f in ORIENTATIONS if t == top)
+
+
+def parse_move(text: str) -> Placement:
+    """Parse ``<square><top><front>`` strictly; raise MalformedMove saying what is wrong."""
+    if not isinstance(text, str):
+        raise MalformedMove(f"a move must be a string; {_EXAMPLE}")
+    if len(text) != 3:
+        raise MalformedMove(f"move {text[:20]!r} must be exactly 3 characters; {_EXAMPLE}")
+    square_ch, top_ch, front_ch = text[0], text[1], text[2]
+    square = SQUARES.find(square_ch)
+    if square < 0:
+        raise MalformedMove(f"square {square_ch!r} does not exist; squares are a..e (lowercase)")
+    top = _FACE_DIGITS.get(top_ch)
+    if top is None:
+        raise MalformedMove(f"top face {top_ch!r} is not a face; faces are 1..6")
+    if top not in SYMBOLS:
+        raise MalformedMove(f"top face {top} is blank; the top must show a symbol: 1, 2 or 3 (E2)")
+    front = _FACE_DIGITS.get(front_ch)
+    if front is None:
+        raise MalformedMove(f"front face {front_ch!r} is not a face; faces are 1..6")
+    if front == top:
+        raise MalformedMove(
+            f"front face {front} is the top face; with top {top} the front is one of "
+            f"{_allowed_fronts(top)}"
+        )
+    if front == 7 - top:
+        raise MalformedMove(
+            f"front face {front} is the bottom face (opposite the top {top}); with top {top} "
+            f"the front is one of {_allowed_fronts(top)}"
+        )
+    return Placement(square, top, front)
+
+
+_NOTATION: Final[tuple[tuple[str, ...], ...]] = tuple(
+    tuple(f"{SQUARES[s]}{t}{f}" for t, f in ORIENTATIONS) for s in range(NUM_SQUARES)
+)
+
+# --------------------------------------------------------------------------------------------
+# E4/E5: view cells and lines. A cube position is p = square * 4 + level. Cells are numbered
+# across all five views: F 0..19 (cell = p), B 20..39 (20 + p), L 40..43, R 44..47 (by level),
+# U 48..52 (by square).
+
+_F0, _B0, _L0, _R0, _U0 = 0, 20, 40, 44, 48
+_NCELLS: Final = 53
+_CELL_KIND: Final[tuple[int, ...]] = (
+    (_K_FRONT,) * 20 + (_K_BACK,) * 20 + (_K_LEFT,) * 4 + (_K_RIGHT,) * 4 + (_K_TOP,) * 5
+)
+
+
+def _grid_lines() -> list[tuple[int, ...]]:
+    """E5: F/B lines (positions) of 3+ cells: rows, columns and both diagonals."""
+    lines: list[tuple[int, ...]] = []
+    starts: list[tuple[int, int, int, int]] = []
+    starts += [(0, y, 1, 0) for y in range(LEVELS)]  # horizontal
+    starts += [(x, 0, 0, 1) for x in range(NUM_SQUARES)]  # vertical
+    starts += [(x, 0, 1, 1) for x in range(NUM_SQUARES)] + [(0, y, 1, 1) for y in (1, 2, 3)]
+    starts += [(x, 0, -1, 1) for x in range(NUM_SQUARES)] + [(4, y, -1, 1) for y in (1, 2, 3)]
+    for x, y, dx, dy in starts:
+        cells: list[int] = []
+        while 0 <= x < NUM_SQUARES and 0 <= y < LEVELS:
+            cells.append(x * LEVELS + y)
+            x, y = x + dx, y + dy
+        if len(cells) >= 3:
+            lines.append(tuple(cells))
+    return lines
+
+
+_LINES: Final[tuple[tuple[str, tuple[int, ...]], ...]] = (
+    *(("F", tuple(_F0 + p for p in line)) for line in _grid_lines()),
+    *(("B", tuple(_B0 + p for p in line)) for line in _grid_lines()),
+    ("L", tuple(range(_L0, _L0 + LEVELS))),  # vertical only
+    ("R", tuple(range(_R0, _R0 + LEVELS))),  # vertical only
+    ("U", tuple(range(_U0, _U0 + NUM_SQUARES))),  # horizontal only
+)
+_LINE_CELLS: Final[tuple[tuple[int, ...], ...]] = tuple(cells for _, cells in _LINES)
+_LINES_THROUGH: Final[tuple[tuple[int, ...], ...]] = tuple(
+    tuple(li for li, cells in enumerate(_LINE_CELLS) if c in cells) for c in range(_NCELLS)
+)
+
+_LINES_THROUGH_AT: Final[tuple[tuple[tuple[int, int], ...], ...]] = tuple(
+    tuple((li, _LINE_CELLS[li].index(c)) for li in _LINES_THROUGH[c]) for c in range(_NCELLS)
+)
+_SetKey = tuple[int, tuple[int, ...]]  # (symbol, positions) of a set within one line
+_NONE: Final = _NCELLS  # a sentinel cell: always empty
+
+
+def _windows() -> tuple[tuple[int, int, int, int, int, int, int], ...]:
+    """Every 3 consecutive cells of every line: (line, start, 3 cells, cell before, after)."""
+    out = []
+    for li, cells in enumerate(_LINE_CELLS):
+        n = len(cells)
+        for i in range(n - 2):
+            before = cells[i - 1] if i else _NONE
+            after = cells[i + 3] if i + 3 < n else _NONE
+            out.append((li, i, cells[i], cells[i + 1], cells[i + 2], before, after))
+    return tuple(out)
+
+
+_WINDOWS: Final = _windows()
+_Set = tuple[int, int, int, tuple[int, ...], int]  # symbol, start, end, positions, holder
+
+
+def _runs(values: list[int]) -> list[tuple[int, int, int]]:
+    """Maximal runs (value, start, end) of equal non-zero values."""
+    out: list[tuple[int, int, int]] = []
+    n = len(values)
+    i = 0
+    while i < n:
+        v = values[i]
+        j = i + 1
+        if v:
+            while j < n and values[j] == v:
+                j += 1
+            out.append((v, i, j))
+        i = j
+    return out
+
+
+class _Analysis:
+    """What a position shows: per cell its position, face, symbol (0 = none) and owner (-1)."""
+
+    __slots__ = ("changed", "cpos", "face", "line_sets", "memo", "own", "owned", "sym")
+
+    def __init__(self, owner: list[int], orient: list[int], heights: list[int]) -> None:
+        cpos = [-1] * (_NCELLS + 1)
+        for p in range(NUM_SQUARES * LEVELS):
+            if owner[p] >= 0:
+                cpos[_F0 + p] = cpos[_B0 + p] = p
+        leftmost = [-1] * LEVELS
+        rightmost = [-1] * LEVELS
+        for k in range(LEVELS):
+            for s in range(NUM_SQUARES):
+                if heights[s] > k:
+                    if leftmost[k] < 0:
+                        leftmost[k] = s
+                    rightmost[k] = s
+            if leftmost[k] >= 0:
+                cpos[_L0 + k] = leftmost[k] * LEVELS + k
+                cpos[_R0 + k] = rightmost[k] * LEVELS + k
+        for s in range(NUM_SQUARES):
+            if heights[s]:
+                cpos[_U0 + s] = s * LEVELS + heights[s] - 1
+        face = [0] * (_NCELLS + 1)
+        sym = [0] * (_NCELLS + 1)
+        own = [-1] * (_NCELLS + 1)
+        for c in range(_NCELLS):
+            p = cpos[c]
+            if p >= 0:
+                f = _OF[orient[p]][_CELL_KIND[c]]
+                face[c] = f
+                sym[c] = f if f <= 3 else 0
+                own[c] = owner[p]
+        # E8: every set (maximal run of exactly 3 equal symbols) per line, with its holder.
+        line_sets: dict[int, list[_Set]] = {}
+        owned = [0, 0]
+        for li, i, c0, c1, c2, before, after in _WINDOWS:
+            v = sym[c0]
+            if v and v == sym[c1] == sym[c2] and sym[before] != v and sym[after] != v:
+                ps = (cpos[c0], cpos[c1], cpos[c2])
+                holder = 1 if owner[ps[0]] + owner[ps[1]] + owner[ps[2]] >= 2 else 0
+                line_sets.setdefault(li, []).append((v, i, i + 3, ps, holder))
+                owned[holder] += 1
+        # Cells a new cube on each square changes: F, B, U always; L/R when it is the new
+        # leftmost/rightmost cube at its level (E4).
+        changed: list[tuple[tuple[int, int], ...]] = []
+        for s in range(NUM_SQUARES):
+            k = heights[s]
+            if k >= LEVELS:
+                changed.append(())
+                continue
+            p = s * LEVELS + k
+            ch = [(_F0 + p, _K_FRONT), (_B0 + p, _K_BACK), (_U0 + s, _K_TOP)]
+            if leftmost[k] < 0 or leftmost[k] > s:
+                ch.append((_L0 + k, _K_LEFT))
+            if rightmost[k] < s:
+                ch.append((_R0 + k, _K_RIGHT))
+            changed.append(tuple(ch))
+        self.cpos = cpos
+        self.face = face
+        self.sym = sym
+        self.own = own
+        self.line_sets = line_sets
+        self.owned = owned
+        self.changed = changed
+        self.memo: dict[int, tuple[bool, bool, int, int]] = {}
+
+    def cell_effect(self, c: int, p: int, sv: int, m: int) -> tuple[bool, bool, int, int]:
+        """Cell c now shows symbol sv (0: blank) of seat m's new cube at position p. In the lines
+        through c: is there a colour run of 4+ (E6), a symbol run of 4+ (E7); how many sets are
+        new, and how many old sets held by m are gone (E8)?
+
+        Only runs through c can change: in a position reached by play no run of 4+ exists (it
+        would have ended the game), so no run elsewhere can be one, nor split into a set."""
+        key = (c * 20 + p) * 4 + sv
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        sym, own = self.sym, self.own
+        colour = symbol = False
+        new = lost = 0
+        for li, i in _LINES_THROUGH_AT[c]:
+            cells = _LINE_CELLS[li]
+            n = len(cells)
+            lo, hi = i, i + 1
+            while lo and own[cells[lo - 1]] == m:
+                lo -= 1
+            while hi < n and own[cells[hi]] == m:
+                hi += 1
+            if hi - lo >= 4:
+                colour = True
+            if sv:
+                lo, hi = i, i + 1
+                while lo and sym[cells[lo - 1]] == sv:
+                    lo -= 1
+                while hi < n and sym[cells[hi]] == sv:
+                    hi += 1
+                if hi - lo >= 4:
+                    symbol = True
+                elif hi - lo == 3:
+                    new += 1  # it holds the new cube at p: it cannot have existed before
+            for v, start, end, _, holder in self.line_sets.get(li, ()):
+                # a set of m's is gone if c was one of its cells, or if it merges with c
+                if holder == m and (start <= i < end or (v == sv and (end == i or start == i + 1))):
+                    lost += 1
+        out = (colour, symbol, new, lost)
+        self.memo[key] = out
+        return out
+
+    def wins(self, s: int, o: int, m: int, heights: list[int]) -> bool:
+        """Fast E9 check: does seat m win by placing orientation o on square s?
+
+        Only the view cells the new cube changes are looked at (see cell_effect); when this
+        says the cube wins, _full_check examines the whole position for the report."""
+        p = s * LEVELS + heights[s]
+        faces = _OF[o]
+        new = lost = 0
+        for c, kind in self.changed[s]:
+            v = faces[kind]
+            colour, symbol, n, lo = self.cell_effect(c, p, v if v <= 3 else 0, m)
+            if colour or symbol:
+                return True
+            new += n
+            lost += lo
+        return new >= 1 and self.owned[m] - lost + new >= 2
+
+
+def _cells_json(ps: tuple[int, ...]) -> list[JSON]:
+    return [[SQUARES[q // LEVELS], q % LEVELS] for q in ps]
+
+
+def _full_check(before: _Analysis, after: _Analysis, m: int) -> tuple[list[str], list[JSON]]:
+    """E6–E9 on the whole position: every method met by seat m, with its lines and sets."""
+    lines: list[JSON] = []
+    methods: list[str] = []
+    symbol_lines: list[JSON] = []
+    for view, cells in _LINES:
+        run_start = -1
+        owners = [*(after.own[c] for c in cells), -1]
+        for i, o in enumerate(owners):
+            if o == m:
+                if run_start < 0:
+                    run_start = i
+            else:
+                if run_start >= 0 and i - run_start >= 4:
+                    ps = tuple(after.cpos[c] for c in cells[run_start:i])
+                    lines.append({"view": view, "method": "colour", "cells": _cells_json(ps)})
+                run_start = -1
+        for v, i, j in _runs([after.sym[c] for c in cells]):
+            if j - i >= 4:
+                ps = tuple(after.cpos[c] for c in cells[i:j])
+                symbol_lines.append(
+                    {"view": view, "method": "symbol", "symbol": v, "cells": _cells_json(ps)}
+                )
+    if lines:
+        methods.append("colour")
+    if symbol_lines:
+        methods.append("symbol")
+        lines += symbol_lines
+    old: dict[tuple[str, _SetKey], int] = {}
+    for li, sets in before.line_sets.items():
+        for v, _, _, ps, holder in sets:
+            old[(_LINES[li][0], (v, ps))] = holder
+    mine: list[tuple[str, _SetKey, bool]] = []
+    for li, sets in sorted(after.line_sets.items()):
+        view = _LINES[li][0]
+        for v, _, _, ps, _ in sets:
+            if (view, (v, ps)) not in old:
+                mine.append((view, (v, ps), True))
+            elif old[(view, (v, ps))] == m:
+                mine.append((view, (v, ps), False))
+    if len(mine) >= 2 and any(is_new for _, _, is_new in mine):
+        methods.append("two_sets")
+        for view, (v, ps), is_new in mine:
+            lines.append(
+                {
+                    "view": view,
+                    "method": "two_sets",
+                    "symbol": v,
+                    "cells": _cells_json(ps),
+                    "new": is_new,
+                }
+            )
+    return methods, lines
+
+
+# --------------------------------------------------------------------------------------------
+# The state.
+
+
+class EsoloeState(State):
+    """A position: who owns each cube position, in which orientation, and the result if over."""
+
+    __slots__ = ("_an", "_heights", "_legal", "_orient", "_owner", "_ply", "_result")
+
+    def __init__(
+        self,
+        owner: list[int],
+        orient: list[int],
+        heights: list[int],
+        ply: int,
+        result: Result | None,
+    ) -> None:
+        self._owner = owner  # per position p = square * 4 + level: seat, or -1 when empty
+        self._orient = orient  # per position: index into ORIENTATIONS, or -1
+        self._heights = heights
+        self._ply = ply
+        self._result = result
+        self._an: _Analysis | None = None
+        self._legal: list[str] | None = None
+
+    # -- contract -------------------------------------------------------------------------
+
+    @property
+    def num_seats(self) -> int:
+        return 2
+
+    @property
+    def to_move(self) -> Seat | None:
+        """The seat to place a cube, or None once the game is over."""
+        return None if self._result is not None else self._ply % 2
+
+    def cubes_left(self, seat: Seat) -> int:
+        placed = (self._ply + 1) // 2 if seat == 0 else self._ply // 2
+        return CUBES_PER_SEAT - placed
+
+    def to_act(self) -> tuple[Seat, ...]:
+        if self._result is not None or not self._moves():
+            return ()
+        return (self._ply % 2,)
+
+    def legal_moves(self, seat: Seat) -> list[str]:
+        check_seat(self, seat)
+        if self._result is not None or seat != self._ply % 2:
+            return []
+        return list(self._moves())
+
+    def result(self) -> Result | None:
+        return self._result
+
+    def apply(self, seat: Seat, move: str) -> tuple[EsoloeState, list[Event]]:
+        check_seat(self, seat)
+        if self._result is not None:
+            raise GameOver("the game is over; no more cubes can be placed")
+        mover = self._ply % 2
+        if seat != mover:
+            raise NotYourTurn(f"it is seat {mover}'s turn to place a cube, not seat {seat}'s")
+        placement = parse_move(move)
+        if self.cubes_left(seat) <= 0:
+            raise IllegalMove(f"seat {seat} has no cubes left")
+        s = placement.square
+        h = self._heights[s]
+        letter = SQUARES[s]
+        if h >= LEVELS:
+            raise IllegalMove(f"stack {letter} holds 4 cubes; nothing can be placed on it (E3)")
+        o = _ORIENT_INDEX[(placement.top, placement.front)]
+        an = self._analysis()
+        wins = an.wins(s, o, mover, self._heights)
+        if h >= MAX_STACK and not wins:
+            raise IllegalMove(
+                f"stack {letter} already holds 3 cubes; a 4th cube may be placed there only "
+                f"when it wins (E3)"
+            )
+        after = self._place(s, o)
+        events = [
+            Event(
+                "placed",
+                {
+                    "seat": seat,
+                    "square": letter,
+                    "level": h,
+                    "top": placement.top,
+                    "front": placement.front,
+                    "move": placement.notation(),
+                },
+            )
+        ]
+        if wins:
+            methods, lines = _full_check(an, after._analysis(), mover)
+            after._result = Result((mover,), {}, {"reason": "win", "methods": methods})
+            events.append(Event("won", {"seat": mover, "methods": methods, "lines": lines}))
+        elif not after._moves():
+            nxt = 1 - mover
+            after._result = Result((), {}, {"reason": "no_legal_placement"})
+            events.append(Event("draw", {"reason": "no_legal_placement", "seat": nxt}))
+        return after, events
+
+    def resign(self, seat: Seat) -> tuple[EsoloeState, list[Event]]:
+        check_seat(self, seat)
+        if self._result is not None:
+            raise GameOver("the game is over; there is nothing to resign")
+        after = EsoloeState(
+            self._owner,
+            self._orient,
+            self._heights,
+            self._ply,
+            Result((1 - seat,), {}, {"reason": "resignation"}),
+        )
+        return after, [Event("resigned", {"seat": seat})]
+
+    def view(self, seat: Seat | None) -> dict[str, JSON]:
+        if seat is not None:
+            check_seat(self, seat)
+        stacks: list[JSON] = []
+        for s in range(NUM_SQUARES):
+            stack: list[JSON] = []
+            for k in range(self._heights[s]):
+                p = s * LEVELS + k
+                top, front = ORIENTATIONS[self._orient[p]]
+                stack.append({"seat": self._owner[p], "top": top, "front": front})
+            stacks.append(stack)
+        return {
+            "game": "esoloe",
+            "stacks": stacks,
+            "views": views(self),
+            "cubes_left": [self.cubes_left(0), self.cubes_left(1)],
+            "to_move": self.to_move,
+            "ply": self._ply,
+            "result": None if self._result is None else self._result.to_json(),
+        }
+
+    def serialize(self) -> bytes:
+        stacks = [
+            [
+                [self._owner[p], *ORIENTATIONS[self._orient[p]]]
+                for p in range(s * LEVELS, s * LEVELS + self._heights[s])
+            ]
+            for s in range(NUM_SQUARES)
+        ]
+        result = None if self._result is None else self._result.to_json()
+        data = {"result": result, "stacks": stacks}
+        return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+
+    def determinize(self, seat: Seat | None, rng: random.Random) -> EsoloeState:
+        return self  # no hidden information
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _analysis(self) -> _Analysis:
+        an = self._an
+        if an is None:
+            an = self._an = _Analysis(self._owner, self._orient, self._heights)
+        return an
+
+    def _moves(self) -> list[str]:
+        """E3/E9: the mover's legal placements (cached; the state never changes)."""
+        legal = self._legal
+        if legal is None:
+            legal = []
+            mover = self._ply % 2
+            if self._result is None and self.cubes_left(mover) > 0:
+                an: _Analysis | None = None
+                for s in range(NUM_SQUARES):
+                    h = self._heights[s]
+                    if h < MAX_STACK:
+                        legal += _NOTATION[s]
+                    elif h == MAX_STACK:
+                        if an is None:
+                            an = self._analysis()
+                        names = _NOTATION[s]
+                        legal += [
+                            names[o]
+                            for o in range(len(ORIENTATIONS))
+                            if an.wins(s, o, mover, self._heights)
+                        ]
+            self._legal = legal
+        return legal
+
+    def _place(self, s: int, o: int) -> EsoloeState:
+        """The position after the mover puts orientation o on square s (no legality check)."""
+        p = s * LEVELS + self._heights[s]
+        owner = self._owner[:]
+        orient = self._orient[:]
+        heights = self._heights[:]
+        owner[p] = self._ply % 2
+        orient[p] = o
+        heights[s] += 1
+        return EsoloeState(owner, orient, heights, self._ply + 1, None)
+
+
+def views(state: EsoloeState) -> dict[str, JSON]:
+    """E4: the five views of a position (see the module docstring for the layout)."""
+    an = state._analysis()
+    face, own = an.face, an.own
+
+    def f(c: int) -> int | None:
+        return face[c] or None
+
+    def o(c: int) -> int | None:
+        return own[c] if own[c] >= 0 else None
+
+    def grid(base: int, mirror: bool) -> tuple[list[JSON], list[JSON]]:
+        order = range(NUM_SQUARES - 1, -1, -1) if mirror else range(NUM_SQUARES)
+        faces: list[JSON] = []
+        seats: list[JSON] = []
+        for y in range(LEVELS):
+            faces.append([f(base + x * LEVELS + y) for x in order])
+            seats.append([o(base + x * LEVELS + y) for x in order])
+        return faces, seats
+
+    out: dict[str, JSON] = {}
+    for name, base, mirror in (("F", _F0, False), ("B", _B0, True)):
+        faces, seats = grid(base, mirror)
+        out[name] = {"faces": faces, "seats": seats}
+    for name, base, n in (("L", _L0, LEVELS), ("R", _R0, LEVELS), ("U", _U0, NUM_SQUARES)):
+        out[name] = {
+            "faces": [f(c) for c in range(base, base + n)],
+            "seats": [o(c) for c in range(base, base + n)],
+        }
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The rules.
+
+
+class EsoloeRules:
+    """e-SOLO-e: exactly two seats, no options, no setup."""
+
+    name = "esoloe"
+    min_seats = 2
+    max_seats = 2
+
+    def default_options(self) -> dict[str, JSON]:
+        return {}
+
+    def new_game(
+        self,
+        seed: int,
+        options: Mapping[str, JSON] | None = None,
+        setup: Mapping[str, JSON] | None = None,
+    ) -> EsoloeState:
+        check_options(options, self.default_options())
+        if setup is not None:
+            raise InvalidSetup("e-SOLO-e has no setup; every game starts on an empty board")
+        n = NUM_SQUARES * LEVELS
+        return EsoloeState([-1] * n, [-1] * n, [0] * NUM_SQUARES, 0, None)
+
+    def deserialize(self, data: bytes) -> EsoloeState:
+        obj = json.loads(data)
+        stacks = obj["stacks"]
+        if not isinstance(stacks, list) or len(stacks) != NUM_SQUARES:
+            raise ValueError("stacks must be a list of 5 stacks")
+        n = NUM_SQUARES * LEVELS
+        owner, orient, heights = [-1] * n, [-1] * n, [0] * NUM_SQUARES
+        count = [0, 0]
+        for s, stack in enumerate(stacks):
+            if not isinstance(stack, list) or len(stack) > LEVELS:
+                raise ValueError(f"stack {SQUARES[s]} must be a list of at most 4 cubes")
+            for k, (seat, top, front) in enumerate(stack):
+                if seat not in (0, 1) or (top, front) not in _ORIENT_INDEX:
+                    raise ValueError(f"bad cube {[seat, top, front]!r} on {SQUARES[s]}")
+                owner[s * LEVELS + k] = seat
+                orient[s * LEVELS + k] = _ORIENT_INDEX[(top, front)]
+                count[seat] += 1
+            heights[s] = len(stack)
+        if count[1] > count[0] or count[0] > count[1] + 1 or count[0] > CUBES_PER_SEAT:
+            raise ValueError(f"cube counts {count} are not reachable (seat 0 moves first)")
+        res = obj["result"]
+        if res is None and LEVELS in heights:
+            raise ValueError("a 4th cube ends the game (E3); this state has no result")
+        result = None
+        if res is not None:
+            result = Result(
+                tuple(res["winners"]),
+                {int(k): v for k, v in res["scores"].items()},
+                dict(res["detail"]),
+            )
+        return EsoloeState(owner, orient, heights, count[0] + count[1], result)
+
+
+RULES = EsoloeRules()
