@@ -138,6 +138,12 @@ class State(ABC):
     def to_act(self) -> tuple[Seat, ...]:
         """Seats that have at least one legal move now, in increasing order. Empty when over."""
 
+    def public_to_act(self) -> tuple[Seat, ...]:
+        """The seats anyone may know can act now: to_act() less the seats whose chance to act
+        depends on hidden information (a Solo jump-in shows that a hand holds a card). This is
+        what game statuses show to players and spectators."""
+        return self.to_act()
+
     @abstractmethod
     def legal_moves(self, seat: Seat) -> list[str]:
         """Every distinct legal move of `seat`, each once, in canonical notation."""

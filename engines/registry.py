@@ -9,6 +9,8 @@ from engines.contract import Rules
 
 _MODULES: dict[str, str] = {
     "esoloe": "engines.esoloe",
+    "solo": "engines.solo",
+    "solace": "engines.solace",
     "zoxso": "engines.zoxso",
 }
 

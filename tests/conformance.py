@@ -41,8 +41,12 @@ def _check_state(rules: Rules, state: State, rng: random.Random, deep: bool) -> 
             other = state.determinize(seat, rng)
             assert other.view(seat) == view, f"seat {seat}'s view depends on hidden information"
             assert other.legal_moves(seat) == moves, f"seat {seat}'s legal moves leak"
+    public = state.public_to_act()
+    assert set(public) <= set(to_act), "public_to_act must be part of to_act"
     if deep:
-        assert state.determinize(None, rng).view(None) == state.view(None), "public view leaks"
+        hidden = state.determinize(None, rng)
+        assert hidden.view(None) == state.view(None), "public view leaks"
+        assert hidden.public_to_act() == public, "public_to_act leaks"
         listed = {m for s in to_act for m in state.legal_moves(s)}
         for garbage in [*GARBAGE_MOVES, *(m + "x" for m in list(listed)[:3])]:
             for seat in range(state.num_seats):

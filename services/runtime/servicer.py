@@ -88,7 +88,7 @@ def status_of(state: State) -> dict[str, Any]:
     """The public status of a state as stored with each stream entry."""
     result = state.result()
     return {
-        "to_act": list(state.to_act()),
+        "to_act": list(state.public_to_act()),
         "finished": result is not None,
         "result": None if result is None else result.to_json(),
     }
@@ -199,9 +199,13 @@ class GameServicer:
             status_of(loaded.state),
         )
 
-    def _events(self, events: Sequence[Mapping[str, Any]], seat: int | None) -> list[Message]:
-        parsed = [Event.from_json(e) for e in events]
-        return [self.adapter.event(e) for e in visible_events(parsed, seat)]
+    def _events(self, events: Sequence[Event], seat: int | None) -> list[Message]:
+        return [self.adapter.event(e) for e in visible_events(events, seat)]
+
+    def _stored_events(
+        self, events: Sequence[Mapping[str, Any]], seat: int | None
+    ) -> list[Message]:
+        return self._events([Event.from_json(e) for e in events], seat)
 
     # -- RPCs ------------------------------------------------------------------------------
 
@@ -346,7 +350,7 @@ class GameServicer:
                     status=status_message(
                         stored.game_id, self.adapter.game, commit.version, seats, status
                     ),
-                    events=self._events(event_json, seat),
+                    events=self._events(events, seat),
                 )
             if commit.outcome == "DUPLICATE":
                 return await self._replayed(loaded, commit.version, seat)
@@ -368,7 +372,7 @@ class GameServicer:
         entries = await self.store.entries(stored.game_id, version, count=1)
         events = entries[0].events if entries and entries[0].version == version else []
         return self.adapter.play_response(
-            status=self._status(loaded), events=self._events(events, seat)
+            status=self._status(loaded), events=self._stored_events(events, seat)
         )
 
     async def Watch(self, request: Any, context: Context) -> AsyncIterator[Message]:
@@ -411,5 +415,5 @@ class GameServicer:
                 time=time,
             ),
             status=status_message(game_id, self.adapter.game, entry.version, seats, entry.status),
-            events=self._events(entry.events, seat),
+            events=self._stored_events(entry.events, seat),
         )

@@ -40,6 +40,13 @@ for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
 return {'OK', version}
 """
 
+# KEYS: state, requests. ARGV: request id.
+# Returns {version, snapshot, meta, version that request id produced (or nil)}.
+_LOAD = """
+local game = redis.call('HMGET', KEYS[1], 'version', 'snapshot', 'meta')
+return {game[1], game[2], game[3], redis.call('HGET', KEYS[2], ARGV[1])}
+"""
+
 # KEYS: state, events. ARGV: snapshot, meta JSON, events JSON, status JSON, time ms, ttl.
 # Returns 1 when created, 0 when a game with this id exists already.
 _CREATE = """
@@ -108,6 +115,7 @@ class GameStore:
         self.ttl_seconds = ttl_seconds
         self._commit = redis.register_script(_COMMIT)
         self._create = redis.register_script(_CREATE)
+        self._load = redis.register_script(_LOAD)
 
     async def create(
         self,
@@ -131,16 +139,19 @@ class GameStore:
         return bool(created)
 
     async def load(self, game_id: str, request_id: str = "") -> StoredGame | None:
-        """The game's current version, snapshot and meta, in one round trip."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hmget(keys.game_state(game_id), "version", "snapshot", "meta")
-            if request_id:
-                pipe.hget(keys.game_requests(game_id), request_id)
-            replies = await pipe.execute()
-        version, snapshot, meta = replies[0]
+        """The game's current version, snapshot and meta (and what an earlier call with the same
+        request id produced), in one round trip."""
+        seen: bytes | None = None
+        if request_id:
+            version, snapshot, meta, seen = await self._load(
+                keys=[keys.game_state(game_id), keys.game_requests(game_id)], args=[request_id]
+            )
+        else:
+            version, snapshot, meta = await self.redis.hmget(
+                keys.game_state(game_id), ["version", "snapshot", "meta"]
+            )
         if version is None:
             return None
-        seen = replies[1] if request_id else None
         return StoredGame(
             game_id=game_id,
             version=int(version),

@@ -78,8 +78,12 @@ async def test_local_platform_starts_serves_and_stops(tmp_path: object) -> None:
 
 async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
     port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "LISTEN": f"127.0.0.1:{port}",
-           "GRACE_SECONDS": "2"}
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "LISTEN": f"127.0.0.1:{port}",
+        "GRACE_SECONDS": "2",
+    }
     process = subprocess.Popen([sys.executable, "-m", "services.esoloe"], env=env)
     target = f"127.0.0.1:{port}"
     try:
