@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Any
 
 import grpc
+
+from services.runtime.server import run
 
 ECHO_METHOD = "/bench.Echo/Echo"
 
@@ -27,4 +28,4 @@ async def serve(port: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(int(sys.argv[1])))
+    run(serve(int(sys.argv[1])))

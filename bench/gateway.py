@@ -15,16 +15,19 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import grpc
+import uvloop
 
 from bench.echo import ECHO_METHOD
 from client.session import Session
 from engines.esoloe import RULES
 from services.local import wait_serving
 from services.runtime.localredis import LocalRedis, free_port
+from services.runtime.servicer import PLAYER_METADATA
 from tabletop.common.v1 import common_pb2
-from tabletop.esoloe.v1 import esoloe_pb2
+from tabletop.esoloe.v1 import esoloe_pb2, esoloe_pb2_grpc
 
 SECRET = "bench-signing-key-0123456789-0123456789"
 
@@ -62,7 +65,19 @@ async def _drive(
     return latencies, time.perf_counter() - start
 
 
-async def _bench(gateway: str, echo: str, seconds: float) -> list[str]:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return float("nan")
+
+
+async def _bench(
+    gateway: str, service: str, echo: str, seconds: float, pids: dict[str, int]
+) -> list[str]:
     players = [Session(gateway), Session(gateway)]
     for index, player in enumerate(players):
         await player.login(f"bench{index}")
@@ -87,25 +102,41 @@ async def _bench(gateway: str, echo: str, seconds: float) -> list[str]:
     games = [_random_game(seed) for seed in range(200)]
     started = [0]
 
-    async def one_game(_worker: int) -> list[float]:
-        created = await stub.CreateGame(
-            esoloe_pb2.CreateGameRequest(players=seats), metadata=metadata[0]
-        )
-        game_id = created.status.game_id
-        started[0] += 1
-        times = []
-        for version, (seat, move) in enumerate(games[started[0] % len(games)]):
-            request = common_pb2.PlayRequest(game_id=game_id, move=move, expected_version=version)
-            t0 = time.perf_counter()
-            await stub.Play(request, metadata=metadata[seat])
-            times.append(time.perf_counter() - t0)
-        return times
+    def game_loop(target: Any, metadata: list[Any]) -> Callable[[int], Awaitable[list[float]]]:
+        async def one_game(_worker: int) -> list[float]:
+            created = await target.CreateGame(
+                esoloe_pb2.CreateGameRequest(players=seats), metadata=metadata[0]
+            )
+            game_id = created.status.game_id
+            started[0] += 1
+            times = []
+            for version, (seat, move) in enumerate(games[started[0] % len(games)]):
+                request = common_pb2.PlayRequest(
+                    game_id=game_id, move=move, expected_version=version
+                )
+                t0 = time.perf_counter()
+                await target.Play(request, metadata=metadata[seat])
+                times.append(time.perf_counter() - t0)
+            return times
+
+        return one_game
+
+    one_game = game_loop(stub, metadata)
+    # The same calls straight to the game service, as the gateway makes them (no token).
+    direct_channel = grpc.aio.insecure_channel(service)
+    direct = game_loop(
+        esoloe_pb2_grpc.EsoloeServiceStub(direct_channel),
+        [((PLAYER_METADATA, player),) for player in seats],
+    )
 
     lines = []
     await _drive(4, 1.0, one_game)  # warm up
     for concurrency in (1, 64):
         echo_lat, echo_time = await _drive(concurrency, seconds, echo_once)
+        direct_lat, _ = await _drive(concurrency, seconds, direct)
+        cpu_before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
         play_lat, play_time = await _drive(concurrency, seconds, one_game)
+        cpu = {name: _cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
         e50, e99 = _percentile(echo_lat, 0.5), _percentile(echo_lat, 0.99)
         p50, p99 = _percentile(play_lat, 0.5), _percentile(play_lat, 0.99)
         lines.append(f"concurrency {concurrency}:")
@@ -121,7 +152,17 @@ async def _bench(gateway: str, echo: str, seconds: float) -> list[str]:
             f"  Play p50 / echo p50 = {p50 / e50:.2f}x"
             f"   (mean {statistics.mean(play_lat) * 1e3:.2f} ms)"
         )
+        d50, d99 = _percentile(direct_lat, 0.5), _percentile(direct_lat, 0.99)
+        lines.append(
+            f"  without the gateway (straight to the game service): "
+            f"p50 {d50 * 1e3:.2f} ms  p99 {d99 * 1e3:.2f} ms"
+        )
+        per_move = ", ".join(
+            f"{name} {seconds_used / len(play_lat) * 1e3:.2f}" for name, seconds_used in cpu.items()
+        )
+        lines.append(f"  CPU ms per accepted move: {per_move}")
     await echo_channel.close()
+    await direct_channel.close()
     del channel
     for player in players:
         await player.close()
@@ -156,7 +197,21 @@ def run(seconds: float = 5.0) -> list[str]:
     try:
         if not wait_serving(f"127.0.0.1:{gateway_port}", ["tabletop.esoloe.v1.EsoloeService"]):
             raise RuntimeError("the gateway did not start")
-        return asyncio.run(_bench(f"127.0.0.1:{gateway_port}", f"127.0.0.1:{echo_port}", seconds))
+        pids = {
+            "gateway": processes[1].pid,
+            "game service": processes[0].pid,
+            "redis": redis.process.pid,
+            "bench client": os.getpid(),
+        }
+        return uvloop.run(
+            _bench(
+                f"127.0.0.1:{gateway_port}",
+                f"127.0.0.1:{service_port}",
+                f"127.0.0.1:{echo_port}",
+                seconds,
+                pids,
+            )
+        )
     finally:
         for process in processes:
             process.terminate()

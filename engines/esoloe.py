@@ -501,7 +501,7 @@ class EsoloeState(State):
         return CUBES_PER_SEAT - placed
 
     def to_act(self) -> tuple[Seat, ...]:
-        if self._result is not None or not self._moves():
+        if not self._can_move():
             return ()
         return (self._ply % 2,)
 
@@ -555,7 +555,7 @@ class EsoloeState(State):
             methods, lines = _full_check(an, after._analysis(), mover)
             after._result = Result((mover,), {}, {"reason": "win", "methods": methods})
             events.append(Event("won", {"seat": mover, "methods": methods, "lines": lines}))
-        elif not after._moves():
+        elif not after._can_move():
             nxt = 1 - mover
             after._result = Result((), {}, {"reason": "no_legal_placement"})
             events.append(Event("draw", {"reason": "no_legal_placement", "seat": nxt}))
@@ -617,6 +617,14 @@ class EsoloeState(State):
         if an is None:
             an = self._an = _Analysis(self._owner, self._orient, self._heights)
         return an
+
+    def _can_move(self) -> bool:
+        """E9: whether the mover has a legal placement. Cheap unless every stack is full."""
+        if self._legal is not None:
+            return bool(self._legal)
+        if self._result is not None or self.cubes_left(self._ply % 2) == 0:
+            return False
+        return any(h < MAX_STACK for h in self._heights) or bool(self._moves())
 
     def _moves(self) -> list[str]:
         """E3/E9: the mover's legal placements (cached; the state never changes)."""

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 
 from gateway.server import GAME_SERVICES, Gateway, GatewaySettings
 from services.runtime.config import env_float, env_int, env_str
-from services.runtime.server import configure_logging, wait_for_signal
+from services.runtime.server import configure_logging, run, wait_for_signal
 
 log = logging.getLogger("tabletop")
 
@@ -47,4 +46,4 @@ async def main() -> None:
 
 if __name__ == "__main__":
     configure_logging("gateway")
-    asyncio.run(main())
+    run(main())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import secrets
@@ -115,6 +116,9 @@ class Proxy(grpc.GenericRpcHandler):
     ) -> None:
         self.issuer = issuer
         self.limiter = limiter
+        # Request ids unique across gateway processes and restarts, without a syscall per call.
+        self._request_prefix = f"g{secrets.token_hex(6)}-"
+        self._request_counter = itertools.count()
         self.handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
         for game, channel in channels.items():
             service = GAME_SERVICES[game]
@@ -154,7 +158,8 @@ class Proxy(grpc.GenericRpcHandler):
                 )
         except ApiError as error:
             await abort(context, error)
-        return ((PLAYER_METADATA, identity.player_id), (REQUEST_METADATA, secrets.token_hex(12)))
+        request_id = f"{self._request_prefix}{next(self._request_counter)}"
+        return ((PLAYER_METADATA, identity.player_id), (REQUEST_METADATA, request_id))
 
     @staticmethod
     def _timeout(context: Context) -> float:

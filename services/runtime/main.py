@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from redis.asyncio import Redis
 
 from services.runtime.config import ServiceSettings
-from services.runtime.server import Server, configure_logging
+from services.runtime.server import Server, configure_logging, run
 from services.runtime.servicer import Adapter, GameServicer
 from services.runtime.store import GameStore
 
@@ -47,4 +46,4 @@ def run_game_service(adapter: Adapter, add_to_server: object, default_port: int)
         await server.serve_until_signal()
         await redis.aclose()
 
-    asyncio.run(main())
+    run(main())

@@ -6,9 +6,11 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any
 
 import grpc
+import uvloop
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -118,6 +120,11 @@ async def wait_for_signal() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+
+
+def run(main: Coroutine[Any, Any, None]) -> None:
+    """Run a server's main coroutine on uvloop (measurably faster here: see `make bench`)."""
+    uvloop.run(main)
 
 
 def configure_logging(name: str) -> None:

@@ -19,8 +19,8 @@ from services.runtime import keys
 # KEYS: state, events, requests.
 # ARGV: expected version, snapshot, request id ("" for none), actor, move, events JSON,
 #       status JSON, time ms, ttl seconds.
-# Returns {"OK", new version} | {"STALE", current version} | {"DUPLICATE", version applied}
-#       | {"NOT_FOUND", -1}.
+# Returns {"OK", new version} | {"DUPLICATE", version applied} | {"NOT_FOUND", -1}
+#       | {"STALE", current version, snapshot, meta} (so the caller can retry without a read).
 _COMMIT = """
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return {'NOT_FOUND', -1} end
@@ -29,7 +29,10 @@ if ARGV[3] ~= '' then
   local seen = redis.call('HGET', KEYS[3], ARGV[3])
   if seen then return {'DUPLICATE', tonumber(seen)} end
 end
-if current ~= tonumber(ARGV[1]) then return {'STALE', current} end
+if current ~= tonumber(ARGV[1]) then
+  local game = redis.call('HMGET', KEYS[1], 'snapshot', 'meta')
+  return {'STALE', current, game[1], game[2]}
+end
 local version = current + 1
 redis.call('HSET', KEYS[1], 'version', version, 'snapshot', ARGV[2])
 redis.call('XADD', KEYS[2], version .. '-1', 'actor', ARGV[4], 'move', ARGV[5],
@@ -69,6 +72,10 @@ class StoredGame:
     request_version: int | None
     """The version a previous call with the same request id produced, if any."""
 
+    def moved_to(self, version: int) -> StoredGame:
+        """This game after a move of ours was committed as `version`."""
+        return StoredGame(self.game_id, version, b"", self.meta, None)
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -86,6 +93,8 @@ class Entry:
 class Commit:
     outcome: str  # "OK", "STALE", "DUPLICATE" or "NOT_FOUND"
     version: int
+    current: StoredGame | None = None
+    """For STALE: the game as it is now."""
 
 
 def _now_ms() -> int:
@@ -173,7 +182,7 @@ class GameStore:
         status: Mapping[str, Any],
     ) -> Commit:
         """Write a move if the game is still at `expected_version` (one round trip)."""
-        outcome, version = await self._commit(
+        reply = await self._commit(
             keys=[keys.game_state(game_id), keys.game_events(game_id), keys.game_requests(game_id)],
             args=[
                 expected_version,
@@ -187,7 +196,11 @@ class GameStore:
                 self.ttl_seconds,
             ],
         )
-        return Commit(outcome=outcome.decode(), version=int(version))
+        outcome, version = reply[0].decode(), int(reply[1])
+        current = None
+        if outcome == "STALE":
+            current = StoredGame(game_id, version, reply[2], json.loads(reply[3]), None)
+        return Commit(outcome=outcome, version=version, current=current)
 
     async def entries(self, game_id: str, from_version: int, count: int = 100) -> list[Entry]:
         """Stream entries with version >= from_version, oldest first (no blocking)."""

@@ -9,6 +9,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from client.session import Session
+from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2, esoloe_pb2_grpc
 from tests.platform import Platform
@@ -115,3 +116,48 @@ async def test_gateway_routes_only_public_game_methods(platform: Platform) -> No
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await call(b"")
         assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+async def test_a_replica_that_is_behind_never_applies_a_stale_move(platform: Platform) -> None:
+    """Replica 0 wrote version 1, replica 1 version 2: replica 0's hint is behind. A move pinned
+    to version 1 is refused with the current version; one pinned to 2, or unpinned, applies."""
+    alice, bob = "p-alice", "p-bob"
+    stubs = [
+        esoloe_pb2_grpc.EsoloeServiceStub(grpc.aio.insecure_channel(platform.replica_target(i)))
+        for i in range(2)
+    ]
+    created = await stubs[0].CreateGame(esoloe_pb2.CreateGameRequest(players=[alice, bob]))
+    game_id = created.status.game_id
+
+    def as_player(player: str) -> tuple[tuple[str, str], ...]:
+        return (("x-tabletop-player", player),)
+
+    await stubs[0].Play(
+        common_pb2.PlayRequest(game_id=game_id, move="a14"), metadata=as_player(alice)
+    )
+    await stubs[1].Play(
+        common_pb2.PlayRequest(game_id=game_id, move="b26"), metadata=as_player(bob)
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stubs[0].Play(
+            common_pb2.PlayRequest(game_id=game_id, move="b13", expected_version=1),
+            metadata=as_player(bob),
+        )
+    assert caught.value.code() == grpc.StatusCode.ABORTED
+    assert error_info(caught.value) == ("STALE_VERSION", {"version": "2"})
+    reply = await stubs[0].Play(
+        common_pb2.PlayRequest(game_id=game_id, move="c35", expected_version=2),
+        metadata=as_player(alice),
+    )
+    assert reply.status.version == 3
+    reply = await stubs[1].Play(
+        common_pb2.PlayRequest(game_id=game_id, move="d14"), metadata=as_player(bob)
+    )
+    assert reply.status.version == 4
+    # Bob may not move twice, whichever replica is asked and whatever it last saw.
+    for stub in stubs:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.Play(
+                common_pb2.PlayRequest(game_id=game_id, move="e12"), metadata=as_player(bob)
+            )
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
