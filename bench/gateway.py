@@ -24,10 +24,11 @@ from bench.echo import ECHO_METHOD
 from client.session import Session
 from engines.esoloe import RULES
 from services.local import wait_serving
+from services.runtime.apis import GAME_APIS
 from services.runtime.localredis import LocalRedis, free_port
 from services.runtime.servicer import PLAYER_METADATA
 from tabletop.common.v1 import common_pb2
-from tabletop.esoloe.v1 import esoloe_pb2, esoloe_pb2_grpc
+from tabletop.esoloe.v1 import esoloe_pb2
 
 SECRET = "bench-signing-key-0123456789-0123456789"
 
@@ -125,7 +126,7 @@ async def _bench(
     # The same calls straight to the game service, as the gateway makes them (no token).
     direct_channel = grpc.aio.insecure_channel(service)
     direct = game_loop(
-        esoloe_pb2_grpc.EsoloeServiceStub(direct_channel),
+        GAME_APIS["esoloe"].stub(direct_channel),
         [((PLAYER_METADATA, player),) for player in seats],
     )
 

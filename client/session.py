@@ -6,10 +6,8 @@ from typing import Any
 
 import grpc
 
-from tabletop.esoloe.v1 import esoloe_pb2_grpc
+from services.runtime.apis import GAME_APIS
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
-
-STUBS: dict[str, Any] = {"esoloe": esoloe_pb2_grpc.EsoloeServiceStub}
 
 
 class Session:
@@ -35,9 +33,10 @@ class Session:
     def game(self, game: str) -> Any:
         """The stub of a game's service, e.g. session.game("esoloe").Play(...)."""
         try:
-            return STUBS[game](self.channel)
+            api = GAME_APIS[game]
         except KeyError:
-            raise ValueError(f"unknown game {game!r}; games are: {', '.join(STUBS)}") from None
+            raise ValueError(f"unknown game {game!r}; games are: {', '.join(GAME_APIS)}") from None
+        return api.stub(self.channel)
 
     async def close(self) -> None:
         await self.channel.close()

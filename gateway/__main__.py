@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import os
 
-from gateway.server import GAME_SERVICES, Gateway, GatewaySettings
+from gateway.server import Gateway, GatewaySettings
+from services.runtime.apis import GAME_APIS
 from services.runtime.config import env_float, env_int, env_str
 from services.runtime.server import configure_logging, run, wait_for_signal
 
@@ -18,7 +19,7 @@ def settings_from_env() -> GatewaySettings:
         raise SystemExit("TOKEN_SECRET is not set: give the gateway a signing key (32+ bytes)")
     backends = {
         game: os.environ[f"{game.upper()}_ADDR"]
-        for game in GAME_SERVICES
+        for game in GAME_APIS
         if os.environ.get(f"{game.upper()}_ADDR")
     }
     return GatewaySettings(

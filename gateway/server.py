@@ -20,24 +20,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from gateway.auth import AuthError, TokenIssuer, bearer_token
 from gateway.ratelimit import RateLimiter
+from services.runtime.apis import GAME_APIS
 from services.runtime.errors import ApiError, abort
 from services.runtime.server import Server
 from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
-from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 
 log = logging.getLogger("tabletop.gateway")
 
-GAME_SERVICES: dict[str, ServiceDescriptor] = {
-    "esoloe": esoloe_pb2.DESCRIPTOR.services_by_name["EsoloeService"],
-}
-"""The public game APIs the gateway routes, by game id."""
 
 DEFAULT_TIMEOUT = 10.0
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -121,7 +116,7 @@ class Proxy(grpc.GenericRpcHandler):
         self._request_counter = itertools.count()
         self.handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
         for game, channel in channels.items():
-            service = GAME_SERVICES[game]
+            service = GAME_APIS[game].descriptor
             for method in service.methods:
                 path = f"/{service.full_name}/{method.name}"
                 if method.server_streaming:
@@ -206,7 +201,7 @@ class Gateway:
     """The gateway server: auth, rate limits, routes, health (one status per game)."""
 
     def __init__(self, settings: GatewaySettings) -> None:
-        unknown = set(settings.backends) - set(GAME_SERVICES)
+        unknown = set(settings.backends) - set(GAME_APIS)
         if unknown:
             raise ValueError(f"no such game: {', '.join(sorted(unknown))}")
         self.settings = settings
@@ -214,11 +209,11 @@ class Gateway:
         self.limiter = RateLimiter(settings.rate_per_second, settings.rate_burst)
         self.channels = {
             game: grpc.aio.insecure_channel(
-                target, options=channel_options(GAME_SERVICES[game].full_name)
+                target, options=channel_options(GAME_APIS[game].full_name)
             )
             for game, target in settings.backends.items()
         }
-        names = [GAME_SERVICES[g].full_name for g in self.channels]
+        names = [GAME_APIS[g].full_name for g in self.channels]
         auth_name = lobby_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name
         self.base = Server(
             settings.listen, [auth_name, *names], grace_seconds=settings.grace_seconds
@@ -239,7 +234,7 @@ class Gateway:
         """Each game's health status at the gateway follows its backend's."""
         while True:
             for game, channel in self.channels.items():
-                name = GAME_SERVICES[game].full_name
+                name = GAME_APIS[game].full_name
                 try:
                     reply = await health_pb2_grpc.HealthStub(channel).Check(
                         health_pb2.HealthCheckRequest(service=name), timeout=2.0

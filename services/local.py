@@ -18,12 +18,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from gateway.server import GAME_SERVICES
+from services.runtime.apis import GAME_APIS
 from services.runtime.config import env_int
 from services.runtime.localredis import LocalRedis
-
-GAMES = ["esoloe"]
-"""Game services built so far, each `python -m services.<game>`."""
 
 
 @dataclass
@@ -85,7 +82,7 @@ def main() -> int:
     }
     children: list[Child] = []
     backends: dict[str, str] = {}
-    for index, game in enumerate(GAMES):
+    for index, game in enumerate(GAME_APIS):
         port = base_port + index
         backends[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
         children.append(
@@ -105,10 +102,10 @@ def main() -> int:
     for child in children:
         child.start()
     target = f"127.0.0.1:{gateway_port}"
-    if wait_serving(target, [GAME_SERVICES[game].full_name for game in GAMES]):
+    if wait_serving(target, [api.full_name for api in GAME_APIS.values()]):
         print(
             f"tabletop is up: connect to the gateway at {target} "
-            f"(games: {', '.join(GAMES)}). Ctrl-C stops everything.",
+            f"(games: {', '.join(GAME_APIS)}). Ctrl-C stops everything.",
             flush=True,
         )
     else:

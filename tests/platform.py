@@ -2,34 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
 
+from redis.asyncio import Redis
+
 from gateway.server import Gateway, GatewaySettings
-from services.esoloe.adapter import ADAPTER
 from services.runtime.config import ServiceSettings
 from services.runtime.main import start_game_service
 from services.runtime.server import Server
-from tabletop.esoloe.v1 import esoloe_pb2_grpc
 
 TEST_SECRET = "test-signing-key-0123456789-abcdefghij"
 
 
 class Platform:
-    """e-SOLO-e replicas plus a gateway routing to all of them."""
+    """Game services (`replicas` of each game in `games`) and a gateway routing to all of them.
+
+    `replicas` and `replica_target` refer to the first game's replicas."""
 
     def __init__(
         self,
         redis_url: str,
         *,
+        games: Sequence[str] = ("esoloe",),
         replicas: int = 1,
         rate_per_second: float = 1000.0,
         rate_burst: float = 2000.0,
     ) -> None:
         self.redis_url = redis_url
+        self.games = list(games)
         self.replica_count = replicas
         self.rate = (rate_per_second, rate_burst)
-        self.replicas: list[Server] = []
-        self._redis: list[object] = []
+        self.servers: dict[str, list[Server]] = {}
+        self._redis: list[Redis] = []
         self.gateway: Gateway | None = None
 
     @property
@@ -37,27 +42,33 @@ class Platform:
         assert self.gateway is not None
         return f"127.0.0.1:{self.gateway.port}"
 
-    def replica_target(self, index: int) -> str:
-        return f"127.0.0.1:{self.replicas[index].port}"
+    @property
+    def replicas(self) -> list[Server]:
+        return self.servers[self.games[0]]
+
+    def replica_target(self, index: int, game: str | None = None) -> str:
+        return f"127.0.0.1:{self.servers[game or self.games[0]][index].port}"
 
     async def __aenter__(self) -> Platform:
         settings = ServiceSettings(
             redis_url=self.redis_url, listen="127.0.0.1:0", grace_seconds=1.0
         )
-        for _ in range(self.replica_count):
-            server, redis = await start_game_service(
-                ADAPTER, esoloe_pb2_grpc.add_EsoloeServiceServicer_to_server, settings
-            )
-            self.replicas.append(server)
-            self._redis.append(redis)
-        ports = ",".join(f"127.0.0.1:{s.port}" for s in self.replicas)
+        backends = {}
+        for game in self.games:
+            self.servers[game] = []
+            for _ in range(self.replica_count):
+                server, redis = await start_game_service(game, settings)
+                self.servers[game].append(server)
+                self._redis.append(redis)
+            ports = ",".join(f"127.0.0.1:{s.port}" for s in self.servers[game])
+            backends[game] = f"ipv4:{ports}"
         self.gateway = Gateway(
             GatewaySettings(
                 listen="127.0.0.1:0",
                 token_secret=TEST_SECRET,
                 rate_per_second=self.rate[0],
                 rate_burst=self.rate[1],
-                backends={"esoloe": f"ipv4:{ports}"},
+                backends=backends,
                 grace_seconds=1.0,
             )
         )
@@ -72,7 +83,8 @@ class Platform:
     ) -> None:
         if self.gateway is not None:
             await self.gateway.stop(0.5)
-        for server in self.replicas:
-            await server.stop(0.5)
+        for servers in self.servers.values():
+            for server in servers:
+                await server.stop(0.5)
         for redis in self._redis:
-            await redis.aclose()  # type: ignore[attr-defined]
+            await redis.aclose()

@@ -27,7 +27,6 @@ def _rows(grid: Mapping[str, Any]) -> list[esoloe_pb2.Row]:
 class EsoloeAdapter:
     game = "esoloe"
     rules = RULES
-    service_name = esoloe_pb2.DESCRIPTOR.services_by_name["EsoloeService"].full_name
     create_response = esoloe_pb2.CreateGameResponse
     view_response = esoloe_pb2.GetViewResponse
     play_response = esoloe_pb2.PlayResponse

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+from importlib import import_module
 
 from redis.asyncio import Redis
 
+from services.runtime.apis import GAME_APIS
 from services.runtime.config import ServiceSettings
 from services.runtime.server import Server, configure_logging, run
 from services.runtime.servicer import Adapter, GameServicer
@@ -18,10 +20,15 @@ def connect_redis(url: str) -> Redis:
     return Redis.from_url(url, health_check_interval=10, socket_connect_timeout=5)
 
 
-async def start_game_service(
-    adapter: Adapter, add_to_server: object, settings: ServiceSettings
-) -> tuple[Server, Redis]:
+def adapter_of(game: str) -> Adapter:
+    """The protobuf adapter of a game: `services/<game>/adapter.py`'s ADAPTER."""
+    adapter: Adapter = import_module(f"services.{game}.adapter").ADAPTER
+    return adapter
+
+
+async def start_game_service(game: str, settings: ServiceSettings) -> tuple[Server, Redis]:
     """Start a game service on settings.listen; returns the server (its .port) and its Redis."""
+    api = GAME_APIS[game]
     redis = connect_redis(settings.redis_url)
     store = GameStore(redis, ttl_seconds=settings.game_ttl_seconds)
 
@@ -29,20 +36,20 @@ async def start_game_service(
         return bool(await redis.ping())
 
     server = Server(
-        settings.listen, [adapter.service_name], ready=ready, grace_seconds=settings.grace_seconds
+        settings.listen, [api.full_name], ready=ready, grace_seconds=settings.grace_seconds
     )
-    add_to_server(GameServicer(adapter, store), server.server)  # type: ignore[operator]
+    api.add_servicer(GameServicer(adapter_of(game), store), server.server)
     await server.start()
     return server, redis
 
 
-def run_game_service(adapter: Adapter, add_to_server: object, default_port: int) -> None:
-    configure_logging(adapter.game)
-    settings = ServiceSettings.from_env(default_port)
+def run_game_service(game: str) -> None:
+    configure_logging(game)
+    settings = ServiceSettings.from_env(GAME_APIS[game].default_port)
 
     async def main() -> None:
-        server, redis = await start_game_service(adapter, add_to_server, settings)
-        log.info("%s service listening on port %d", adapter.game, server.port)
+        server, redis = await start_game_service(game, settings)
+        log.info("%s service listening on port %d", game, server.port)
         await server.serve_until_signal()
         await redis.aclose()
 

@@ -52,7 +52,6 @@ class Adapter(Protocol):
     """What the generic servicer needs to know about one game's protobuf API."""
 
     game: str
-    service_name: str
 
     @property
     def rules(self) -> Rules: ...
