@@ -326,7 +326,12 @@ class GameServicer:
     async def _act(
         self, request: Any, context: Context, move: str | None, expected: int | None
     ) -> Message:
-        """Apply a move (or a resignation when `move` is None) with optimistic concurrency."""
+        """Apply a move (or a resignation when `move` is None) with optimistic concurrency.
+
+        The move is judged on the game at `expected` when given, else on the latest version the
+        service has read. If another move is committed between that read and this write, the
+        call fails with ABORTED (STALE_VERSION) and the current version: the first one wins.
+        """
         if len(request.request_id) > MAX_REQUEST_ID_CHARS:
             raise ApiError(
                 "INVALID_ARGUMENT", f"request_id is longer than {MAX_REQUEST_ID_CHARS} characters"
@@ -396,18 +401,19 @@ class GameServicer:
             if commit.outcome == "NOT_FOUND" or commit.current is None:
                 self.hints.drop(game_id)
                 raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
-            # STALE: another move was accepted first; the reply holds the game as it is now.
+            # STALE: the game moved on; the reply holds the game as it is now.
             loaded = Loaded(commit.current, self.rules.deserialize(commit.current.snapshot))
             self.hints.put(game_id, loaded)
             hint = None
-            if expected is not None:
+            if expected is not None or not from_hint:
+                # A move accepted between our read and our write: the first one wins (S11).
                 raise ApiError(
                     "STALE_VERSION",
                     f"another move was accepted first: the game is now at version "
-                    f"{commit.version}, not {expected}; get the view again and retry",
+                    f"{commit.version}, not {stored.version}; get the view again and retry",
                     version=str(commit.version),
                 )
-            # No version was pinned: check the move again on the new state.
+            # Only this replica's hint was behind: check the move on the game as it is now.
         raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
 
     async def _replayed(self, loaded: Loaded, version: int, seat: int) -> Message:
