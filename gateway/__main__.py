@@ -8,7 +8,8 @@ import os
 from gateway.server import Gateway, GatewaySettings
 from services.runtime.apis import GAME_APIS
 from services.runtime.config import env_float, env_int, env_str
-from services.runtime.server import configure_logging, run, wait_for_signal
+from services.runtime.observability import configure_logging, serve_metrics
+from services.runtime.server import run, wait_for_signal
 
 log = logging.getLogger("tabletop")
 
@@ -36,10 +37,10 @@ def settings_from_env() -> GatewaySettings:
 async def main() -> None:
     gateway = Gateway(settings_from_env())
     await gateway.start()
+    serve_metrics(env_int("METRICS_PORT", 0))
     log.info(
-        "gateway listening on port %d; games: %s",
-        gateway.port,
-        ", ".join(sorted(gateway.channels)) or "none",
+        "listening",
+        extra={"port": gateway.port, "games": sorted(gateway.channels)},
     )
     await wait_for_signal()
     await gateway.stop()

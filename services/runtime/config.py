@@ -36,6 +36,7 @@ class ServiceSettings:
     listen: str = "0.0.0.0:50051"
     grace_seconds: float = 10.0
     game_ttl_seconds: int = 7 * 24 * 3600
+    metrics_port: int = 0
 
     @staticmethod
     def from_env(default_port: int) -> ServiceSettings:
@@ -44,4 +45,5 @@ class ServiceSettings:
             listen=env_str("LISTEN", f"0.0.0.0:{default_port}"),
             grace_seconds=env_float("GRACE_SECONDS", 10.0),
             game_ttl_seconds=env_int("GAME_TTL_SECONDS", 7 * 24 * 3600),
+            metrics_port=env_int("METRICS_PORT", 0),
         )

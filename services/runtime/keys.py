@@ -31,6 +31,11 @@ def game_requests(game_id: str) -> str:
     return f"game:{_tag(game_id)}:requests"
 
 
+def active_games(game: str) -> str:
+    """Counter: games of this kind created and not yet finished (for the active-games gauge)."""
+    return f"stats:{{{game}}}:active"
+
+
 def event_entry_id(version: int) -> str:
     """The stream entry id of a version (Redis refuses 0-0, hence the sequence part 1)."""
     return f"{version}-1"

@@ -9,7 +9,8 @@ from redis.asyncio import Redis
 
 from services.runtime.apis import GAME_APIS
 from services.runtime.config import ServiceSettings
-from services.runtime.server import Server, configure_logging, run
+from services.runtime.observability import ACTIVE_GAMES, configure_logging, serve_metrics
+from services.runtime.server import Server, run
 from services.runtime.servicer import Adapter, GameServicer
 from services.runtime.store import GameStore
 
@@ -33,7 +34,8 @@ async def start_game_service(game: str, settings: ServiceSettings) -> tuple[Serv
     store = GameStore(redis, ttl_seconds=settings.game_ttl_seconds)
 
     async def ready() -> bool:
-        return bool(await redis.ping())
+        ACTIVE_GAMES.labels(game).set(await store.active_games(game))
+        return True
 
     server = Server(
         settings.listen, [api.full_name], ready=ready, grace_seconds=settings.grace_seconds
@@ -49,7 +51,8 @@ def run_game_service(game: str) -> None:
 
     async def main() -> None:
         server, redis = await start_game_service(game, settings)
-        log.info("%s service listening on port %d", game, server.port)
+        serve_metrics(settings.metrics_port)
+        log.info("listening", extra={"port": server.port, "metrics_port": settings.metrics_port})
         await server.serve_until_signal()
         await redis.aclose()
 

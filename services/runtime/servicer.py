@@ -27,6 +27,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from engines.contract import Event, GameError, Rules, State, visible_events
 from services.runtime import keys
 from services.runtime.errors import ApiError, abort
+from services.runtime.observability import GAMES_CREATED, GAMES_FINISHED, MOVES, WATCHERS
 from services.runtime.store import Entry, GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
 
@@ -262,7 +263,9 @@ class GameServicer:
             meta = {"game": self.adapter.game, "seats": players, "options": options}
             status = status_of(state)
             await self.store.create(game_id, state.serialize(), meta, [], status)
-            log.info("game created game_id=%s seats=%d", game_id, len(players))
+            await self.store.count_active(self.adapter.game, 1)
+            GAMES_CREATED.labels(self.adapter.game).inc()
+            log.info("game created", extra={"game_id": game_id, "seats": len(players)})
             return self.adapter.create_response(
                 status=status_message(game_id, self.adapter.game, 0, players, status)
             )
@@ -313,15 +316,21 @@ class GameServicer:
                     "MALFORMED_MOVE", f"the move is longer than {MAX_MOVE_CHARS} characters"
                 )
             expected = request.expected_version if request.HasField("expected_version") else None
-            return await self._act(request, context, request.move, expected)
+            response = await self._act(request, context, request.move, expected)
         except ApiError as error:
+            MOVES.labels(self.adapter.game, error.reason).inc()
             await abort(context, error)
+        MOVES.labels(self.adapter.game, "accepted").inc()
+        return response
 
     async def Resign(self, request: Any, context: Context) -> Message:
         try:
-            return await self._act(request, context, None, None)
+            response = await self._act(request, context, None, None)
         except ApiError as error:
+            MOVES.labels(self.adapter.game, error.reason).inc()
             await abort(context, error)
+        MOVES.labels(self.adapter.game, "accepted").inc()
+        return response
 
     async def _act(
         self, request: Any, context: Context, move: str | None, expected: int | None
@@ -389,7 +398,12 @@ class GameServicer:
             if commit.outcome == "OK":
                 self.hints.put(game_id, Loaded(stored.moved_to(commit.version), state))
                 if status["finished"]:
-                    log.info("game finished game_id=%s version=%d", game_id, commit.version)
+                    await self.store.count_active(self.adapter.game, -1)
+                    GAMES_FINISHED.labels(self.adapter.game).inc()
+                    log.info(
+                        "game finished",
+                        extra={"game_id": game_id, "version": commit.version, **status["result"]},
+                    )
                 return self.adapter.play_response(
                     status=status_message(
                         game_id, self.adapter.game, commit.version, seats, status
@@ -443,13 +457,18 @@ class GameServicer:
         next_version = request.from_version
         if loaded.state.finished and next_version > loaded.stored.version:
             return
-        while True:
-            entries = await self.store.wait_entries(game_id, next_version, WATCH_BLOCK_MS)
-            for entry in entries:
-                yield self._watch_message(game_id, seats, entry, seat)
-                next_version = entry.version + 1
-                if entry.status["finished"]:
-                    return
+        watchers = WATCHERS.labels(self.adapter.game)
+        watchers.inc()
+        try:
+            while True:
+                entries = await self.store.wait_entries(game_id, next_version, WATCH_BLOCK_MS)
+                for entry in entries:
+                    yield self._watch_message(game_id, seats, entry, seat)
+                    next_version = entry.version + 1
+                    if entry.status["finished"]:
+                        return
+        finally:
+            watchers.dec()
 
     def _watch_message(
         self, game_id: str, seats: Sequence[str], entry: Entry, seat: int | None

@@ -147,6 +147,12 @@ class GameStore:
         )
         return bool(created)
 
+    async def count_active(self, game: str, delta: int) -> None:
+        await self.redis.incrby(keys.active_games(game), delta)
+
+    async def active_games(self, game: str) -> int:
+        return int(await self.redis.get(keys.active_games(game)) or 0)
+
     async def load(self, game_id: str, request_id: str = "") -> StoredGame | None:
         """The game's current version, snapshot and meta (and what an earlier call with the same
         request id produced), in one round trip."""

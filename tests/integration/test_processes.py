@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from client.session import Session
+from services.runtime.apis import GAME_APIS
 from services.runtime.localredis import free_port
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
@@ -77,17 +80,34 @@ async def test_local_platform_starts_serves_and_stops(tmp_path: object) -> None:
 
 
 async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
-    port = free_port()
+    """Also: it logs JSON lines and serves Prometheus metrics."""
+    port, metrics_port = free_port(), free_port()
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
         "LISTEN": f"127.0.0.1:{port}",
         "GRACE_SECONDS": "2",
+        "METRICS_PORT": str(metrics_port),
     }
-    process = subprocess.Popen([sys.executable, "-m", "services.esoloe"], env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.esoloe"], env=env, stderr=subprocess.PIPE
+    )
     target = f"127.0.0.1:{port}"
     try:
         await _wait_status(target, health_pb2.HealthCheckResponse.SERVING)
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = GAME_APIS["esoloe"].stub(channel)
+            created = await stub.CreateGame(esoloe_pb2.CreateGameRequest(players=["p-a", "p-b"]))
+            await stub.Play(
+                common_pb2.PlayRequest(game_id=created.status.game_id, move="c12"),
+                metadata=(("x-tabletop-player", "p-a"),),
+            )
+        url = f"http://127.0.0.1:{metrics_port}/metrics"
+        with urllib.request.urlopen(url) as reply:  # noqa: ASYNC210
+            metrics = reply.read().decode()
+        assert 'tabletop_moves_total{game="esoloe",outcome="accepted"} 1.0' in metrics
+        play = "/tabletop.esoloe.v1.EsoloeService/Play"
+        assert f'tabletop_rpc_seconds_count{{code="OK",method="{play}"}} 1.0' in metrics
         async with grpc.aio.insecure_channel(target) as channel:
             watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
             first = await watch.read()
@@ -96,7 +116,17 @@ async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
             second = await asyncio.wait_for(watch.read(), timeout=10)
             assert second.status == health_pb2.HealthCheckResponse.NOT_SERVING
         assert process.wait(timeout=15) == 0
+        assert process.stderr is not None
+        with process.stderr:
+            lines = process.stderr.read().decode().splitlines()
+        events = [json.loads(line) for line in lines]
+        assert {"listening", "game created", "stopping"} <= {e["event"] for e in events}
+        created_line = next(e for e in events if e["event"] == "game created")
+        assert created_line["service"] == "esoloe"
+        assert created_line["game_id"] == created.status.game_id
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+        if process.stderr is not None:
+            process.stderr.close()

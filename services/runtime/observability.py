@@ -1,0 +1,134 @@
+"""Logs and metrics: one JSON line per event worth logging; Prometheus metrics on METRICS_PORT."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+RPC_SECONDS = Histogram(
+    "tabletop_rpc_seconds",
+    "gRPC calls served, by method and status code, and how long they took",
+    ["method", "code"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0),
+)
+MOVES = Counter(
+    "tabletop_moves_total",
+    "Moves (and resignations) by game and outcome: accepted, or the reason they were refused",
+    ["game", "outcome"],
+)
+GAMES_CREATED = Counter("tabletop_games_created_total", "Games created", ["game"])
+GAMES_FINISHED = Counter("tabletop_games_finished_total", "Games finished", ["game"])
+ACTIVE_GAMES = Gauge(
+    "tabletop_active_games", "Games created and not finished (platform-wide, from Redis)", ["game"]
+)
+WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
+
+_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    """{"time", "level", "service", "event", ...fields given as `extra`}."""
+
+    def __init__(self, service: str) -> None:
+        super().__init__()
+        self.service = service
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "service": self.service,
+            "event": record.getMessage(),
+        }
+        line.update((k, v) for k, v in record.__dict__.items() if k not in _STANDARD)
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str)
+
+
+def configure_logging(service: str) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter(service))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+
+
+def serve_metrics(port: int) -> None:
+    """Expose /metrics on `port` (0: off)."""
+    if port:
+        start_http_server(port)
+
+
+Behavior = Callable[..., Any]
+
+
+def _code(context: grpc.aio.ServicerContext[Any, Any], failed: bool) -> str:
+    code = context.code()
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    return "UNKNOWN" if failed else "OK"
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):
+    """Times every unary and server-streaming call into tabletop_rpc_seconds."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or method.startswith("/grpc."):
+            return handler
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                _timed_unary(method, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                _timed_stream(method, handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
+def _timed_unary(method: str, behavior: Behavior) -> Behavior:
+    async def timed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        start = time.perf_counter()
+        failed = True
+        try:
+            response = await behavior(request, context)
+            failed = False
+            return response
+        finally:
+            RPC_SECONDS.labels(method, _code(context, failed)).observe(time.perf_counter() - start)
+
+    return timed
+
+
+def _timed_stream(method: str, behavior: Behavior) -> Behavior:
+    async def timed(
+        request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        start = time.perf_counter()
+        failed = True
+        try:
+            async for message in behavior(request, context):
+                yield message
+            failed = False
+        finally:
+            RPC_SECONDS.labels(method, _code(context, failed)).observe(time.perf_counter() - start)
+
+    return timed
