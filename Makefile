@@ -6,7 +6,7 @@ BUF     := .tools/node_modules/.bin/buf
 
 .PHONY: setup proto redis-server run test test-fast lint format bench clean
 
-setup: $(VENV)/.installed gen/.stamp redis-server
+setup: $(VENV)/.installed gen/.stamp redis-server .tools/compose_spec.json
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -30,6 +30,12 @@ redis-server:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	  else echo "redis-server is missing: install it (e.g. apt-get install redis-server)"; exit 1; fi; }
+
+# The Compose file's JSON schema (for tests/test_deploy.py; no Docker engine needed).
+.tools/compose_spec.json: $(VENV)/.installed
+	mkdir -p .tools/dl
+	$(VENV)/bin/pip download -q --no-deps -d .tools/dl docker-compose==1.29.2
+	$(PY) -c "import zipfile,sys; sys.stdout.buffer.write(zipfile.ZipFile('.tools/dl/docker_compose-1.29.2-py2.py3-none-any.whl').read('compose/config/compose_spec.json'))" > $@
 
 # README command 1: Redis (a local one unless REDIS_URL is set), every game service, the gateway.
 run: setup

@@ -1,0 +1,207 @@
+"""The deployment files, checked without a Docker engine or a cluster: every manifest validates
+against the Kubernetes schemas, each overlay renders, the Compose file validates, every command
+and environment variable they name exists in the code (and is documented), and every service
+starts with the environment the manifests give it and reports SERVING."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from services.local import wait_serving
+from services.runtime.apis import GAME_APIS
+from services.runtime.localredis import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+OVERLAYS = ["dev", "prod"]
+KUBERNETES_VERSION = "1.32.0"
+COMPOSE_SCHEMA = ROOT / ".tools" / "compose_spec.json"
+SOURCES = [*ROOT.glob("services/**/*.py"), *ROOT.glob("gateway/**/*.py")]
+
+
+def render(overlay: str) -> list[dict[str, Any]]:
+    kubectl = shutil.which("kubectl")
+    assert kubectl, "kubectl is needed to render the kustomize overlays (make setup installs it)"
+    out = subprocess.run(
+        [kubectl, "kustomize", str(DEPLOY / "k8s" / "overlays" / overlay)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    return data
+
+
+def workloads(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    return (d for d in docs if d["kind"] in ("Deployment", "StatefulSet"))
+
+
+def containers(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    for workload in workloads(docs):
+        yield from workload["spec"]["template"]["spec"]["containers"]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_overlay_renders_and_validates(overlay: str) -> None:
+    docs = render(overlay)
+    for doc in docs:
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+    kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
+    for name in ["gateway", *GAME_APIS]:
+        for kind in ("Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"):
+            assert (kind, name) in kinds, f"{overlay}: no {kind} {name}"
+    assert ("StatefulSet", "redis") in kinds
+    assert ("ConfigMap", "tabletop-config") in kinds
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_workloads_are_locked_down_and_probed(overlay: str) -> None:
+    docs = render(overlay)
+    for workload in workloads(docs):
+        pod = workload["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        for container in pod["containers"]:
+            security = container["securityContext"]
+            assert security["readOnlyRootFilesystem"] is True
+            assert security["allowPrivilegeEscalation"] is False
+            assert security["capabilities"]["drop"] == ["ALL"]
+            assert container["resources"]["requests"]
+            assert container["resources"]["limits"]
+            assert container["readinessProbe"]
+            assert container["livenessProbe"]
+            if workload["kind"] == "Deployment":
+                assert "grpc" in container["readinessProbe"]
+                assert "grpc" in container["livenessProbe"]
+    for doc in docs:
+        if doc["kind"] == "Service" and doc["metadata"]["name"] in GAME_APIS:
+            assert doc["spec"]["clusterIP"] == "None", "game services must be headless"
+
+
+def test_compose_file_validates() -> None:
+    assert COMPOSE_SCHEMA.exists(), "run `make setup` to fetch the Compose schema"
+    # The schema names draft 2019-09 in a form jsonschema does not look up by itself.
+    jsonschema.Draft201909Validator(json.loads(COMPOSE_SCHEMA.read_text())).validate(compose())
+
+
+def _commands() -> set[str]:
+    modules = {
+        service["command"][0] for name, service in compose()["services"].items() if name != "redis"
+    }
+    for overlay in OVERLAYS:
+        modules |= {c["args"][0] for c in containers(render(overlay)) if c["name"] != "redis"}
+    return modules
+
+
+def test_every_command_exists() -> None:
+    modules = _commands()
+    assert {"gateway", *(f"services.{game}" for game in GAME_APIS)} <= modules
+    for module in modules:
+        assert importlib.util.find_spec(f"{module}.__main__") is not None, module
+
+
+def _variables() -> set[str]:
+    names: set[str] = set()
+    for name, service in compose()["services"].items():
+        if name != "redis":
+            names |= set(service.get("environment", {}))
+    for overlay in OVERLAYS:
+        docs = render(overlay)
+        for doc in docs:
+            if doc["kind"] in ("ConfigMap", "Secret"):
+                names |= set(doc.get("data", {}))
+        for container in containers(docs):
+            names |= {e["name"] for e in container.get("env", [])}
+    return names
+
+
+def test_every_variable_is_read_by_the_code_and_documented() -> None:
+    code = "\n".join(path.read_text() for path in SOURCES)
+    reference = (ROOT / "docs" / "operations.md").read_text()
+    for name in _variables():
+        match = re.fullmatch(r"([A-Z]+)_ADDR", name)
+        read = f'"{name}"' in code or bool(match and match.group(1).lower() in GAME_APIS)
+        assert read, f"{name} is set by the deployment but no code reads it"
+        assert f"`{name}`" in reference, f"{name} is not documented in docs/operations.md"
+
+
+def _environment(overlay: str, deployment: str) -> dict[str, str]:
+    """The environment a Deployment's container gets: its ConfigMap, Secret and own env."""
+    docs = render(overlay)
+    by_name = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    workload = by_name[("Deployment", deployment)]
+    (container,) = workload["spec"]["template"]["spec"]["containers"]
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        if "configMapRef" in source:
+            env |= by_name[("ConfigMap", source["configMapRef"]["name"])]["data"]
+        if "secretRef" in source:
+            secret = next(
+                d
+                for d in docs
+                if d["kind"] == "Secret"
+                and d["metadata"]["name"].startswith(source["secretRef"]["name"])
+            )
+            env |= {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    env |= {e["name"]: e["value"] for e in container.get("env", [])}
+    return env
+
+
+def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> None:
+    """Start every game service and the gateway with the dev overlay's environment, pointed at
+    a local Redis and at each other on free ports, and see each report SERVING."""
+    processes: list[subprocess.Popen[bytes]] = []
+    local_addr: dict[str, str] = {}
+    try:
+        for game in GAME_APIS:
+            env = _environment("dev", game)
+            port = free_port()
+            env |= {
+                "REDIS_URL": redis_url,
+                "LISTEN": f"127.0.0.1:{port}",
+                "METRICS_PORT": str(free_port()),
+            }
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", f"services.{game}"], env={**os.environ, **env}
+                )
+            )
+            local_addr[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
+        env = _environment("dev", "gateway")
+        assert set(local_addr) <= set(env), "the gateway's manifest misses a game's address"
+        gateway_port = free_port()
+        env |= local_addr | {
+            "LISTEN": f"127.0.0.1:{gateway_port}",
+            "METRICS_PORT": str(free_port()),
+        }
+        processes.append(
+            subprocess.Popen([sys.executable, "-m", "gateway"], env={**os.environ, **env})
+        )
+        for game, addr in local_addr.items():
+            assert wait_serving(addr), f"{game} did not report SERVING"
+        names = [api.full_name for api in GAME_APIS.values()]
+        assert wait_serving(f"127.0.0.1:{gateway_port}", names)
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            assert process.wait(timeout=30) == 0
