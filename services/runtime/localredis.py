@@ -29,27 +29,20 @@ class LocalRedis:
             )
         self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="tabletop-redis-"))
-        self.process = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(self.dir),
-                "--save",
-                "",
-                "--appendonly",
-                "yes" if appendonly else "no",
-                "--logfile",
-                str(self.dir / "redis.log"),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        self.args = [
+            binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
+            "--save", "", "--appendonly", "yes" if appendonly else "no",
+            "--logfile", str(self.dir / "redis.log"),
+        ]  # fmt: skip
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = self._start()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self.process = subprocess.Popen(
+            self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         self._wait_ready()
+        return self.process
 
     def _wait_ready(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
@@ -66,7 +59,7 @@ class LocalRedis:
             time.sleep(0.05)
         raise RuntimeError("redis-server did not answer PING in time")
 
-    def stop(self) -> None:
+    def _terminate(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -74,4 +67,14 @@ class LocalRedis:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    def restart(self, down_seconds: float = 0.0) -> None:
+        """Stop redis-server (it flushes its append-only file) and start it again on the same
+        port with the same data, after `down_seconds`."""
+        self._terminate()
+        time.sleep(down_seconds)
+        self._start()
+
+    def stop(self) -> None:
+        self._terminate()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -11,6 +11,7 @@ the token; the servicer maps it to the caller's seat, and cuts every view and ev
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -45,6 +46,9 @@ MAX_REQUEST_ID_CHARS = 64
 MAX_PLAYER_ID_CHARS = 64
 COMMIT_ATTEMPTS = 3
 WATCH_BLOCK_MS = 5_000
+WATCH_RETRY_SECONDS = 0.5
+WATCH_OUTAGE_SECONDS = 30.0
+"""A Watch stream rides out a Redis outage this long before it ends with UNAVAILABLE."""
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -459,9 +463,18 @@ class GameServicer:
             return
         watchers = WATCHERS.labels(self.adapter.game)
         watchers.inc()
+        outage = 0.0
         try:
             while True:
-                entries = await self.store.wait_entries(game_id, next_version, WATCH_BLOCK_MS)
+                try:
+                    entries = await self.store.wait_entries(game_id, next_version, WATCH_BLOCK_MS)
+                    outage = 0.0
+                except ApiError as error:  # Redis unreachable: wait for it, then go on
+                    outage += WATCH_RETRY_SECONDS
+                    if outage > WATCH_OUTAGE_SECONDS:
+                        await abort(context, error)
+                    await asyncio.sleep(WATCH_RETRY_SECONDS)
+                    continue
                 for entry in entries:
                     yield self._watch_message(game_id, seats, entry, seat)
                     next_version = entry.version + 1

@@ -6,15 +6,21 @@ the version and the request id, then writes the snapshot and appends the stream 
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.runtime import keys
+from services.runtime.errors import ApiError
+
+T = TypeVar("T")
 
 # KEYS: state, events, requests.
 # ARGV: expected version, snapshot, request id ("" for none), actor, move, events JSON,
@@ -116,6 +122,27 @@ def _entry(entry_id: bytes, fields: Mapping[bytes, bytes]) -> Entry:
     )
 
 
+P = ParamSpec("P")
+
+
+def _unavailable_when_unreachable(
+    method: Callable[P, Awaitable[T]],
+) -> Callable[P, Awaitable[T]]:
+    """Redis down or unreachable: answer UNAVAILABLE (safe to retry: request ids make a retried
+    move apply once). redis-py reconnects by itself on the next call."""
+
+    @functools.wraps(method)
+    async def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await method(*args, **kwargs)
+        except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+            raise ApiError(
+                "UNAVAILABLE", f"the game store cannot be reached ({error}); retry shortly"
+            ) from None
+
+    return guarded
+
+
 class GameStore:
     """Reads and writes games in Redis. Holds no game state of its own."""
 
@@ -126,6 +153,7 @@ class GameStore:
         self._create = redis.register_script(_CREATE)
         self._load = redis.register_script(_LOAD)
 
+    @_unavailable_when_unreachable
     async def create(
         self,
         game_id: str,
@@ -147,12 +175,15 @@ class GameStore:
         )
         return bool(created)
 
+    @_unavailable_when_unreachable
     async def count_active(self, game: str, delta: int) -> None:
         await self.redis.incrby(keys.active_games(game), delta)
 
+    @_unavailable_when_unreachable
     async def active_games(self, game: str) -> int:
         return int(await self.redis.get(keys.active_games(game)) or 0)
 
+    @_unavailable_when_unreachable
     async def load(self, game_id: str, request_id: str = "") -> StoredGame | None:
         """The game's current version, snapshot and meta (and what an earlier call with the same
         request id produced), in one round trip."""
@@ -175,6 +206,7 @@ class GameStore:
             request_version=None if seen is None else int(seen),
         )
 
+    @_unavailable_when_unreachable
     async def commit(
         self,
         game_id: str,
@@ -208,6 +240,7 @@ class GameStore:
             current = StoredGame(game_id, version, reply[2], json.loads(reply[3]), None)
         return Commit(outcome=outcome, version=version, current=current)
 
+    @_unavailable_when_unreachable
     async def entries(self, game_id: str, from_version: int, count: int = 100) -> list[Entry]:
         """Stream entries with version >= from_version, oldest first (no blocking)."""
         replies: Any = await self.redis.xrange(
@@ -215,6 +248,7 @@ class GameStore:
         )
         return [_entry(entry_id, fields) for entry_id, fields in replies]
 
+    @_unavailable_when_unreachable
     async def wait_entries(
         self, game_id: str, from_version: int, block_ms: int, count: int = 100
     ) -> list[Entry]:
