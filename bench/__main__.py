@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 
-from bench import engines, gateway
+from bench import engines, gateway, zoxso
+
+SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
+    ("engines (random legal moves, no I/O)", engines.run),
+    ("ZoxSo (engine only)", zoxso.run),
+    ("e-SOLO-e Play through the gateway (separate processes, local redis-server)", gateway.run),
+]
 
 
 def main() -> int:
     logging.disable(logging.INFO)
-    print("== engines (random legal moves, no I/O)")
-    for line in engines.run():
-        print(line, flush=True)
-    print("== e-SOLO-e Play through the gateway (separate processes, local redis-server)")
-    for line in gateway.run():
-        print(line, flush=True)
+    for title, run in SECTIONS:
+        print(f"== {title}", flush=True)
+        for line in run():
+            print(line, flush=True)
     return 0
 
 

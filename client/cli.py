@@ -83,9 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     hc = commands.add_parser("health", help="ask a server whether it is SERVING")
     hc.add_argument("--target", default=DEFAULT_TARGET)
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["replay"]:
+        # Options may come anywhere among the moves: `replay solo --seed 3 0:draw 1:pass`.
+        return _replay(rp.parse_intermixed_args(argv[1:]))
     args = parser.parse_args(argv)
-    if args.command == "replay":
-        return _replay(args)
     if args.command == "health":
         return asyncio.run(_health(args.target))
     from client.hotseat import hotseat

@@ -1053,12 +1053,17 @@ RULES: Final = ZoxsoRules()
 
 
 def render(state: ZoxsoState) -> str:
-    """A text picture of the board.
+    """A text picture of the board, Light's side (row 8) at the top.
 
-    Pearl rows (8 at the top, lower-case files a..h) alternate with Stone rows (upper-case files
-    A..G between the Pearls). `.` is an empty Pearl, `__` an empty Stone; pieces show as side
-    (d = Dark, l = Light) + type (M Ma, D Dao, X Xing). The Wall (`#`) encloses Stones B2..F6;
-    the Pearls c3..f6 inside it. The Throne D4 is bracketed `[ ]`.
+    Pearl rows (lower-case files a..h) alternate with Stone rows (upper-case files A..G, each Stone
+    between its four corner Pearls). Pieces show as side (d = Dark, l = Light) + type (M Ma,
+    D Dao, X Xing). An empty Stone is `__`, the Throne D4 is bracketed `[__]`.
+
+    The Wall (`#`) is drawn where it lies on the board (Z2): a box around Stones B2..F6 whose
+    corners and sides are the ring of Pearls b2..g7. Everything strictly inside the box is inside
+    the Wall: Stones B2..F6 and Pearls c3..f6, and an empty inside Pearl is drawn `+` so that
+    it cannot be confused with the ring. The ring Pearls sit on the Wall line and are drawn `.`
+    like every other outside Pearl: for moves they are outside.
     """
     pearls, stones = state._pearls, state._stones
     width = 8  # text columns per Pearl column
@@ -1070,9 +1075,8 @@ def render(state: ZoxsoState) -> str:
     def stone_x(col: int) -> int:
         return left + width * col + 4
 
-    wall_l = stone_x(1) - 1  # just left of Stone column B
-    wall_r = stone_x(5) + 2  # just right of Stone column F
-    lines: list[str] = []
+    wall_l, wall_r = pearl_x(1), pearl_x(6)  # the Wall runs through Pearl files b and g
+    wall_rows = range(1, 7)  # ... and between Pearl rows 2 and 7
 
     def blank() -> list[str]:
         return [" "] * (pearl_x(7) + 8)
@@ -1080,34 +1084,27 @@ def render(state: ZoxsoState) -> str:
     def put(row: list[str], x: int, text: str) -> None:
         row[x : x + len(text)] = list(text)
 
-    def wall_line() -> str:
-        row = blank()
-        put(row, wall_l, "#" * (wall_r - wall_l + 1))
-        return "".join(row).rstrip()
-
     header = blank()
     for col in range(8):
         put(header, pearl_x(col), PEARL_FILES[col])
     for col in range(7):
         put(header, stone_x(col), STONE_FILES[col])
-    lines.append("".join(header).rstrip())
+    lines: list[str] = ["".join(header).rstrip()]
     for row in range(7, -1, -1):
-        # Pearl row `row`.
+        # Pearl row `row`: on rows 2 and 7 the Wall runs along it, from b to g.
         line = blank()
         put(line, 0, str(row + 1))
+        if row in (wall_rows[0], wall_rows[-1]):
+            put(line, wall_l, "#" * (wall_r - wall_l + 1))
         for col in range(8):
-            v = pearls[_p(col, row)]
-            put(line, pearl_x(col), PIECE_NAMES[v] if v else ".")
-        if 2 <= row <= 5:
-            put(line, wall_l, "#")
-            put(line, wall_r, "#")
+            p = _p(col, row)
+            v = pearls[p]
+            put(line, pearl_x(col), PIECE_NAMES[v] if v else "+" if INSIDE[p] else ".")
         put(line, pearl_x(7) + 4, str(row + 1))
         lines.append("".join(line).rstrip())
         if row == 0:
             break
         srow = row - 1  # the Stone row below this Pearl row
-        if srow == 5:
-            lines.append(wall_line())
         line = blank()
         put(line, 1, str(srow + 1))
         for col in range(7):
@@ -1117,14 +1114,14 @@ def render(state: ZoxsoState) -> str:
             if s == THRONE:
                 put(line, stone_x(col) - 1, "[")
                 put(line, stone_x(col) + 2, "]")
-        if 1 <= srow <= 5:
+        if WALLED_STONE[_s(1, srow)]:  # Stone rows 2..6: the Wall's sides, on files b and g
             put(line, wall_l, "#")
             put(line, wall_r, "#")
         put(line, pearl_x(7) + 5, str(srow + 1))
         lines.append("".join(line).rstrip())
-        if srow == 1:
-            lines.append(wall_line())
     lines.append("".join(header).rstrip())
+    lines.append("# the Wall: inside it Stones B2..F6 and Pearls c3..f6 (+ = empty inside Pearl);")
+    lines.append("  the Pearls on it (the ring b2..g7) count as outside.  [D4] the Throne.")
     hands = "  ".join(
         f"{SIDE_NAMES[side]} in hand: "
         + " ".join(f"{state._hand[3 * side + k]}{TYPE_LETTERS[k]}" for k in range(3))

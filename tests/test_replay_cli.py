@@ -60,3 +60,11 @@ def test_replay_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "SEAT:MOVE" in capsys.readouterr().err
     assert main(["replay", "esoloe", "--options", '{"speed": 2}']) == 2
     assert "unknown option" in capsys.readouterr().err
+
+
+def test_replay_options_anywhere(capsys: pytest.CaptureFixture[str]) -> None:
+    first = _run(capsys, "esoloe", "--seed", "3", "0:c12", "1:c13")
+    second = _run(capsys, "esoloe", "0:c12", "--seed", "3", "1:c13")
+    third = _run(capsys, "--seed", "3", "esoloe", "0:c12", "1:c13")
+    assert first == second == third
+    assert first["applied"] == 2

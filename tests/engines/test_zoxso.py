@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -290,6 +292,38 @@ def test_z7_chain_touching_the_wall_stays_on_its_side() -> None:
     assert "after the flip, c3-b3 crosses the Wall" in refused(state, "B2^c3-b3")
     assert "B2^c3-c4" in state.legal_moves(0)
     assert "B2^b2-b1" in state.legal_moves(0)
+
+
+def test_z2_wall_never_blocks_stones_or_flips() -> None:
+    # Stones move across the Wall's line freely: a Dao slides from outside through B3..F3 to G3,
+    # a Ma jumps in, a Xing steps in.
+    state = pos({"A3": "dD", "A1": "dM", "A4": "dX", "h8": "lX"})
+    stones = moves_from(state, "A")
+    assert {"A3-G3", "A3-C3", "A1-B3", "A1-C2", "A4-B4"} <= stones
+    # Flips ignore the Wall: ring Pearl b3 (outside) onto the walled Stone B3, walled Stone B3
+    # onto the inside Pearl c4 (then a step inside) or the outside Pearl b3.
+    state = pos({"b3": "dD", "B5": "dM", "h8": "dX", "a1": "lX"})
+    legal = state.legal_moves(0)
+    assert {"b3^B3", "b3^B3-F3", "b3^A2", "B5^c5", "B5^c6-d6", "B5^b5", "B5^b6-a6"} <= set(legal)
+    new = play(state, "b3^B3")
+    assert new.piece_at("B3") == "dD"
+    new = play(state, "B5^c5-d5")
+    assert new.piece_at("d5") == "dM"
+    assert "crosses the Wall" in refused(state, "B5^c5-b5")
+
+
+def test_z8_dao_flipped_onto_throne_leaves_capturing_the_first_enemy() -> None:
+    state = pos({"d4": "dD", "D6": "lM", "D7": "lD", "B4": "dM", "a8": "dX", "h1": "lX"})
+    from_throne = {m.split("-")[1] for m in moves_from(state, "d4^D4-")}
+    # Up: D5, D6 (capture), not D7 behind it; left: C4, not B4 (own); right: E4..G4; down D3..D1.
+    assert from_throne == {"D5", "D6", "C4", "E4", "F4", "G4", "D3", "D2", "D1"}
+    assert "blocked by the piece on D6" in refused(state, "d4^D4-D7")
+    assert "own piece" in refused(state, "d4^D4-B4")
+    new, events = state.apply(0, "d4^D4-D6")
+    assert [e.kind for e in events] == ["flipped", "moved"]
+    assert events[1].data["captured"] == "lM"
+    assert new.piece_at("D4") is None
+    assert new.piece_at("D7") == "lD"
 
 
 # --------------------------------------------------------------------------------------------
@@ -826,25 +860,76 @@ def test_view_contents() -> None:
     assert state.determinize(0, random.Random(1)) is state
 
 
-def test_render_board() -> None:
-    state = pos({"b2": "dM", "C3": "lD", "d4": "dD", "a8": "dX", "h1": "lX"})
-    text = render(state)
+def _rendered_squares(text: str) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """Where render() drew every Pearl and Stone: name -> (line, column), and the lines."""
     lines = text.splitlines()
+    header = lines[0]
+    xs = {ch: header.index(ch) for ch in "aAbBcCdDeEfFgGh"}
+    where: dict[str, tuple[int, int]] = {}
+    for i, line in enumerate(lines[1:16], start=1):
+        is_pearl = line[0] != " "
+        number = line.split()[0]
+        for ch, x in xs.items():
+            if ch.islower() == is_pearl:
+                where[f"{ch}{number}"] = (i, x)
+    return where, lines
+
+
+def test_render_board_layout() -> None:
+    state = pos({"b2": "dM", "C3": "lD", "d4": "dD", "a8": "dX", "h1": "lX", "g7": "lM"})
+    text = render(state)
+    where, lines = _rendered_squares(text)
     assert lines[0].split() == list("aAbBcCdDeEfFgGh")
-    assert (
-        len(lines) == 1 + 8 + 7 + 2 + 1 + 1
-    )  # header, pearls, stones, 2 wall lines, footer, status
-    assert "[__]" in text  # the empty Throne
-    assert sum(line.count("#") > 2 for line in lines) == 2
-    pearl4 = next(line for line in lines if line.startswith("4 "))
-    assert "dD" in pearl4
-    assert pearl4.count("#") == 2
-    stone3 = next(line for line in lines if line.startswith(" 3 "))
-    assert "lD" in stone3
+    assert lines[16] == lines[0]
+    # header, 8 Pearl rows, 7 Stone rows, footer, 2 legend lines, status
+    assert len(lines) == 1 + 8 + 7 + 1 + 2 + 1
+    assert len(where) == 64 + 49
+    for name, (i, x) in where.items():
+        piece = state.piece_at(name)
+        if piece is not None:
+            assert lines[i][x : x + 2] == piece, name
+    assert lines[where["D4"][0]][where["D4"][1] - 1 : where["D4"][1] + 3] == "[__]"
     assert "Dark (seat 0, d) to move" in lines[-1]
     won = play(pos({"e5": "dX", "h1": "lX"}), "e5^D4")
     assert "[dX]" in render(won)
     assert "Dark won (throne)" in render(won)
+
+
+def test_render_wall_encloses_exactly_the_walled_squares() -> None:
+    # Z2, drawn as it lies: a box of `#` through the ring Pearls b2..g7 around Stones B2..F6.
+    state = pos({"b2": "dM", "C3": "lD", "d4": "dD", "a8": "dX", "h1": "lX", "g7": "lM"})
+    where, lines = _rendered_squares(render(state))
+    top, left = where["b7"]
+    bottom, right = where["g2"]
+    assert (top, right) == where["g7"]
+    assert (bottom, left) == where["b2"]
+    walls = {(i, x) for i, line in enumerate(lines[:17]) for x, ch in enumerate(line) if ch == "#"}
+    box = {(top, x) for x in range(left, right + 1)} | {(bottom, x) for x in range(left, right + 1)}
+    box |= {(i, x) for i in range(top, bottom + 1) for x in (left, right)}
+    assert walls <= box  # nothing but the box is drawn as Wall
+    tokens = {(i, x + k) for n, (i, x) in where.items() if n[0].islower() for k in (0, 1)}
+    assert box - tokens <= walls  # ... and the box is closed between its Pearls
+    stones = {n for n in where if n[0].isupper()}
+    for name, (i, x) in where.items():
+        strictly_inside = top < i < bottom and left < x < right
+        if name[0].isupper():
+            assert strictly_inside == zoxso.WALLED_STONE[zoxso.STONE_INDEX[name]], name
+        else:
+            assert strictly_inside == zoxso.INSIDE[zoxso.PEARL_INDEX[name]], name
+            on_wall = (i in (top, bottom) and left <= x <= right) or (
+                x in (left, right) and top <= i <= bottom
+            )
+            ring = (name[0] in "bg" and 2 <= int(name[1]) <= 7) or (
+                name[1] in "27" and "b" <= name[0] <= "g"
+            )
+            assert on_wall == ring, name
+            if state.piece_at(name) is None:  # empty inside Pearls are marked, others are dots
+                assert lines[i][x] == ("+" if strictly_inside else "."), name
+    assert len(stones) == 49
+    # The Wall columns sit on the Pearl files b and g, never on a Stone column.
+    header = lines[0]
+    assert header[left] == "b"
+    assert header[right] == "g"
 
 
 def test_resign() -> None:
@@ -942,3 +1027,56 @@ def test_random_games_end_and_events_are_consistent() -> None:
 def test_conformance() -> None:
     conformance = pytest.importorskip("tests.conformance")
     assert conformance.check_rules(RULES, seeds=range(20)) == 20
+
+
+# --------------------------------------------------------------------------------------------
+# docs/rules/zoxso.md: its boards are what render() draws, and its examples are true
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "rules" / "zoxso.md"
+_DOC_BOARD = re.compile(
+    r"<!-- zoxso-board setup=(\{[^\n]*?\})(?: moves=([^\n]*?))? -->\n```text\n(.*?)```", re.DOTALL
+)
+
+
+def test_docs_boards_are_rendered_positions() -> None:
+    boards = _DOC_BOARD.findall(DOC.read_text())
+    assert len(boards) >= 4
+    for setup, moves, drawn in boards:
+        state = RULES.new_game(0, setup=json.loads(setup))
+        for item in moves.split():
+            seat, move = item.split(":", 1)
+            state, _ = state.apply(int(seat), move)
+        assert render(state) == drawn
+
+
+def test_docs_examples_hold() -> None:
+    chain = pos(
+        {"b3": "dM", "b4": "dD", "b5": "dM", "c4": "dD", "h1": "dX", "a4": "lM", "g8": "lX"}
+    )
+    for member in ("b3", "b4", "b5"):
+        reach = {m.split("-")[1] for m in moves_from(chain, f"{member}-")}
+        assert reach == {"b2", "a3", "a4", "a5", "b6"}
+    assert moves_from(chain, "c4-") == {"c4-c3", "c4-c5", "c4-d4"}
+    throne = pos({"e5": "dX", "d4": "dD", "D6": "lM", "C2": "lX"})
+    assert "must move off" in refused(throne, "d4^D4")
+    assert "blocked by the piece on D6" in refused(throne, "d4^D4-D7")
+    assert {"d4^D4-D6", "d4^D4-G4"} <= set(throne.legal_moves(0))
+    assert reason(play(throne, "d4^D4-D6", "C2-D2", "e5^D4")) == "throne"
+    stones = pos(
+        {
+            "A1": "dD",
+            "A4": "dM",
+            "E1": "lM",
+            "B2": "lD",
+            "C3": "dM",
+            "B1": "lD",
+            "h8": "dX",
+            "a8": "lX",
+        }
+    )
+    assert moves_from(stones, "A1-") == {"A1-A2", "A1-A3", "A1-B1"}
+    assert moves_from(stones, "A4-") == {"A4-B2", "A4-B6", "A4-C5"}
+    jumps = {"A2", "B1", "B5", "D1", "D5", "E2", "E4"}
+    assert moves_from(stones, "C3-") == {f"C3-{s}" for s in jumps}
+    assert {"A1^b2-b3", "C3^d4-d5"} <= set(stones.legal_moves(0))
+    assert "only a Xing" in refused(pos({"C2": "dM", "a8": "dX", "h1": "lX"}), "C2-D4")

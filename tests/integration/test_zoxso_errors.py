@@ -1,0 +1,285 @@
+"""Bad ZoxSo input through the gateway: each answered with its status code, a stable reason and a
+message saying what is allowed, and the game left unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+
+import grpc
+import pytest
+import pytest_asyncio
+
+from client.session import Session
+from services.runtime.errors import error_info
+from tabletop.common.v1 import common_pb2
+from tabletop.zoxso.v1 import zoxso_pb2
+from tests.platform import Platform
+
+pytestmark = pytest.mark.integration
+
+GAME = "zoxso"
+
+# Twenty placements (Z5), Dark first. Dark ends up along row 2 and row 1 below the Wall: c2, d2,
+# e2 sit on the Wall's ring, with the inside Pearls c3, d3, e3 just across it.
+DARK = ["M@c2", "M@d2", "M@e2", "M@a1", "D@b1", "D@c1", "D@d1", "D@e1", "D@f1", "X@h1"]
+LIGHT = ["M@a8", "M@b8", "M@c8", "M@d8", "D@e8", "D@f8", "D@g8", "D@h8", "D@a7", "X@h7"]
+
+
+class Table:
+    """A ZoxSo game between alice (Dark, seat 0) and bob (Light, seat 1)."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self.alice = Session(platform.target)
+        self.bob = Session(platform.target)
+        self.game_id = ""
+
+    async def open(self, **options: int) -> Table:
+        await self.alice.login("alice")
+        await self.bob.login("bob")
+        created = await self.alice.game(GAME).CreateGame(
+            zoxso_pb2.CreateGameRequest(
+                players=[self.alice.player_id, self.bob.player_id],
+                options=zoxso_pb2.Options(**options),
+            ),
+            metadata=self.alice.metadata,
+        )
+        self.game_id = created.status.game_id
+        return self
+
+    async def to_phase_two(self) -> None:
+        for dark, light in zip(DARK, LIGHT, strict=True):
+            await self.play(self.alice, dark)
+            await self.play(self.bob, light)
+
+    async def play(self, session: Session, move: str, **fields: object) -> zoxso_pb2.PlayResponse:
+        request = common_pb2.PlayRequest(game_id=self.game_id, move=move, **fields)  # type: ignore[arg-type]
+        reply: zoxso_pb2.PlayResponse = await session.game(GAME).Play(
+            request, metadata=session.metadata
+        )
+        return reply
+
+    async def snapshot(self) -> zoxso_pb2.GetViewResponse:
+        reply: zoxso_pb2.GetViewResponse = await self.alice.game(GAME).GetView(
+            common_pb2.GetViewRequest(game_id=self.game_id), metadata=self.alice.metadata
+        )
+        return reply
+
+    async def close(self) -> None:
+        await self.alice.close()
+        await self.bob.close()
+
+
+async def _refused(call: Awaitable[object], code: grpc.StatusCode, reason: str, *words: str) -> str:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call
+    error = caught.value
+    assert error.code() == code, error.details()
+    assert error_info(error)[0] == reason
+    for word in words:
+        assert word in (error.details() or ""), error.details()
+    return error.details() or ""
+
+
+@pytest_asyncio.fixture
+async def table(redis_url: str) -> AsyncIterator[Table]:
+    async with Platform(redis_url, games=(GAME,)) as platform:
+        table = await Table(platform).open()
+        yield table
+        await table.close()
+
+
+async def test_malformed_notation(table: Table) -> None:
+    before = await table.snapshot()
+    bad = [
+        ("b9-b3", "does not exist"),
+        ("i1-b2", "does not exist"),
+        ("H1-G1", "does not exist"),
+        ("Q@b2", "unknown piece"),
+        ("M@B2", "Pearls"),
+        ("b2", "not a ZoxSo move"),
+        ("b2-b3-b4", "not a ZoxSo move"),
+        ("b2^c2", "changes layer"),
+        ("b2^B2-b3", "new layer"),
+        ("b2-B3", "one layer"),
+        ("", "empty"),
+    ]
+    for move, words in bad:
+        await _refused(
+            table.play(table.alice, move), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE", words
+        )
+    assert await table.snapshot() == before
+
+
+async def test_phase_one_refusals(table: Table) -> None:
+    await table.play(table.alice, "X@b2")
+    before = await table.snapshot()
+    for move, words in [
+        ("M@d4", "inside the Wall"),
+        ("M@b2", "occupied"),
+        ("b2-b3", "Phase 1"),
+    ]:
+        await _refused(
+            table.play(table.bob, move), grpc.StatusCode.INVALID_ARGUMENT, "ILLEGAL_MOVE", words
+        )
+    await table.play(table.bob, "M@g7")
+    await _refused(
+        table.play(table.alice, "X@a1"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "no Xing left",
+    )
+    assert (await table.snapshot()).status.version == before.status.version + 1
+
+
+async def test_wall_crossing_and_turn_structure(table: Table) -> None:
+    await table.to_phase_two()
+    before = await table.snapshot()
+    assert before.view.phase == 2
+    assert before.view.to_move == 0
+    # A step and a chain move across the Wall (Z2); a move then a flip, two flips (Z6).
+    await _refused(
+        table.play(table.alice, "c2-c3"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "c2-c3 crosses the Wall",
+        "Z2",
+    )
+    await _refused(
+        table.play(table.alice, "d2-c3"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "crosses the Wall",
+    )
+    await _refused(
+        table.play(table.alice, "c2-b2^B2"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "you cannot move then flip",
+        "Z6",
+    )
+    await _refused(
+        table.play(table.alice, "c2^C2^d3"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "flip twice",
+    )
+    # A Ma may not stay on the Throne; a flip onto an occupied Pearl; another side's piece.
+    await _refused(
+        table.play(table.alice, "d2^C2-D4"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "only a Xing may end a turn on the Throne",
+    )
+    await _refused(
+        table.play(table.alice, "h7-g7"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "Light's; you play Dark",
+    )
+    await _refused(
+        table.play(table.alice, "pass"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "no legal move",
+    )
+    assert await table.snapshot() == before
+    # The legal forms go through: flip onto a walled Stone, then a flip back onto an occupied Pearl
+    # is refused.
+    await table.play(table.alice, "c2^C2")
+    await table.play(table.bob, "h7-g7")
+    before = await table.snapshot()
+    await _refused(
+        table.play(table.alice, "C2^d2"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "d2 is occupied",
+    )
+    await table.play(table.alice, "C2^c3-d3")  # flip onto an inside Pearl, then step inside
+    view = await table.snapshot()
+    pearls = {s.name: s.piece for s in view.view.pearls}
+    assert pearls["d3"] == zoxso_pb2.Piece(seat=0, type=zoxso_pb2.PIECE_TYPE_MA)
+    assert "c2" not in pearls
+    assert not view.view.stones
+    assert view.status.version == before.status.version + 1
+
+
+async def test_wrong_seat_and_turn(table: Table) -> None:
+    before = await table.snapshot()
+    await _refused(
+        table.play(table.bob, "M@a8"),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "NOT_YOUR_TURN",
+        "Dark's turn",
+    )
+    await _refused(
+        table.play(table.alice, "M@a8", seat=1),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+        "seat 1 is not yours",
+    )
+    outsider = Session(table.platform.target)
+    await outsider.login("mallory")
+    await _refused(table.play(outsider, "M@a1"), grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
+    await _refused(
+        outsider.game(GAME).LegalMoves(
+            common_pb2.LegalMovesRequest(game_id=table.game_id), metadata=outsider.metadata
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+    )
+    spectator = await outsider.game(GAME).GetView(
+        common_pb2.GetViewRequest(game_id=table.game_id), metadata=outsider.metadata
+    )
+    assert spectator.seat == -1
+    assert spectator.view == before.view  # nothing is hidden in ZoxSo
+    await outsider.close()
+    legal = await table.bob.game(GAME).LegalMoves(
+        common_pb2.LegalMovesRequest(game_id=table.game_id), metadata=table.bob.metadata
+    )
+    assert list(legal.moves) == []
+    assert await table.snapshot() == before
+
+
+async def test_stale_version(table: Table) -> None:
+    await table.play(table.alice, "M@a1", expected_version=0)
+    before = await table.snapshot()
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await table.play(table.bob, "M@h8", expected_version=0)
+    assert caught.value.code() == grpc.StatusCode.ABORTED
+    reason, metadata = error_info(caught.value)
+    assert reason == "STALE_VERSION"
+    assert metadata["version"] == "1"
+    assert await table.snapshot() == before
+
+
+async def test_game_over_and_bad_options(table: Table) -> None:
+    await table.play(table.alice, "M@a1")
+    await table.bob.game(GAME).Resign(
+        common_pb2.ResignRequest(game_id=table.game_id), metadata=table.bob.metadata
+    )
+    before = await table.snapshot()
+    await _refused(table.play(table.bob, "M@h8"), grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
+    assert await table.snapshot() == before
+    for bad in (0, -3):
+        await _refused(
+            table.alice.game(GAME).CreateGame(
+                zoxso_pb2.CreateGameRequest(
+                    players=[table.alice.player_id, table.bob.player_id],
+                    options=zoxso_pb2.Options(max_plies=bad),
+                ),
+                metadata=table.alice.metadata,
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_OPTIONS",
+            "max_plies",
+        )
+    await _refused(
+        table.alice.game(GAME).CreateGame(
+            zoxso_pb2.CreateGameRequest(players=[table.alice.player_id]),
+            metadata=table.alice.metadata,
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_ARGUMENT",
+        "2 seats",
+    )
