@@ -26,6 +26,15 @@ class Session:
         self.player_id = reply.player_id
         return reply
 
+    async def bot_login(self, player_id: str, key: str) -> lobby_pb2.LoginResponse:
+        """Log in as a bot seat (bot workers only: needs the platform's bot key)."""
+        reply: lobby_pb2.LoginResponse = await self.auth.BotLogin(
+            lobby_pb2.BotLoginRequest(player_id=player_id, key=key)
+        )
+        self.token = reply.token
+        self.player_id = reply.player_id
+        return reply
+
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {self.token}"),)

@@ -31,6 +31,7 @@ def settings_from_env() -> GatewaySettings:
         rate_burst=env_float("RATE_LIMIT_BURST", 100.0),
         backends=backends,
         grace_seconds=env_float("GRACE_SECONDS", 10.0),
+        bot_key=env_str("BOT_KEY", ""),
     )
 
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import itertools
 import json
 import logging
+import random
 import secrets
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -23,10 +25,15 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from gateway.auth import AuthError, TokenIssuer, bearer_token
+from engines import registry
+from engines.contract import GameError
+from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.ratelimit import RateLimiter
+from services.bots.identity import BOT_ID_PATTERN, new_bot_id
+from services.bots.levels import BOT_LEVELS
 from services.runtime.apis import GAME_APIS
 from services.runtime.errors import ApiError, abort
+from services.runtime.main import adapter_of
 from services.runtime.server import Server
 from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -74,12 +81,54 @@ class GatewaySettings:
     """game id -> gRPC target of its service, e.g. "127.0.0.1:50051", "dns:///esoloe:50051" or
     "ipv4:127.0.0.1:50051,127.0.0.1:50061" (several replicas)."""
     grace_seconds: float = 10.0
+    bot_key: str = ""
+    """Bot workers log in with this key (BotLogin); empty: no bot logins."""
 
 
-class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
+class Guard:
+    """Authenticates a call's bearer token and applies the caller's rate limit."""
+
     def __init__(self, issuer: TokenIssuer, limiter: RateLimiter) -> None:
         self.issuer = issuer
         self.limiter = limiter
+
+    def admit(self, context: Context) -> Identity:
+        """The caller; raises ApiError (UNAUTHENTICATED, RATE_LIMITED)."""
+        try:
+            identity = self.issuer.verify(bearer_token(context.invocation_metadata()))
+        except AuthError as error:
+            raise ApiError("UNAUTHENTICATED", str(error)) from None
+        wait = self.limiter.take(identity.player_id)
+        if wait:
+            raise ApiError(
+                "RATE_LIMITED",
+                f"too many requests; retry in {wait * 1000:.0f}ms",
+                retry_after_ms=str(int(wait * 1000) + 1),
+            )
+        return identity
+
+
+class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
+    def __init__(self, issuer: TokenIssuer, limiter: RateLimiter, bot_key: str) -> None:
+        self.issuer = issuer
+        self.limiter = limiter
+        self.bot_key = bot_key
+
+    async def BotLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
+        try:
+            if not self.bot_key or not hmac.compare_digest(
+                request.key.encode(), self.bot_key.encode()
+            ):
+                raise ApiError("UNAUTHENTICATED", "bot logins need the platform's bot key")
+            if not BOT_ID_PATTERN.match(request.player_id):
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"bot player ids look like bot-<level>-<hex>; got {request.player_id[:80]!r}",
+                )
+            token, identity = self.issuer.issue(request.player_id, request.player_id)
+        except ApiError as error:
+            await abort(context, error)
+        return _login_response(token, identity)
 
     async def Login(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
@@ -96,21 +145,83 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                 raise ApiError("INVALID_ARGUMENT", str(error)) from None
         except ApiError as error:
             await abort(context, error)
-        expires = Timestamp()
-        expires.FromSeconds(int(identity.expires_at))
-        return lobby_pb2.LoginResponse(
-            token=token, player_id=identity.player_id, expires_at=expires
-        )
+        return _login_response(token, identity)
+
+
+def seat_count(game: str, create: Any) -> int:
+    """How many seats a game created with this CreateGame request has (its options decide)."""
+    try:
+        options = adapter_of(game).options(create)
+        return registry.get(game).new_game(0, options).num_seats
+    except GameError as error:
+        raise ApiError.from_game_error(error) from None
+
+
+def _login_response(token: str, identity: Identity) -> lobby_pb2.LoginResponse:
+    expires = Timestamp()
+    expires.FromSeconds(int(identity.expires_at))
+    return lobby_pb2.LoginResponse(token=token, player_id=identity.player_id, expires_at=expires)
+
+
+class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
+    """Games against bots, created straight on the game's service."""
+
+    def __init__(self, guard: Guard, channels: Mapping[str, grpc.aio.Channel]) -> None:
+        self.guard = guard
+        self.channels = channels
+
+    async def PlayAgainstBots(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.PlayAgainstBotsResponse:
+        try:
+            identity = self.guard.admit(context)
+            game = request.game
+            if game not in self.channels:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"unknown game {game[:40]!r}; games are: {', '.join(sorted(self.channels))}",
+                )
+            level = request.level or "random"
+            if level not in BOT_LEVELS:
+                raise ApiError(
+                    "INVALID_ARGUMENT", f"unknown bot level {level[:40]!r}; levels are: random"
+                )
+            chosen = request.options.WhichOneof("game")
+            if chosen not in (None, game):
+                raise ApiError("INVALID_OPTIONS", f"options for {chosen} given for a {game} game")
+            api = GAME_APIS[game]
+            create = api.pb2.CreateGameRequest()
+            if chosen:
+                create.options.CopyFrom(getattr(request.options, game))
+            seats = seat_count(game, create)
+            bots = [new_bot_id(level) for _ in range(seats)]
+            seat = -1
+            if not request.watch_only:
+                seat = request.seat if request.HasField("seat") and request.seat >= 0 else -1
+                if seat >= seats:
+                    raise ApiError(
+                        "INVALID_ARGUMENT", f"seat {seat} does not exist; seats are 0..{seats - 1}"
+                    )
+                if seat < 0:
+                    seat = random.randrange(seats)
+                bots[seat] = identity.player_id
+            create.players.extend(bots)
+            try:
+                created = await api.stub(self.channels[game]).CreateGame(create, timeout=10)
+            except grpc.aio.AioRpcError as error:
+                await context.abort(
+                    error.code(), error.details() or "", _passable(error.trailing_metadata())
+                )
+        except ApiError as error:
+            await abort(context, error)
+        return lobby_pb2.PlayAgainstBotsResponse(status=created.status, seat=seat)
 
 
 class Proxy(grpc.GenericRpcHandler):
     """Routes each public game method to its backend, passing bytes through."""
 
-    def __init__(
-        self, issuer: TokenIssuer, limiter: RateLimiter, channels: Mapping[str, grpc.aio.Channel]
-    ) -> None:
-        self.issuer = issuer
-        self.limiter = limiter
+    def __init__(self, guard: Guard, channels: Mapping[str, grpc.aio.Channel]) -> None:
+        self.guard = guard
         # Request ids unique across gateway processes and restarts, without a syscall per call.
         self._request_prefix = f"g{secrets.token_hex(6)}-"
         self._request_counter = itertools.count()
@@ -140,17 +251,7 @@ class Proxy(grpc.GenericRpcHandler):
     async def _admit(self, context: Context) -> tuple[tuple[str, str], ...]:
         """Authenticate and rate-limit; the metadata to forward."""
         try:
-            try:
-                identity = self.issuer.verify(bearer_token(context.invocation_metadata()))
-            except AuthError as error:
-                raise ApiError("UNAUTHENTICATED", str(error)) from None
-            wait = self.limiter.take(identity.player_id)
-            if wait:
-                raise ApiError(
-                    "RATE_LIMITED",
-                    f"too many requests; retry in {wait * 1000:.0f}ms",
-                    retry_after_ms=str(int(wait * 1000) + 1),
-                )
+            identity = self.guard.admit(context)
         except ApiError as error:
             await abort(context, error)
         request_id = f"{self._request_prefix}{next(self._request_counter)}"
@@ -214,15 +315,18 @@ class Gateway:
             for game, target in settings.backends.items()
         }
         names = [GAME_APIS[g].full_name for g in self.channels]
-        auth_name = lobby_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name
-        self.base = Server(
-            settings.listen, [auth_name, *names], grace_seconds=settings.grace_seconds
-        )
-        self.base.server.add_generic_rpc_handlers(
-            (Proxy(self.issuer, self.limiter, self.channels),)
-        )
+        own = [
+            lobby_pb2.DESCRIPTOR.services_by_name[name].full_name
+            for name in ("AuthService", "LobbyService")
+        ]
+        self.base = Server(settings.listen, [*own, *names], grace_seconds=settings.grace_seconds)
+        guard = Guard(self.issuer, self.limiter)
+        self.base.server.add_generic_rpc_handlers((Proxy(guard, self.channels),))
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
-            AuthServicer(self.issuer, RateLimiter(5.0, 20.0)), self.base.server
+            AuthServicer(self.issuer, RateLimiter(5.0, 20.0), settings.bot_key), self.base.server
+        )
+        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
+            LobbyServicer(guard, self.channels), self.base.server
         )
         self._watcher: asyncio.Task[None] | None = None
 

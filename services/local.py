@@ -1,11 +1,11 @@
 """The whole platform on one machine, supervised as one foreground process (`make run`).
 
-Starts a redis-server in a temporary directory (unless REDIS_URL is set), every game service and
-the gateway; restarts a process that dies; on Ctrl-C (or SIGTERM) stops them all, gracefully.
+Starts a redis-server in a temporary directory (unless REDIS_URL is set), every game service,
+the gateway and a bot worker; restarts a process that dies; on Ctrl-C (or SIGTERM) stops them all, gracefully.
 
 Environment: REDIS_URL (use this Redis instead of starting one), GATEWAY_PORT (default 50050),
-SERVICE_BASE_PORT (default 50051: game services take consecutive ports), TOKEN_SECRET (default: a
-random key for this run).
+SERVICE_BASE_PORT (default 50051: game services take consecutive ports, the bot worker's health
+port the next one), TOKEN_SECRET and BOT_KEY (default: random keys for this run).
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ def main() -> int:
         **os.environ,
         "REDIS_URL": redis_url,
         "TOKEN_SECRET": os.environ.get("TOKEN_SECRET") or secrets.token_urlsafe(32),
+        "BOT_KEY": os.environ.get("BOT_KEY") or secrets.token_urlsafe(24),
         "GRACE_SECONDS": os.environ.get("GRACE_SECONDS", "5"),
     }
     children: list[Child] = []
@@ -97,6 +98,17 @@ def main() -> int:
             "gateway",
             [sys.executable, "-m", "gateway"],
             {**common, **backends, "LISTEN": f"0.0.0.0:{gateway_port}"},
+        )
+    )
+    children.append(
+        Child(
+            "bots",
+            [sys.executable, "-m", "services.bots"],
+            {
+                **common,
+                "GATEWAY_ADDR": f"127.0.0.1:{gateway_port}",
+                "LISTEN": f"127.0.0.1:{base_port + len(GAME_APIS)}",
+            },
         )
     )
     for child in children:

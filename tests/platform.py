@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from types import TracebackType
 
 from redis.asyncio import Redis
 
 from gateway.server import Gateway, GatewaySettings
+from services.bots.worker import BotWorker
 from services.runtime.config import ServiceSettings
-from services.runtime.main import start_game_service
+from services.runtime.main import connect_redis, start_game_service
 from services.runtime.server import Server
 
 TEST_SECRET = "test-signing-key-0123456789-abcdefghij"
+TEST_BOT_KEY = "test-bot-key-0123456789"
 
 
 class Platform:
@@ -28,6 +31,7 @@ class Platform:
         replicas: int = 1,
         rate_per_second: float = 1000.0,
         rate_burst: float = 2000.0,
+        bot_workers: int = 0,
     ) -> None:
         self.redis_url = redis_url
         self.games = list(games)
@@ -36,6 +40,8 @@ class Platform:
         self.servers: dict[str, list[Server]] = {}
         self._redis: list[Redis] = []
         self.gateway: Gateway | None = None
+        self.bot_workers = bot_workers
+        self.workers: list[tuple[BotWorker, asyncio.Event, asyncio.Task[None]]] = []
 
     @property
     def target(self) -> str:
@@ -70,10 +76,24 @@ class Platform:
                 rate_burst=self.rate[1],
                 backends=backends,
                 grace_seconds=1.0,
+                bot_key=TEST_BOT_KEY,
             )
         )
         await self.gateway.start()
+        for index in range(self.bot_workers):
+            await self.start_bot_worker(f"test-worker-{index}")
         return self
+
+    async def start_bot_worker(self, consumer: str, **settings: float) -> BotWorker:
+        redis = connect_redis(self.redis_url)
+        self._redis.append(redis)
+        worker = BotWorker(
+            redis=redis, gateway=self.target, bot_key=TEST_BOT_KEY, consumer=consumer,
+            **settings,  # type: ignore[arg-type]
+        )  # fmt: skip
+        stop = asyncio.Event()
+        self.workers.append((worker, stop, asyncio.create_task(worker.run(stop))))
+        return worker
 
     async def __aexit__(
         self,
@@ -81,6 +101,10 @@ class Platform:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        for worker, stop, task in self.workers:
+            stop.set()
+            await task
+            await worker.close()
         if self.gateway is not None:
             await self.gateway.stop(0.5)
         for servers in self.servers.values():

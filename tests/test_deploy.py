@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from services.local import wait_serving
+from services.runtime import keys
 from services.runtime.apis import GAME_APIS
 from services.runtime.localredis import free_port
 
@@ -65,13 +66,32 @@ def containers(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 def test_overlay_renders_and_validates(overlay: str) -> None:
     docs = render(overlay)
     for doc in docs:
+        if doc["apiVersion"].startswith("keda.sh/"):
+            continue  # a KEDA custom resource: checked below
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
     kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
     for name in ["gateway", *GAME_APIS]:
         for kind in ("Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"):
             assert (kind, name) in kinds, f"{overlay}: no {kind} {name}"
+    assert ("Deployment", "bots") in kinds
+    assert ("PodDisruptionBudget", "bots") in kinds
     assert ("StatefulSet", "redis") in kinds
     assert ("ConfigMap", "tabletop-config") in kinds
+
+
+def test_prod_scales_bot_workers_on_their_stream_lag() -> None:
+    (scaled,) = [d for d in render("prod") if d["kind"] == "ScaledObject"]
+    assert scaled["apiVersion"] == "keda.sh/v1alpha1"
+    assert scaled["spec"]["scaleTargetRef"]["name"] == "bots"
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["type"] == "redis-streams"
+    assert trigger["metadata"]["stream"] == keys.BOT_TURNS
+    assert trigger["metadata"]["consumerGroup"] == keys.BOT_GROUP
+    assert int(trigger["metadata"]["lagCount"]) > 0
+    (bots,) = [
+        d for d in render("prod") if d["kind"] == "Deployment" and d["metadata"]["name"] == "bots"
+    ]
+    assert "replicas" not in bots["spec"], "KEDA owns the bot workers' replica count"
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -114,7 +134,7 @@ def _commands() -> set[str]:
 
 def test_every_command_exists() -> None:
     modules = _commands()
-    assert {"gateway", *(f"services.{game}" for game in GAME_APIS)} <= modules
+    assert {"gateway", "services.bots", *(f"services.{game}" for game in GAME_APIS)} <= modules
     for module in modules:
         assert importlib.util.find_spec(f"{module}.__main__") is not None, module
 
@@ -200,6 +220,18 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
             assert wait_serving(addr), f"{game} did not report SERVING"
         names = [api.full_name for api in GAME_APIS.values()]
         assert wait_serving(f"127.0.0.1:{gateway_port}", names)
+        env = _environment("dev", "bots")
+        bots_port = free_port()
+        env |= {
+            "REDIS_URL": redis_url,
+            "GATEWAY_ADDR": f"127.0.0.1:{gateway_port}",
+            "LISTEN": f"127.0.0.1:{bots_port}",
+            "METRICS_PORT": str(free_port()),
+        }
+        processes.append(
+            subprocess.Popen([sys.executable, "-m", "services.bots"], env={**os.environ, **env})
+        )
+        assert wait_serving(f"127.0.0.1:{bots_port}"), "the bot worker did not report SERVING"
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)

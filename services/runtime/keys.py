@@ -31,6 +31,16 @@ def game_requests(game_id: str) -> str:
     return f"game:{_tag(game_id)}:requests"
 
 
+BOT_TURNS = "bots:turns"
+"""Stream: one job per bot seat that may act at a version (fields game, game_id, seat, player,
+version). Bot workers read it with the consumer group BOT_GROUP."""
+
+BOT_GROUP = "bots"
+
+BOT_PLAYER_PREFIX = "bot-"
+"""Player ids of bot seats: `bot-<level>-<hex>`; only BotLogin (with the bot key) signs them."""
+
+
 def active_games(game: str) -> str:
     """Counter: games of this kind created and not yet finished (for the active-games gauge)."""
     return f"stats:{{{game}}}:active"

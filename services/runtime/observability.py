@@ -27,6 +27,17 @@ GAMES_FINISHED = Counter("tabletop_games_finished_total", "Games finished", ["ga
 ACTIVE_GAMES = Gauge(
     "tabletop_active_games", "Games created and not finished (platform-wide, from Redis)", ["game"]
 )
+BOT_JOBS = Counter(
+    "tabletop_bot_jobs_total",
+    "Bot-turn jobs handled, by game and outcome (played, stale, refused, retry, error)",
+    ["game", "outcome"],
+)
+BOT_THINK_SECONDS = Histogram(
+    "tabletop_bot_think_seconds",
+    "Time a bot took to choose its move",
+    ["game", "level"],
+    buckets=(0.0001, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0),
+)
 WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}

@@ -224,6 +224,26 @@ class GameServicer:
             raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
         return Loaded(stored, self.rules.deserialize(stored.snapshot))
 
+    async def _wake_bots(
+        self, game_id: str, version: int, state: State, seats: Sequence[str]
+    ) -> None:
+        """Queue a bot-turn job for every bot seat that may act now (jump-ins included).
+
+        Best effort: the move stands whatever happens here. Should Redis fail now, the client's
+        retry (same request id) wakes the bots again; a duplicate job is harmless (a worker
+        plays with expected_version, so only one of two jobs for a version can move)."""
+        jobs: list[dict[str, str | int]] = [
+            {"game": self.adapter.game, "game_id": game_id, "seat": seat,
+             "player": seats[seat], "version": version}
+            for seat in state.to_act()
+            if seats[seat].startswith(keys.BOT_PLAYER_PREFIX)
+        ]  # fmt: skip
+        if jobs:
+            try:
+                await self.store.add_bot_jobs(jobs)
+            except ApiError:
+                log.warning("bots not woken", extra={"game_id": game_id, "version": version})
+
     def _status(self, loaded: Loaded) -> common_pb2.GameStatus:
         return status_message(
             loaded.stored.game_id,
@@ -268,6 +288,7 @@ class GameServicer:
             status = status_of(state)
             await self.store.create(game_id, state.serialize(), meta, [], status)
             await self.store.count_active(self.adapter.game, 1)
+            await self._wake_bots(game_id, 0, state, players)
             GAMES_CREATED.labels(self.adapter.game).inc()
             log.info("game created", extra={"game_id": game_id, "seats": len(players)})
             return self.adapter.create_response(
@@ -401,6 +422,7 @@ class GameServicer:
             )
             if commit.outcome == "OK":
                 self.hints.put(game_id, Loaded(stored.moved_to(commit.version), state))
+                await self._wake_bots(game_id, commit.version, state, seats)
                 if status["finished"]:
                     await self.store.count_active(self.adapter.game, -1)
                     GAMES_FINISHED.labels(self.adapter.game).inc()
@@ -437,6 +459,7 @@ class GameServicer:
     async def _replayed(self, loaded: Loaded, version: int, seat: int) -> Message:
         """The answer to a retried request that was already applied at `version`."""
         stored = loaded.stored
+        await self._wake_bots(stored.game_id, stored.version, loaded.state, stored.meta["seats"])
         entries = await self.store.entries(stored.game_id, version, count=1)
         events = entries[0].events if entries and entries[0].version == version else []
         return self.adapter.play_response(

@@ -176,6 +176,14 @@ class GameStore:
         return bool(created)
 
     @_unavailable_when_unreachable
+    async def add_bot_jobs(self, jobs: list[dict[str, str | int]]) -> None:
+        """Tell bot workers which bot seats may act (one stream entry per seat)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for job in jobs:
+                pipe.xadd(keys.BOT_TURNS, job, maxlen=100_000, approximate=True)  # type: ignore[arg-type]
+            await pipe.execute()
+
+    @_unavailable_when_unreachable
     async def count_active(self, game: str, delta: int) -> None:
         await self.redis.incrby(keys.active_games(game), delta)
 

@@ -1,0 +1,66 @@
+"""The bot worker process: `python -m services.bots`. Run as many as the load needs.
+
+Environment: GATEWAY_ADDR (default 127.0.0.1:50050), BOT_KEY (required), REDIS_URL, LISTEN
+(its health service, default 0.0.0.0:50060), METRICS_PORT, GRACE_SECONDS, BOT_CONCURRENCY
+(jobs in hand at once, default 32), BOT_CLAIM_IDLE_SECONDS (take over a job another worker has
+held this long, default 15), BOT_DELAY_SECONDS (wait before each move, default 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+
+from services.bots.worker import BotWorker
+from services.runtime.config import env_float, env_int, env_str
+from services.runtime.main import connect_redis
+from services.runtime.observability import configure_logging, serve_metrics
+from services.runtime.server import Server, run, wait_for_signal
+
+log = logging.getLogger("tabletop.bots")
+
+
+async def main() -> None:
+    bot_key = os.environ.get("BOT_KEY", "")
+    if not bot_key:
+        raise SystemExit("BOT_KEY is not set: bot workers log in with the gateway's bot key")
+    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    worker = BotWorker(
+        redis=redis,
+        gateway=env_str("GATEWAY_ADDR", "127.0.0.1:50050"),
+        bot_key=bot_key,
+        consumer=f"{socket.gethostname()}-{os.getpid()}",
+        concurrency=env_int("BOT_CONCURRENCY", 32),
+        claim_idle_seconds=env_float("BOT_CLAIM_IDLE_SECONDS", 15.0),
+        delay_seconds=env_float("BOT_DELAY_SECONDS", 0.0),
+    )
+
+    async def ready() -> bool:
+        return bool(await redis.ping())
+
+    health = Server(
+        env_str("LISTEN", "0.0.0.0:50060"),
+        [],
+        ready=ready,
+        grace_seconds=env_float("GRACE_SECONDS", 10.0),
+    )
+    await health.start()
+    serve_metrics(env_int("METRICS_PORT", 0))
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    log.info("working", extra={"consumer": worker.consumer, "gateway": worker.gateway})
+    await wait_for_signal()
+    log.info("stopping: finishing the jobs in hand")
+    await health.health.enter_graceful_shutdown()
+    stop.set()
+    await running
+    await worker.close()
+    await health.stop()
+    await redis.aclose()
+
+
+if __name__ == "__main__":
+    configure_logging("bots")
+    run(main())
