@@ -54,12 +54,18 @@ lint: setup $(BUF)
 $(BUF):
 	npm install --silent --prefix .tools @bufbuild/buf@1.75.0
 
+# RLCard, only to compare Solo's speed with its UNO in `make bench`: not a product dependency.
+.bench-venv/.installed:
+	python3 -m venv .bench-venv
+	.bench-venv/bin/pip install -q rlcard==1.2.0 numpy==2.4.6 termcolor==3.3.0
+	touch $@
+
 format: setup
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-bench: setup
-	$(PY) -m tests.bench
+bench: setup .bench-venv/.installed
+	$(PY) -m bench
 
 clean:
 	rm -rf gen .mypy_cache .pytest_cache .ruff_cache .tools

@@ -6,10 +6,11 @@ import logging
 import sys
 from collections.abc import Callable
 
-from bench import engines, gateway, zoxso
+from bench import engines, gateway, solo, zoxso
 
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("engines (random legal moves, no I/O)", engines.run),
+    ("Solo next to RLCard's UNO (engine only)", solo.run),
     ("ZoxSo (engine only)", zoxso.run),
     ("e-SOLO-e Play through the gateway (separate processes, local redis-server)", gateway.run),
 ]

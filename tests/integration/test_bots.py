@@ -8,6 +8,7 @@ import random
 import signal
 import subprocess
 import sys
+from typing import Any
 
 import grpc
 import pytest
@@ -28,14 +29,14 @@ GAMES = ("esoloe", "solo", "solace", "zoxso")
 
 
 async def _new_bot_game(
-    session: Session, game: str, *, watch_only: bool = False, **options: object
+    session: Session, game: str, *, watch_only: bool = False, options: dict[str, Any] | None = None
 ) -> lobby_pb2.PlayAgainstBotsResponse:
     lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
     request = lobby_pb2.PlayAgainstBotsRequest(game=game, watch_only=watch_only)
     if game == "solo":
-        request.options.solo.CopyFrom(solo_pb2.Options(**options))  # type: ignore[arg-type]
+        request.options.solo.CopyFrom(solo_pb2.Options(**(options or {})))
     if game == "zoxso":
-        request.options.zoxso.CopyFrom(zoxso_pb2.Options(**options))  # type: ignore[arg-type]
+        request.options.zoxso.CopyFrom(zoxso_pb2.Options(**(options or {})))
     reply: lobby_pb2.PlayAgainstBotsResponse = await lobby.PlayAgainstBots(
         request, metadata=session.metadata
     )
@@ -83,8 +84,8 @@ async def test_bots_play_their_seats_until_the_game_ends(redis_url: str, game: s
         player = Session(platform.target)
         await player.login("human")
         if game in ("esoloe", "zoxso"):  # against a bot
-            options = {"max_plies": 80} if game == "zoxso" else {}
-            reply = await _new_bot_game(player, game, **options)
+            options: dict[str, Any] = {"max_plies": 80} if game == "zoxso" else {}
+            reply = await _new_bot_game(player, game, options=options)
             assert reply.seat in (0, 1)
             seats = [s.player_id for s in reply.status.seats]
             assert seats[reply.seat] == player.player_id
@@ -92,7 +93,7 @@ async def test_bots_play_their_seats_until_the_game_ends(redis_url: str, game: s
         else:  # bots on every seat, watched
             options = {"players": 2, "mode": solo_pb2.MODE_ROUNDS, "rounds": 1}
             reply = await _new_bot_game(
-                player, game, watch_only=True, **(options if game == "solo" else {})
+                player, game, watch_only=True, options=options if game == "solo" else None
             )
             assert reply.seat == -1
             assert all(s.player_id.startswith("bot-") for s in reply.status.seats)
