@@ -184,6 +184,7 @@ def run(seconds: float = 5.0) -> list[str]:
         subprocess.Popen(
             [sys.executable, "-m", "services.esoloe"],
             env={**env, "LISTEN": f"127.0.0.1:{service_port}"},
+            stderr=subprocess.DEVNULL,
         ),
         subprocess.Popen(
             [sys.executable, "-m", "gateway"],
@@ -192,6 +193,7 @@ def run(seconds: float = 5.0) -> list[str]:
                 "LISTEN": f"127.0.0.1:{gateway_port}",
                 "ESOLOE_ADDR": f"127.0.0.1:{service_port}",
             },
+            stderr=subprocess.DEVNULL,
         ),
         subprocess.Popen([sys.executable, "-m", "bench.echo", str(echo_port)]),
     ]

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from types import TracebackType
+from typing import Any
 
+import grpc
+import pytest
 from redis.asyncio import Redis
 
+from client.session import Session
 from gateway.server import Gateway, GatewaySettings
 from services.bots.worker import BotWorker
 from services.runtime.config import ServiceSettings
+from services.runtime.errors import error_info
 from services.runtime.main import connect_redis, start_game_service
 from services.runtime.server import Server
+from tabletop.common.v1 import common_pb2
 
 TEST_SECRET = "test-signing-key-0123456789-abcdefghij"
 TEST_BOT_KEY = "test-bot-key-0123456789"
@@ -112,3 +118,39 @@ class Platform:
                 await server.stop(0.5)
         for redis in self._redis:
             await redis.aclose()
+
+
+async def logged_in(platform: Platform, *names: str) -> list[Session]:
+    """A logged-in session to the platform's gateway for each name."""
+    sessions = [Session(platform.target) for _ in names]
+    for session, name in zip(sessions, names, strict=True):
+        await session.login(name)
+    return sessions
+
+
+async def watch_all(
+    session: Session, game: str, game_id: str, from_version: int = 0, *, public: bool = False
+) -> list[Any]:
+    """Every Watch message of a game from a version on, until the game ends."""
+    return [
+        update
+        async for update in session.game(game).Watch(
+            common_pb2.WatchRequest(game_id=game_id, from_version=from_version, public=public),
+            metadata=session.metadata,
+        )
+    ]
+
+
+async def assert_refused(
+    call: Awaitable[object], code: grpc.StatusCode, reason: str, *words: str
+) -> str:
+    """Await a call that must fail with `code` and `reason`, its message naming each of
+    `words`; returns the message."""
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call
+    error = caught.value
+    assert error.code() == code, error.details()
+    assert error_info(error)[0] == reason, error.details()
+    for word in words:
+        assert word in (error.details() or ""), error.details()
+    return error.details() or ""

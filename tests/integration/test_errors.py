@@ -13,7 +13,7 @@ from client.session import Session
 from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
-from tests.platform import TEST_SECRET, Platform
+from tests.platform import TEST_SECRET, Platform, assert_refused
 
 pytestmark = pytest.mark.integration
 
@@ -49,17 +49,6 @@ class Table:
         return reply
 
 
-async def _refused(call: object, code: grpc.StatusCode, reason: str, *words: str) -> str:
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await call  # type: ignore[misc]
-    error = caught.value
-    assert error.code() == code, error.details()
-    assert error_info(error)[0] == reason
-    for word in words:
-        assert word in (error.details() or ""), error.details()
-    return error.details() or ""
-
-
 @pytest.fixture
 async def table(platform: Platform) -> Table:
     return await Table(platform).open()
@@ -67,29 +56,31 @@ async def table(platform: Platform) -> Table:
 
 async def test_malformed_notation(table: Table) -> None:
     before = await table.snapshot()
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "f12"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "MALFORMED_MOVE",
         "does not exist",
         "a..e",
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "c42"), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE", "blank"
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "c16"), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE"
     )
-    await _refused(table.play(table.alice, ""), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE")
+    await assert_refused(
+        table.play(table.alice, ""), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE"
+    )
     assert await table.snapshot() == before
 
 
 async def test_wrong_seat_and_turn(table: Table) -> None:
     before = await table.snapshot()
-    await _refused(
+    await assert_refused(
         table.play(table.bob, "c12"), grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN"
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "c12", seat=1),
         grpc.StatusCode.PERMISSION_DENIED,
         "NOT_YOUR_SEAT",
@@ -97,15 +88,17 @@ async def test_wrong_seat_and_turn(table: Table) -> None:
     )
     outsider = Session(table.platform.target)
     await outsider.login("mallory")
-    await _refused(table.play(outsider, "c12"), grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
-    await _refused(
+    await assert_refused(
+        table.play(outsider, "c12"), grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT"
+    )
+    await assert_refused(
         outsider.game("esoloe").LegalMoves(
             common_pb2.LegalMovesRequest(game_id=table.game_id, seat=0), metadata=outsider.metadata
         ),
         grpc.StatusCode.PERMISSION_DENIED,
         "NOT_YOUR_SEAT",
     )
-    await _refused(
+    await assert_refused(
         outsider.game("esoloe").GetView(
             common_pb2.GetViewRequest(game_id=table.game_id, seat=1), metadata=outsider.metadata
         ),
@@ -124,7 +117,7 @@ async def test_fourth_level_that_does_not_win(table: Table) -> None:
     for session, move in [(table.alice, "a14"), (table.bob, "a26"), (table.alice, "a14")]:
         await table.play(session, move)
     before = await table.snapshot()
-    details = await _refused(
+    details = await assert_refused(
         table.play(table.bob, "a26"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
@@ -156,20 +149,20 @@ async def test_retried_request_is_applied_once(table: Table) -> None:
 
 async def test_unknown_and_malformed_game_ids(table: Table) -> None:
     stub = table.alice.game("esoloe")
-    await _refused(
+    await assert_refused(
         stub.GetView(
             common_pb2.GetViewRequest(game_id="esoloe-" + "0" * 20), metadata=table.alice.metadata
         ),
         grpc.StatusCode.NOT_FOUND,
         "GAME_NOT_FOUND",
     )
-    await _refused(
+    await assert_refused(
         stub.GetView(common_pb2.GetViewRequest(game_id="../etc"), metadata=table.alice.metadata),
         grpc.StatusCode.INVALID_ARGUMENT,
         "INVALID_ARGUMENT",
         "malformed",
     )
-    await _refused(
+    await assert_refused(
         stub.GetView(
             common_pb2.GetViewRequest(game_id="solo-" + "0" * 20), metadata=table.alice.metadata
         ),
@@ -182,7 +175,7 @@ async def test_unknown_and_malformed_game_ids(table: Table) -> None:
 async def test_tokens_missing_forged_expired(table: Table) -> None:
     stub = table.alice.game("esoloe")
     request = common_pb2.GetViewRequest(game_id=table.game_id)
-    await _refused(
+    await assert_refused(
         stub.GetView(request), grpc.StatusCode.UNAUTHENTICATED, "UNAUTHENTICATED", "no token"
     )
     forged = jwt.encode(
@@ -190,7 +183,7 @@ async def test_tokens_missing_forged_expired(table: Table) -> None:
         "some-other-key-0123456789-0123456789",
         algorithm="HS256",
     )
-    await _refused(
+    await assert_refused(
         stub.GetView(request, metadata=(("authorization", f"Bearer {forged}"),)),
         grpc.StatusCode.UNAUTHENTICATED,
         "UNAUTHENTICATED",
@@ -199,20 +192,20 @@ async def test_tokens_missing_forged_expired(table: Table) -> None:
     expired = jwt.encode(
         {"sub": table.alice.player_id, "exp": int(time.time()) - 5}, TEST_SECRET, algorithm="HS256"
     )
-    await _refused(
+    await assert_refused(
         stub.GetView(request, metadata=(("authorization", f"Bearer {expired}"),)),
         grpc.StatusCode.UNAUTHENTICATED,
         "UNAUTHENTICATED",
         "expired",
     )
-    await _refused(
+    await assert_refused(
         stub.GetView(request, metadata=(("authorization", "Basic abc"),)),
         grpc.StatusCode.UNAUTHENTICATED,
         "UNAUTHENTICATED",
         "Bearer",
     )
     # The player id cannot be smuggled past the gateway in the internal metadata key.
-    await _refused(
+    await assert_refused(
         table.play(Session(table.platform.target), "c12"),
         grpc.StatusCode.UNAUTHENTICATED,
         "UNAUTHENTICATED",
@@ -224,7 +217,7 @@ async def test_oversized_request(table: Table) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await table.play(table.alice, "c" * 200_000)
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "c" * 1000),
         grpc.StatusCode.INVALID_ARGUMENT,
         "MALFORMED_MOVE",
@@ -235,15 +228,17 @@ async def test_oversized_request(table: Table) -> None:
 
 async def test_bad_login_name(platform: Platform) -> None:
     session = Session(platform.target)
-    await _refused(
+    await assert_refused(
         session.login(""), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", "1 to 32"
     )
-    await _refused(session.login("x" * 100), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT")
+    await assert_refused(
+        session.login("x" * 100), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT"
+    )
 
 
 async def test_create_game_checks_players(table: Table) -> None:
     stub = table.alice.game("esoloe")
-    await _refused(
+    await assert_refused(
         stub.CreateGame(
             esoloe_pb2.CreateGameRequest(players=[table.alice.player_id]),
             metadata=table.alice.metadata,

@@ -7,36 +7,15 @@ import random
 
 import pytest
 
-from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
-from tests.platform import Platform
+from tests.platform import Platform, logged_in, watch_all
 
 pytestmark = pytest.mark.integration
 
 
-async def _logged_in(platform: Platform, *names: str) -> list[Session]:
-    sessions = [Session(platform.target) for _ in names]
-    for session, name in zip(sessions, names, strict=True):
-        await session.login(name)
-    return sessions
-
-
-async def _watch(
-    session: Session, game_id: str, from_version: int = 0
-) -> list[esoloe_pb2.WatchResponse]:
-    stub = session.game("esoloe")
-    received = []
-    async for update in stub.Watch(
-        common_pb2.WatchRequest(game_id=game_id, from_version=from_version),
-        metadata=session.metadata,
-    ):
-        received.append(update)
-    return received
-
-
 async def test_full_game_through_gateway_with_watcher(platform: Platform) -> None:
-    alice, bob, carol = await _logged_in(platform, "alice", "bob", "carol")
+    alice, bob, carol = await logged_in(platform, "alice", "bob", "carol")
     stub = alice.game("esoloe")
     created = await stub.CreateGame(
         esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
@@ -45,7 +24,7 @@ async def test_full_game_through_gateway_with_watcher(platform: Platform) -> Non
     game_id = created.status.game_id
     assert created.status.version == 0
     assert list(created.status.to_act) == [0]
-    watcher = asyncio.create_task(_watch(carol, game_id))
+    watcher = asyncio.create_task(watch_all(carol, "esoloe", game_id))
 
     rng = random.Random(7)
     players = [alice, bob]
@@ -81,5 +60,5 @@ async def test_full_game_through_gateway_with_watcher(platform: Platform) -> Non
     placed = [u.events[0].placed for u in updates[1:]]
     assert [p.seat for p in placed] == [i % 2 for i in range(len(played))]
     # A watcher resuming mid-game gets the rest, with no gap and no duplicate.
-    resumed = await _watch(carol, game_id, from_version=3)
+    resumed = await watch_all(carol, "esoloe", game_id, from_version=3)
     assert [u.envelope.version for u in resumed] == list(range(3, version + 1))

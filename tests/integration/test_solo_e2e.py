@@ -20,13 +20,11 @@ from tests.integration.test_solo_helpers import (
     create_with_setup,
     dealt_setup,
     legal,
-    logged_in,
     play,
     solo_platform,
     view,
-    watch_all,
 )
-from tests.platform import Platform
+from tests.platform import Platform, logged_in, watch_all
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]
@@ -56,8 +54,8 @@ async def test_created_game_played_to_the_end_with_watchers(solo_platform: Platf
     game_id = created.status.game_id
     assert created.status.version == 0
     assert list(created.status.to_act) == [0]
-    spectator = asyncio.create_task(watch_all(carol, game_id))
-    seat_watch = asyncio.create_task(watch_all(bob, game_id))
+    spectator = asyncio.create_task(watch_all(carol, "solo", game_id))
+    seat_watch = asyncio.create_task(watch_all(bob, "solo", game_id))
 
     first = await view(alice, game_id)
     assert len(first.view.hand) == 8
@@ -105,7 +103,7 @@ async def test_created_game_played_to_the_end_with_watchers(solo_platform: Platf
             if event.HasField("drew_cards"):
                 assert event.drew_cards.seat == 1
     # Resuming mid-game: the rest, with no gap and no duplicate.
-    resumed = await watch_all(carol, game_id, from_version=3)
+    resumed = await watch_all(carol, "solo", game_id, from_version=3)
     assert [u.envelope.version for u in resumed] == list(range(3, version + 1))
     await close_all([alice, bob, carol])
 
@@ -153,7 +151,7 @@ async def test_concurrent_four_seat_round_with_jump_in_race(
         setup,
         options={"mode": "rounds", "rounds": 1},
     )
-    watcher = asyncio.create_task(watch_all(spectator, game_id))
+    watcher = asyncio.create_task(watch_all(spectator, "solo", game_id))
 
     first = await play(seats[0], game_id, "play W:r", expected_version=0)
     assert first.status.version == 1

@@ -13,13 +13,12 @@ from tests.integration.test_solo_helpers import (
     close_all,
     create_with_setup,
     legal,
-    logged_in,
     play,
     refused,
     solo_platform,
     view,
 )
-from tests.platform import Platform
+from tests.platform import Platform, logged_in
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]

@@ -32,13 +32,6 @@ async def solo_platform(redis_url: str) -> AsyncIterator[Platform]:
         yield running
 
 
-async def logged_in(platform: Platform, *names: str) -> list[Session]:
-    sessions = [Session(platform.target) for _ in names]
-    for session, name in zip(sessions, names, strict=True):
-        await session.login(name)
-    return sessions
-
-
 async def close_all(sessions: Sequence[Session]) -> None:
     for session in sessions:
         await session.close()
@@ -111,19 +104,6 @@ async def legal(session: Session, game_id: str) -> common_pb2.LegalMovesResponse
         common_pb2.LegalMovesRequest(game_id=game_id), metadata=session.metadata
     )
     return reply
-
-
-async def watch_all(
-    session: Session, game_id: str, from_version: int = 0, public: bool = False
-) -> list[solo_pb2.WatchResponse]:
-    """Every Watch message until the game's final move."""
-    received = []
-    async for update in session.game("solo").Watch(
-        common_pb2.WatchRequest(game_id=game_id, from_version=from_version, public=public),
-        metadata=session.metadata,
-    ):
-        received.append(update)
-    return received
 
 
 async def refused(call: Any) -> tuple[grpc.StatusCode, str, dict[str, str], str]:

@@ -28,14 +28,12 @@ from tests.integration.test_solo_helpers import (
     close_all,
     create_with_setup,
     legal,
-    logged_in,
     play,
     refused,
     solo_platform,
     view,
-    watch_all,
 )
-from tests.platform import Platform
+from tests.platform import Platform, logged_in, watch_all
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]
@@ -234,8 +232,8 @@ async def test_seat_cannot_tell_games_apart(
         hidden_chances |= _check_offline(scenario, setups, k)
         games = [await create_with_setup(redis_url, players, s, OPTIONS) for s in setups]
         states = [RULES.new_game(1, {"players": 4, **OPTIONS}, s) for s in setups]
-        watchers = [asyncio.create_task(watch_all(seats[k], game)) for game in games] + [
-            asyncio.create_task(watch_all(sessions[4], game, public=True)) for game in games
+        watchers = [asyncio.create_task(watch_all(seats[k], "solo", game)) for game in games] + [
+            asyncio.create_task(watch_all(sessions[4], "solo", game, public=True)) for game in games
         ]
         seen: list[list[Any]] = [[], []]
         for index, (seat, move) in enumerate(scenario.steps):

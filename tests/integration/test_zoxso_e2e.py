@@ -16,7 +16,7 @@ from engines.zoxso import RULES, ZoxsoState
 from services.zoxso.adapter import ADAPTER
 from tabletop.common.v1 import common_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
-from tests.platform import Platform
+from tests.platform import Platform, logged_in, watch_all
 
 pytestmark = pytest.mark.integration
 
@@ -28,25 +28,6 @@ async def zoxso_platform(redis_url: str) -> AsyncIterator[Platform]:
     """Two ZoxSo replicas behind a gateway: consecutive calls may land on either."""
     async with Platform(redis_url, games=(GAME,), replicas=2) as running:
         yield running
-
-
-async def _logged_in(platform: Platform, *names: str) -> list[Session]:
-    sessions = [Session(platform.target) for _ in names]
-    for session, name in zip(sessions, names, strict=True):
-        await session.login(name)
-    return sessions
-
-
-async def _watch(
-    session: Session, game_id: str, from_version: int = 0
-) -> list[zoxso_pb2.WatchResponse]:
-    received = []
-    async for update in session.game(GAME).Watch(
-        common_pb2.WatchRequest(game_id=game_id, from_version=from_version),
-        metadata=session.metadata,
-    ):
-        received.append(update)
-    return received
 
 
 async def _close(*sessions: Session) -> None:
@@ -65,7 +46,7 @@ async def _close(*sessions: Session) -> None:
 async def test_full_random_game_through_gateway_with_watcher(
     zoxso_platform: Platform, rng_seed: int, max_plies: int, ending: str
 ) -> None:
-    alice, bob, carol = await _logged_in(zoxso_platform, "alice", "bob", "carol")
+    alice, bob, carol = await logged_in(zoxso_platform, "alice", "bob", "carol")
     stub = alice.game(GAME)
     created = await stub.CreateGame(
         zoxso_pb2.CreateGameRequest(
@@ -78,7 +59,7 @@ async def test_full_random_game_through_gateway_with_watcher(
     assert game_id.startswith("zoxso-")
     assert created.status.version == 0
     assert list(created.status.to_act) == [0]
-    watcher = asyncio.create_task(_watch(carol, game_id))
+    watcher = asyncio.create_task(watch_all(carol, GAME, game_id))
 
     # The same moves replayed on the engine give the events and views to expect.
     local: ZoxsoState = RULES.new_game(0, {"max_plies": max_plies})
@@ -142,13 +123,13 @@ async def test_full_random_game_through_gateway_with_watcher(
     assert updates[20].events[-1].HasField("phase_started")
 
     # A watcher resuming mid-game gets the rest, with no gap and no duplicate.
-    resumed = await _watch(carol, game_id, from_version=7)
+    resumed = await watch_all(carol, GAME, game_id, from_version=7)
     assert [u.envelope.version for u in resumed] == list(range(7, version + 1))
     await _close(alice, bob, carol)
 
 
 async def test_resign_and_options(zoxso_platform: Platform) -> None:
-    alice, bob = await _logged_in(zoxso_platform, "alice", "bob")
+    alice, bob = await logged_in(zoxso_platform, "alice", "bob")
     stub = alice.game(GAME)
     created = await stub.CreateGame(
         zoxso_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),

@@ -3,7 +3,7 @@ message saying what is allowed, and the game left unchanged."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 
 import grpc
 import pytest
@@ -13,7 +13,7 @@ from client.session import Session
 from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
-from tests.platform import Platform
+from tests.platform import Platform, assert_refused
 
 pytestmark = pytest.mark.integration
 
@@ -70,17 +70,6 @@ class Table:
         await self.bob.close()
 
 
-async def _refused(call: Awaitable[object], code: grpc.StatusCode, reason: str, *words: str) -> str:
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await call
-    error = caught.value
-    assert error.code() == code, error.details()
-    assert error_info(error)[0] == reason
-    for word in words:
-        assert word in (error.details() or ""), error.details()
-    return error.details() or ""
-
-
 @pytest_asyncio.fixture
 async def table(redis_url: str) -> AsyncIterator[Table]:
     async with Platform(redis_url, games=(GAME,)) as platform:
@@ -105,7 +94,7 @@ async def test_malformed_notation(table: Table) -> None:
         ("", "empty"),
     ]
     for move, words in bad:
-        await _refused(
+        await assert_refused(
             table.play(table.alice, move), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE", words
         )
     assert await table.snapshot() == before
@@ -119,11 +108,11 @@ async def test_phase_one_refusals(table: Table) -> None:
         ("M@b2", "occupied"),
         ("b2-b3", "Phase 1"),
     ]:
-        await _refused(
+        await assert_refused(
             table.play(table.bob, move), grpc.StatusCode.INVALID_ARGUMENT, "ILLEGAL_MOVE", words
         )
     await table.play(table.bob, "M@g7")
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "X@a1"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
@@ -138,46 +127,46 @@ async def test_wall_crossing_and_turn_structure(table: Table) -> None:
     assert before.view.phase == 2
     assert before.view.to_move == 0
     # A step and a chain move across the Wall (Z2); a move then a flip, two flips (Z6).
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "c2-c3"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
         "c2-c3 crosses the Wall",
         "Z2",
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "d2-c3"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
         "crosses the Wall",
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "c2-b2^B2"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
         "you cannot move then flip",
         "Z6",
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "c2^C2^d3"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
         "flip twice",
     )
     # A Ma may not stay on the Throne; a flip onto an occupied Pearl; another side's piece.
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "d2^C2-D4"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
         "only a Xing may end a turn on the Throne",
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "h7-g7"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
         "Light's; you play Dark",
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "pass"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
@@ -189,7 +178,7 @@ async def test_wall_crossing_and_turn_structure(table: Table) -> None:
     await table.play(table.alice, "c2^C2")
     await table.play(table.bob, "h7-g7")
     before = await table.snapshot()
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "C2^d2"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
@@ -206,13 +195,13 @@ async def test_wall_crossing_and_turn_structure(table: Table) -> None:
 
 async def test_wrong_seat_and_turn(table: Table) -> None:
     before = await table.snapshot()
-    await _refused(
+    await assert_refused(
         table.play(table.bob, "M@a8"),
         grpc.StatusCode.FAILED_PRECONDITION,
         "NOT_YOUR_TURN",
         "Dark's turn",
     )
-    await _refused(
+    await assert_refused(
         table.play(table.alice, "M@a8", seat=1),
         grpc.StatusCode.PERMISSION_DENIED,
         "NOT_YOUR_SEAT",
@@ -220,8 +209,10 @@ async def test_wrong_seat_and_turn(table: Table) -> None:
     )
     outsider = Session(table.platform.target)
     await outsider.login("mallory")
-    await _refused(table.play(outsider, "M@a1"), grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
-    await _refused(
+    await assert_refused(
+        table.play(outsider, "M@a1"), grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT"
+    )
+    await assert_refused(
         outsider.game(GAME).LegalMoves(
             common_pb2.LegalMovesRequest(game_id=table.game_id), metadata=outsider.metadata
         ),
@@ -259,10 +250,12 @@ async def test_game_over_and_bad_options(table: Table) -> None:
         common_pb2.ResignRequest(game_id=table.game_id), metadata=table.bob.metadata
     )
     before = await table.snapshot()
-    await _refused(table.play(table.bob, "M@h8"), grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
+    await assert_refused(
+        table.play(table.bob, "M@h8"), grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER"
+    )
     assert await table.snapshot() == before
     for bad in (0, -3):
-        await _refused(
+        await assert_refused(
             table.alice.game(GAME).CreateGame(
                 zoxso_pb2.CreateGameRequest(
                     players=[table.alice.player_id, table.bob.player_id],
@@ -274,7 +267,7 @@ async def test_game_over_and_bad_options(table: Table) -> None:
             "INVALID_OPTIONS",
             "max_plies",
         )
-    await _refused(
+    await assert_refused(
         table.alice.game(GAME).CreateGame(
             zoxso_pb2.CreateGameRequest(players=[table.alice.player_id]),
             metadata=table.alice.metadata,
