@@ -30,7 +30,12 @@ from client.session import Session
 from services.bots.identity import level_of
 from services.bots.levels import BOT_LEVELS
 from services.runtime import keys
-from services.runtime.observability import BOT_JOBS, BOT_THINK_SECONDS
+from services.runtime.observability import (
+    BOT_JOBS,
+    BOT_THINK_SECONDS,
+    STREAM_LAG,
+    STREAM_PENDING,
+)
 from tabletop.common.v1 import common_pb2
 
 log = logging.getLogger("tabletop.bots")
@@ -118,6 +123,7 @@ class BotWorker:
         entries: list[tuple[Any, Any]] = []
         if time.monotonic() - last_claim > min(5.0, self.claim_idle_ms / 2000):
             last_claim = time.monotonic()
+            await self._report_lag()
             reply: Any = await self.redis.xautoclaim(
                 keys.BOT_TURNS, keys.BOT_GROUP, self.consumer, self.claim_idle_ms,
                 start_id="0-0", count=self.concurrency,
@@ -135,6 +141,12 @@ class BotWorker:
             self._tasks.add(task)
             task.add_done_callback(self._done)
         return last_claim
+
+    async def _report_lag(self) -> None:
+        for group in await self.redis.xinfo_groups(keys.BOT_TURNS):
+            if group["name"] in (keys.BOT_GROUP, keys.BOT_GROUP.encode()):
+                STREAM_LAG.labels(keys.BOT_TURNS, keys.BOT_GROUP).set(group.get("lag") or 0)
+                STREAM_PENDING.labels(keys.BOT_TURNS, keys.BOT_GROUP).set(group["pending"])
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

@@ -38,6 +38,16 @@ BOT_THINK_SECONDS = Histogram(
     ["game", "level"],
     buckets=(0.0001, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0),
 )
+STREAM_LAG = Gauge(
+    "tabletop_stream_lag",
+    "Entries of a stream not yet delivered to its consumer group (XINFO GROUPS lag)",
+    ["stream", "group"],
+)
+STREAM_PENDING = Gauge(
+    "tabletop_stream_pending",
+    "Entries delivered to a consumer group and not yet acknowledged",
+    ["stream", "group"],
+)
 WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
