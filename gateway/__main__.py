@@ -32,6 +32,7 @@ def settings_from_env() -> GatewaySettings:
         backends=backends,
         grace_seconds=env_float("GRACE_SECONDS", 10.0),
         bot_key=env_str("BOT_KEY", ""),
+        redis_url=env_str("REDIS_URL", ""),
     )
 
 

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import hmac
 import itertools
-import json
 import logging
 import random
 import secrets
@@ -24,6 +23,7 @@ from typing import Any
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from redis.exceptions import RedisError
 
 from engines import registry
 from engines.contract import GameError
@@ -31,9 +31,10 @@ from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.ratelimit import RateLimiter
 from services.bots.identity import BOT_ID_PATTERN, new_bot_id
 from services.bots.levels import BOT_LEVELS
-from services.runtime.apis import GAME_APIS
+from services.matchmaker.store import LobbyStore, Ticket, pool_key
+from services.runtime.apis import GAME_APIS, channel_options
 from services.runtime.errors import ApiError, abort
-from services.runtime.main import adapter_of
+from services.runtime.main import adapter_of, connect_redis
 from services.runtime.server import Server
 from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -43,31 +44,6 @@ log = logging.getLogger("tabletop.gateway")
 
 DEFAULT_TIMEOUT = 10.0
 Context = grpc.aio.ServicerContext[Any, Any]
-
-
-def channel_options(service: str) -> list[tuple[str, Any]]:
-    """Round robin across every address of the target, and retry UNAVAILABLE (safe: each
-    forwarded call carries a request id, so a retried move is applied once)."""
-    config = {
-        "loadBalancingConfig": [{"round_robin": {}}],
-        "methodConfig": [
-            {
-                "name": [{"service": service}],
-                "retryPolicy": {
-                    "maxAttempts": 4,
-                    "initialBackoff": "0.05s",
-                    "maxBackoff": "0.5s",
-                    "backoffMultiplier": 2,
-                    "retryableStatusCodes": ["UNAVAILABLE"],
-                },
-            }
-        ],
-    }
-    return [
-        ("grpc.service_config", json.dumps(config)),
-        ("grpc.enable_retries", 1),
-        ("grpc.max_receive_message_length", 16 * 1024 * 1024),
-    ]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,6 +59,8 @@ class GatewaySettings:
     grace_seconds: float = 10.0
     bot_key: str = ""
     """Bot workers log in with this key (BotLogin); empty: no bot logins."""
+    redis_url: str = ""
+    """Where matchmaking tickets live; empty: no matchmaking (FindMatch answers UNAVAILABLE)."""
 
 
 class Guard:
@@ -163,12 +141,155 @@ def _login_response(token: str, identity: Identity) -> lobby_pb2.LoginResponse:
     return lobby_pb2.LoginResponse(token=token, player_id=identity.player_id, expires_at=expires)
 
 
-class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
-    """Games against bots, created straight on the game's service."""
+_TICKET_STATES = {
+    "queued": lobby_pb2.TICKET_STATE_QUEUED,
+    "matched": lobby_pb2.TICKET_STATE_MATCHED,
+    "cancelled": lobby_pb2.TICKET_STATE_CANCELLED,
+    "expired": lobby_pb2.TICKET_STATE_EXPIRED,
+}
+_BOT_FILL = {
+    lobby_pb2.BOT_FILL_UNSPECIFIED: "never",
+    lobby_pb2.BOT_FILL_NOW: "now",
+    lobby_pb2.BOT_FILL_AFTER: "after",
+}
 
-    def __init__(self, guard: Guard, channels: Mapping[str, grpc.aio.Channel]) -> None:
+
+def _ticket_message(ticket: Ticket, state: str | None = None, **fields: Any) -> lobby_pb2.Ticket:
+    return lobby_pb2.Ticket(
+        ticket_id=ticket.ticket_id,
+        state=_TICKET_STATES[state or ticket.state],
+        game=ticket.game,
+        game_id=fields.get("game_id", ticket.game_id),
+        seat=int(fields.get("seat", ticket.seat)),
+    )
+
+
+class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
+    """Matchmaking tickets (the matchmaker forms the games) and games against bots."""
+
+    def __init__(
+        self, guard: Guard, channels: Mapping[str, grpc.aio.Channel], lobby: LobbyStore | None
+    ) -> None:
         self.guard = guard
         self.channels = channels
+        self.lobby = lobby
+
+    def _game_request(self, request: Any) -> tuple[str, Any]:
+        """The game and its CreateGame request with the request's options (checked)."""
+        game = request.game
+        if game not in self.channels:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"unknown game {game[:40]!r}; games are: {', '.join(sorted(self.channels))}",
+            )
+        level = request.level or "random"
+        if level not in BOT_LEVELS:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"unknown bot level {level[:40]!r}; levels are: {', '.join(BOT_LEVELS)}",
+            )
+        chosen = request.options.WhichOneof("game")
+        if chosen not in (None, game):
+            raise ApiError("INVALID_OPTIONS", f"options for {chosen} given for a {game} game")
+        create = GAME_APIS[game].pb2.CreateGameRequest()
+        if chosen:
+            create.options.CopyFrom(getattr(request.options, game))
+        return game, create
+
+    def _store(self) -> LobbyStore:
+        if self.lobby is None:
+            raise ApiError("UNAVAILABLE", "matchmaking is not configured on this gateway")
+        return self.lobby
+
+    async def _own_ticket(self, ticket_id: str, player: str) -> Ticket:
+        ticket = await self._store().get(ticket_id) if ticket_id.isalnum() else None
+        if ticket is None or ticket.player != player:
+            raise ApiError("TICKET_NOT_FOUND", f"you have no ticket {ticket_id[:40]!r}")
+        return ticket
+
+    async def FindMatch(self, request: Any, context: Context) -> lobby_pb2.Ticket:
+        try:
+            identity = self.guard.admit(context)
+            game, create = self._game_request(request)
+            if request.seats:
+                if "players" in create.options.DESCRIPTOR.fields_by_name:
+                    create.options.players = request.seats
+                elif request.seats != seat_count(game, create):
+                    raise ApiError(
+                        "INVALID_ARGUMENT",
+                        f"{game} is played by {seat_count(game, create)}, not {request.seats}",
+                    )
+            seats = seat_count(game, create)
+            if (
+                request.bots == lobby_pb2.BOT_FILL_AFTER
+                and not 0 < request.bots_after_seconds <= 3600
+            ):
+                raise ApiError("INVALID_ARGUMENT", "bots_after_seconds must be 1..3600")
+            options = {
+                **registry.get(game).default_options(),
+                **adapter_of(game).options(create),
+            }
+            ticket_id = secrets.token_hex(10)
+            try:
+                queued, existing = await self._store().enqueue(
+                    ticket_id,
+                    player=identity.player_id,
+                    game=game,
+                    options=create.options.SerializeToString(deterministic=True),
+                    seats=seats,
+                    bots=_BOT_FILL.get(request.bots, "never"),
+                    bots_after=float(request.bots_after_seconds),
+                    level=request.level or "random",
+                    pool=pool_key(game, seats, options),
+                )
+            except RedisError:
+                raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
+            if not queued:
+                raise ApiError(
+                    "TICKET_LIVE",
+                    f"you already wait for a {game} game with ticket {existing}; "
+                    "watch it or cancel it first",
+                    ticket_id=existing,
+                )
+        except ApiError as error:
+            await abort(context, error)
+        return lobby_pb2.Ticket(
+            ticket_id=ticket_id, state=lobby_pb2.TICKET_STATE_QUEUED, game=game, seat=-1
+        )
+
+    async def WatchTicket(self, request: Any, context: Context) -> AsyncIterator[lobby_pb2.Ticket]:
+        try:
+            identity = self.guard.admit(context)
+            ticket = await self._own_ticket(request.ticket_id, identity.player_id)
+        except ApiError as error:
+            await abort(context, error)
+        after = "0-0"
+        while True:
+            try:
+                events = await self._store().events(ticket.ticket_id, after, block_ms=4000)
+            except RedisError:
+                await abort(context, ApiError("UNAVAILABLE", "the lobby cannot be reached"))
+            for entry_id, fields in events:
+                after = entry_id
+                state = fields["state"]
+                yield _ticket_message(
+                    ticket, state, game_id=fields.get("game_id", ""), seat=fields.get("seat", -1)
+                )
+                if state != "queued":
+                    return
+
+    async def CancelTicket(self, request: Any, context: Context) -> lobby_pb2.Ticket:
+        try:
+            identity = self.guard.admit(context)
+            ticket = await self._own_ticket(request.ticket_id, identity.player_id)
+            try:
+                await self._store().close(ticket, "cancelled")
+                final = await self._store().get(ticket.ticket_id)
+            except RedisError:
+                raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
+        except ApiError as error:
+            await abort(context, error)
+        return _ticket_message(final or ticket)
 
     async def PlayAgainstBots(
         self, request: Any, context: Context
@@ -320,13 +441,15 @@ class Gateway:
             for name in ("AuthService", "LobbyService")
         ]
         self.base = Server(settings.listen, [*own, *names], grace_seconds=settings.grace_seconds)
+        self.redis = connect_redis(settings.redis_url) if settings.redis_url else None
+        self.lobby = LobbyStore(self.redis) if self.redis is not None else None
         guard = Guard(self.issuer, self.limiter)
         self.base.server.add_generic_rpc_handlers((Proxy(guard, self.channels),))
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
             AuthServicer(self.issuer, RateLimiter(5.0, 20.0), settings.bot_key), self.base.server
         )
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(guard, self.channels), self.base.server
+            LobbyServicer(guard, self.channels, self.lobby), self.base.server
         )
         self._watcher: asyncio.Task[None] | None = None
 
@@ -361,3 +484,5 @@ class Gateway:
         await self.base.stop(grace)
         for channel in self.channels.values():
             await channel.close()
+        if self.redis is not None:
+            await self.redis.aclose()

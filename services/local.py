@@ -1,12 +1,12 @@
 """The whole platform on one machine, supervised as one foreground process (`make run`).
 
 Starts a redis-server in a temporary directory (unless REDIS_URL is set), every game service,
-the gateway and a bot worker; restarts a process that dies; on Ctrl-C (or SIGTERM) stops them
+the gateway, a matchmaker and a bot worker; restarts a process that dies; on Ctrl-C (or SIGTERM) stops them
 all, gracefully.
 
 Environment: REDIS_URL (use this Redis instead of starting one), GATEWAY_PORT (default 50050),
-SERVICE_BASE_PORT (default 50051: game services take consecutive ports, the bot worker's health
-port the next one), TOKEN_SECRET and BOT_KEY (default: random keys for this run).
+SERVICE_BASE_PORT (default 50051: game services take consecutive ports, then the bot worker's
+and the matchmaker's health ports), TOKEN_SECRET and BOT_KEY (default: random keys for this run).
 """
 
 from __future__ import annotations
@@ -99,6 +99,13 @@ def main() -> int:
             "gateway",
             [sys.executable, "-m", "gateway"],
             {**common, **backends, "LISTEN": f"0.0.0.0:{gateway_port}"},
+        )
+    )
+    children.append(
+        Child(
+            "matchmaker",
+            [sys.executable, "-m", "services.matchmaker"],
+            {**common, **backends, "LISTEN": f"127.0.0.1:{base_port + len(GAME_APIS) + 1}"},
         )
     )
     children.append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Awaitable, Sequence
 from types import TracebackType
 from typing import Any
@@ -14,6 +15,7 @@ from redis.asyncio import Redis
 from client.session import Session
 from gateway.server import Gateway, GatewaySettings
 from services.bots.worker import BotWorker
+from services.matchmaker.matchmaker import Matchmaker
 from services.runtime.config import ServiceSettings
 from services.runtime.errors import error_info
 from services.runtime.main import connect_redis, start_game_service
@@ -38,6 +40,7 @@ class Platform:
         rate_per_second: float = 1000.0,
         rate_burst: float = 2000.0,
         bot_workers: int = 0,
+        matchmakers: int = 0,
     ) -> None:
         self.redis_url = redis_url
         self.games = list(games)
@@ -48,6 +51,9 @@ class Platform:
         self.gateway: Gateway | None = None
         self.bot_workers = bot_workers
         self.workers: list[tuple[BotWorker, asyncio.Event, asyncio.Task[None]]] = []
+        self.matchmaker_count = matchmakers
+        self.matchmakers: list[tuple[Matchmaker, asyncio.Event, asyncio.Task[None]]] = []
+        self.backends: dict[str, str] = {}
 
     @property
     def target(self) -> str:
@@ -65,7 +71,7 @@ class Platform:
         settings = ServiceSettings(
             redis_url=self.redis_url, listen="127.0.0.1:0", grace_seconds=1.0
         )
-        backends = {}
+        backends = self.backends
         for game in self.games:
             self.servers[game] = []
             for _ in range(self.replica_count):
@@ -83,12 +89,26 @@ class Platform:
                 backends=backends,
                 grace_seconds=1.0,
                 bot_key=TEST_BOT_KEY,
+                redis_url=self.redis_url,
             )
         )
         await self.gateway.start()
         for index in range(self.bot_workers):
             await self.start_bot_worker(f"test-worker-{index}")
+        for index in range(self.matchmaker_count):
+            await self.start_matchmaker(f"test-matchmaker-{index}")
         return self
+
+    async def start_matchmaker(self, consumer: str, **settings: float) -> Matchmaker:
+        redis = connect_redis(self.redis_url)
+        self._redis.append(redis)
+        matchmaker = Matchmaker(
+            redis=redis, backends=self.backends, consumer=consumer,
+            **{"scan_seconds": 0.2, **settings},
+        )  # fmt: skip
+        stop = asyncio.Event()
+        self.matchmakers.append((matchmaker, stop, asyncio.create_task(matchmaker.run(stop))))
+        return matchmaker
 
     async def start_bot_worker(self, consumer: str, **settings: float) -> BotWorker:
         redis = connect_redis(self.redis_url)
@@ -111,6 +131,10 @@ class Platform:
             stop.set()
             await task
             await worker.close()
+        for matchmaker, stop, task in self.matchmakers:
+            stop.set()
+            await task
+            await matchmaker.close()
         if self.gateway is not None:
             await self.gateway.stop(0.5)
         for servers in self.servers.values():
@@ -154,3 +178,40 @@ async def assert_refused(
     for word in words:
         assert word in (error.details() or ""), error.details()
     return error.details() or ""
+
+
+async def play_until_finished(
+    session: Session, game: str, game_id: str, seat: int, timeout: float
+) -> None:
+    """Play `seat` with random legal moves (if seated) until the game ends."""
+    stub = session.game(game)
+    rng = random.Random(1)
+
+    async def loop() -> None:
+        while True:
+            view = await stub.GetView(
+                common_pb2.GetViewRequest(game_id=game_id), metadata=session.metadata
+            )
+            if view.status.finished:
+                return
+            if seat >= 0 and seat in view.status.to_act:
+                legal = await stub.LegalMoves(
+                    common_pb2.LegalMovesRequest(game_id=game_id), metadata=session.metadata
+                )
+                if legal.moves and legal.version == view.status.version:
+                    try:
+                        await stub.Play(
+                            common_pb2.PlayRequest(
+                                game_id=game_id,
+                                move=rng.choice(list(legal.moves)),
+                                expected_version=legal.version,
+                            ),
+                            metadata=session.metadata,
+                        )
+                    except grpc.aio.AioRpcError as error:  # a bot jumped in first
+                        if error.code() != grpc.StatusCode.ABORTED:
+                            raise
+                    continue
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(loop(), timeout)

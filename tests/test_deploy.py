@@ -74,6 +74,7 @@ def test_overlay_renders_and_validates(overlay: str) -> None:
         for kind in ("Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"):
             assert (kind, name) in kinds, f"{overlay}: no {kind} {name}"
     assert ("Deployment", "bots") in kinds
+    assert ("Deployment", "matchmaker") in kinds
     assert ("PodDisruptionBudget", "bots") in kinds
     assert ("StatefulSet", "redis") in kinds
     assert ("ConfigMap", "tabletop-config") in kinds
@@ -134,7 +135,12 @@ def _commands() -> set[str]:
 
 def test_every_command_exists() -> None:
     modules = _commands()
-    assert {"gateway", "services.bots", *(f"services.{game}" for game in GAME_APIS)} <= modules
+    assert {
+        "gateway",
+        "services.bots",
+        "services.matchmaker",
+        *(f"services.{g}" for g in GAME_APIS),
+    } <= modules
     for module in modules:
         assert importlib.util.find_spec(f"{module}.__main__") is not None, module
 
@@ -232,6 +238,19 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
             subprocess.Popen([sys.executable, "-m", "services.bots"], env={**os.environ, **env})
         )
         assert wait_serving(f"127.0.0.1:{bots_port}"), "the bot worker did not report SERVING"
+        env = _environment("dev", "matchmaker")
+        matchmaker_port = free_port()
+        env |= local_addr | {
+            "REDIS_URL": redis_url,
+            "LISTEN": f"127.0.0.1:{matchmaker_port}",
+            "METRICS_PORT": str(free_port()),
+        }
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "services.matchmaker"], env={**os.environ, **env}
+            )
+        )
+        assert wait_serving(f"127.0.0.1:{matchmaker_port}"), "the matchmaker did not report SERVING"
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)

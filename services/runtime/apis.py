@@ -3,6 +3,7 @@ clients call it. A game service is `services/<game>/` (its adapter) plus one lin
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import import_module
@@ -42,6 +43,31 @@ class GameApi:
 
     def add_servicer(self, servicer: Any, server: Any) -> None:
         getattr(self.pb2_grpc, f"add_{self.service}Servicer_to_server")(servicer, server)
+
+
+def channel_options(service: str) -> list[tuple[str, Any]]:
+    """Round robin across every address of the target, and retry UNAVAILABLE (safe: each
+    forwarded call carries a request id, so a retried move is applied once)."""
+    config = {
+        "loadBalancingConfig": [{"round_robin": {}}],
+        "methodConfig": [
+            {
+                "name": [{"service": service}],
+                "retryPolicy": {
+                    "maxAttempts": 4,
+                    "initialBackoff": "0.05s",
+                    "maxBackoff": "0.5s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ],
+    }
+    return [
+        ("grpc.service_config", json.dumps(config)),
+        ("grpc.enable_retries", 1),
+        ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+    ]
 
 
 GAME_APIS: dict[str, GameApi] = {

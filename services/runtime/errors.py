@@ -33,6 +33,8 @@ CODES: dict[str, grpc.StatusCode] = {
     "NOT_YOUR_SEAT": grpc.StatusCode.PERMISSION_DENIED,
     "RATE_LIMITED": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "UNAVAILABLE": grpc.StatusCode.UNAVAILABLE,
+    "TICKET_LIVE": grpc.StatusCode.FAILED_PRECONDITION,
+    "TICKET_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
 }
 
 # Engine errors whose reason is reported under a more general API reason.

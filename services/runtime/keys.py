@@ -41,6 +41,38 @@ BOT_PLAYER_PREFIX = "bot-"
 """Player ids of bot seats: `bot-<level>-<hex>`; only BotLogin (with the bot key) signs them."""
 
 
+# Matchmaking: every lobby key shares the hash tag {lobby}, so its scripts touch one slot.
+TICKETS = "lobby:{lobby}:tickets"
+"""Stream: one entry per new ticket (fields ticket, pool); matchmakers read it with the consumer
+group MATCHMAKER_GROUP."""
+
+MATCHMAKER_GROUP = "matchmakers"
+
+POOLS = "lobby:{lobby}:pools"
+"""Set: the pools that may hold queued tickets."""
+
+
+def ticket(ticket_id: str) -> str:
+    """Hash: player, game, options (hex), seats, bots, bots_after, level, pool, live, created_ms,
+    state (queued, matched, cancelled, expired), game_id, seat."""
+    return f"lobby:{{lobby}}:ticket:{ticket_id}"
+
+
+def ticket_events(ticket_id: str) -> str:
+    """Stream: the ticket's states, in order (WatchTicket reads it)."""
+    return f"lobby:{{lobby}}:ticket:{ticket_id}:events"
+
+
+def pool(pool_key: str) -> str:
+    """Sorted set: queued ticket ids of one game, options and seat count, by time queued."""
+    return f"lobby:{{lobby}}:pool:{pool_key}"
+
+
+def live_ticket(player: str, game: str) -> str:
+    """String: the player's one live ticket for a game."""
+    return f"lobby:{{lobby}}:live:{player}:{game}"
+
+
 def active_games(game: str) -> str:
     """Counter: games of this kind created and not yet finished (for the active-games gauge)."""
     return f"stats:{{{game}}}:active"

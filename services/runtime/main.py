@@ -17,8 +17,17 @@ from services.runtime.store import GameStore
 log = logging.getLogger("tabletop")
 
 
+REDIS_SOCKET_TIMEOUT = 10.0
+"""Seconds a Redis reply may take; blocking reads (Watch, workers) block for less than this."""
+
+
 def connect_redis(url: str) -> Redis:
-    return Redis.from_url(url, health_check_interval=10, socket_connect_timeout=5)
+    return Redis.from_url(
+        url,
+        health_check_interval=10,
+        socket_connect_timeout=5,
+        socket_timeout=REDIS_SOCKET_TIMEOUT,
+    )
 
 
 def adapter_of(game: str) -> Adapter:

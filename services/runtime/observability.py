@@ -48,6 +48,9 @@ STREAM_PENDING = Gauge(
     "Entries delivered to a consumer group and not yet acknowledged",
     ["stream", "group"],
 )
+MATCHES = Counter(
+    "tabletop_matches_total", "Games the matchmaker formed, by game and kind", ["game", "kind"]
+)
 WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -18,11 +17,10 @@ from redis.exceptions import ResponseError
 from client.session import Session
 from services.runtime import keys
 from services.runtime.localredis import free_port
-from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
-from tests.platform import TEST_BOT_KEY, Platform
+from tests.platform import TEST_BOT_KEY, Platform, play_until_finished
 
 pytestmark = pytest.mark.integration
 
@@ -44,41 +42,6 @@ async def _new_bot_game(
     return reply
 
 
-async def _finish(session: Session, game: str, game_id: str, seat: int, timeout: float) -> None:
-    """Play `seat` with random legal moves (if seated) until the game ends."""
-    stub = session.game(game)
-    rng = random.Random(1)
-
-    async def loop() -> None:
-        while True:
-            view = await stub.GetView(
-                common_pb2.GetViewRequest(game_id=game_id), metadata=session.metadata
-            )
-            if view.status.finished:
-                return
-            if seat >= 0 and seat in view.status.to_act:
-                legal = await stub.LegalMoves(
-                    common_pb2.LegalMovesRequest(game_id=game_id), metadata=session.metadata
-                )
-                if legal.moves and legal.version == view.status.version:
-                    try:
-                        await stub.Play(
-                            common_pb2.PlayRequest(
-                                game_id=game_id,
-                                move=rng.choice(list(legal.moves)),
-                                expected_version=legal.version,
-                            ),
-                            metadata=session.metadata,
-                        )
-                    except grpc.aio.AioRpcError as error:  # a bot jumped in first
-                        if error.code() != grpc.StatusCode.ABORTED:
-                            raise
-                    continue
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(loop(), timeout)
-
-
 @pytest.mark.parametrize("game", GAMES)
 async def test_bots_play_their_seats_until_the_game_ends(redis_url: str, game: str) -> None:
     async with Platform(redis_url, games=GAMES, bot_workers=2) as platform:
@@ -98,7 +61,7 @@ async def test_bots_play_their_seats_until_the_game_ends(redis_url: str, game: s
             )
             assert reply.seat == -1
             assert all(s.player_id.startswith("bot-") for s in reply.status.seats)
-        await _finish(player, game, reply.status.game_id, reply.seat, timeout=60)
+        await play_until_finished(player, game, reply.status.game_id, reply.seat, timeout=60)
 
 
 async def test_play_against_bots_checks_its_request(redis_url: str) -> None:
@@ -159,7 +122,7 @@ async def test_a_dead_workers_job_is_taken_over(redis_url: str) -> None:
             slow.send_signal(signal.SIGKILL)
             slow.wait()
             await platform.start_bot_worker("rescuer", claim_idle_seconds=1.0)
-            await _finish(player, "esoloe", reply.status.game_id, -1, timeout=60)
+            await play_until_finished(player, "esoloe", reply.status.game_id, -1, timeout=60)
         finally:
             if slow.poll() is None:
                 slow.kill()

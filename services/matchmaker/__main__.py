@@ -1,0 +1,64 @@
+"""The matchmaker process: `python -m services.matchmaker`. Several may run.
+
+Environment: REDIS_URL, ESOLOE_ADDR / SOLO_ADDR / SOLACE_ADDR / ZOXSO_ADDR (the game services,
+as for the gateway), LISTEN (its health service, default 0.0.0.0:50070), METRICS_PORT,
+GRACE_SECONDS, MATCHMAKER_SCAN_SECONDS (how often every pool is looked at, default 1),
+MATCHMAKER_CLAIM_IDLE_SECONDS (take over another matchmaker's entry after, default 30).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+
+from services.matchmaker.matchmaker import Matchmaker
+from services.runtime.apis import GAME_APIS
+from services.runtime.config import env_float, env_int, env_str
+from services.runtime.main import connect_redis
+from services.runtime.observability import configure_logging, serve_metrics
+from services.runtime.server import Server, run, wait_for_signal
+
+log = logging.getLogger("tabletop.matchmaker")
+
+
+async def main() -> None:
+    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    backends = {
+        game: os.environ[f"{game.upper()}_ADDR"]
+        for game in GAME_APIS
+        if os.environ.get(f"{game.upper()}_ADDR")
+    }
+    matchmaker = Matchmaker(
+        redis=redis,
+        backends=backends,
+        consumer=f"{socket.gethostname()}-{os.getpid()}",
+        claim_idle_seconds=env_float("MATCHMAKER_CLAIM_IDLE_SECONDS", 30.0),
+        scan_seconds=env_float("MATCHMAKER_SCAN_SECONDS", 1.0),
+    )
+
+    async def ready() -> bool:
+        return bool(await redis.ping())
+
+    health = Server(
+        env_str("LISTEN", "0.0.0.0:50070"), [], ready=ready,
+        grace_seconds=env_float("GRACE_SECONDS", 10.0),
+    )  # fmt: skip
+    await health.start()
+    serve_metrics(env_int("METRICS_PORT", 0))
+    stop = asyncio.Event()
+    running = asyncio.create_task(matchmaker.run(stop))
+    log.info("matching", extra={"consumer": matchmaker.consumer, "games": sorted(backends)})
+    await wait_for_signal()
+    await health.health.enter_graceful_shutdown()
+    stop.set()
+    await running
+    await matchmaker.close()
+    await health.stop()
+    await redis.aclose()
+
+
+if __name__ == "__main__":
+    configure_logging("matchmaker")
+    run(main())

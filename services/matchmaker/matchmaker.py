@@ -1,0 +1,155 @@
+"""The matchmaker: groups queued tickets into games and creates them on the game services.
+
+Tickets wait in pools (one per game, seat count and options). A matchmaker is woken by the
+ticket stream (consumer group `matchmakers`, so several can run) and also looks at every pool
+each `scan_seconds` for bot-fill timers and expiry. It creates the game first, then seats the
+tickets with one script that succeeds only if every ticket is still queued: a ticket is never
+matched twice, and a cancelled one never. If it loses that race, or dies between the two steps,
+the tickets simply stay queued (the created game is never played and expires); a stream entry
+it had not acknowledged is taken over by another matchmaker (XAUTOCLAIM). No ticket is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import grpc
+from redis.asyncio import Redis
+from redis.exceptions import RedisError, ResponseError
+
+from services.bots.identity import new_bot_id
+from services.matchmaker.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
+from services.runtime import keys
+from services.runtime.apis import GAME_APIS, channel_options
+from services.runtime.observability import MATCHES
+
+log = logging.getLogger("tabletop.matchmaker")
+
+
+class Matchmaker:
+    def __init__(
+        self,
+        *,
+        redis: Redis,
+        backends: Mapping[str, str],
+        consumer: str,
+        claim_idle_seconds: float = 30.0,
+        scan_seconds: float = 1.0,
+    ) -> None:
+        self.redis = redis
+        self.store = LobbyStore(redis)
+        self.consumer = consumer
+        self.claim_idle_ms = int(claim_idle_seconds * 1000)
+        self.scan_seconds = scan_seconds
+        self.channels = {
+            game: grpc.aio.insecure_channel(
+                target, options=channel_options(GAME_APIS[game].full_name)
+            )
+            for game, target in backends.items()
+        }
+        self.rng = random.Random()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        grouped = False
+        last_scan = 0.0
+        while not stop.is_set():
+            try:
+                if not grouped:
+                    with contextlib.suppress(ResponseError):  # BUSYGROUP
+                        await self.redis.xgroup_create(
+                            keys.TICKETS, keys.MATCHMAKER_GROUP, id="0", mkstream=True
+                        )
+                    grouped = True
+                scan = time.monotonic() - last_scan >= self.scan_seconds
+                entries = await self._take(reclaim=scan)
+                pools = {fields[b"pool"].decode() for _, fields in entries if fields}
+                if scan:
+                    last_scan = time.monotonic()
+                    pools |= set(await self.store.pools())
+                for pool in sorted(pools):
+                    await self.match_pool(pool)
+                if entries:
+                    await self.redis.xack(
+                        keys.TICKETS, keys.MATCHMAKER_GROUP, *(entry_id for entry_id, _ in entries)
+                    )
+            except (RedisError, OSError) as error:
+                log.warning("cannot reach the lobby", extra={"error": str(error)})
+                grouped = False
+                await asyncio.sleep(1.0)
+
+    async def _take(self, *, reclaim: bool) -> list[tuple[Any, Any]]:
+        entries: list[tuple[Any, Any]] = []
+        if reclaim:
+            reply: Any = await self.redis.xautoclaim(
+                keys.TICKETS, keys.MATCHMAKER_GROUP, self.consumer, self.claim_idle_ms,
+                start_id="0-0", count=100,
+            )  # fmt: skip
+            entries += [e for e in reply[1] if e[1]]
+        read: Any = await self.redis.xreadgroup(
+            keys.MATCHMAKER_GROUP, self.consumer, {keys.TICKETS: ">"}, count=100,
+            block=max(1, int(self.scan_seconds * 1000)),
+        )  # fmt: skip
+        for _stream, items in read or []:
+            entries += items
+        return entries
+
+    async def match_pool(self, pool: str) -> None:
+        """Form every game the pool's queued tickets allow now."""
+        ids = await self.store.queued(pool)
+        if not ids:
+            await self.store.forget_pool_if_empty(pool)
+            return
+        now = time.time() * 1000
+        waiting: list[Ticket] = []
+        for ticket in await self.store.get_many(ids):
+            if ticket.state != "queued":
+                continue
+            if now - ticket.created_ms > TICKET_TTL_SECONDS * 1000:
+                await self.store.close(ticket, "expired")
+                continue
+            waiting.append(ticket)
+        if not waiting:
+            return
+        seats = waiting[0].seats
+        while len(waiting) >= seats:  # full tables of people first
+            await self.seat(pool, waiting[:seats], bots=0)
+            waiting = waiting[seats:]
+        ready = [
+            t for t in waiting
+            if t.bots == "now" or (t.bots == "after" and now - t.created_ms >= t.bots_after * 1000)
+        ]  # fmt: skip
+        if ready:  # bots fill the table of whoever is ready, with the people who accept bots
+            people = [t for t in waiting if t.bots != "never"][:seats]
+            await self.seat(pool, people, bots=seats - len(people))
+
+    async def seat(self, pool: str, tickets: Sequence[Ticket], *, bots: int) -> bool:
+        game = tickets[0].game
+        api = GAME_APIS[game]
+        players = [t.player for t in tickets] + [new_bot_id(tickets[0].level) for _ in range(bots)]
+        self.rng.shuffle(players)
+        request = api.pb2.CreateGameRequest(
+            options=api.pb2.Options.FromString(tickets[0].options), players=players
+        )
+        try:
+            created = await api.stub(self.channels[game]).CreateGame(request, timeout=10)
+        except grpc.aio.AioRpcError as error:
+            log.warning("cannot create a game", extra={"game": game, "error": error.details()})
+            return False
+        game_id = created.status.game_id
+        seated = [(t, players.index(t.player)) for t in tickets]
+        if not await self.store.match(pool, game_id, seated):
+            log.info("a ticket changed first; the game is dropped", extra={"game_id": game_id})
+            return False
+        MATCHES.labels(game, "with_bots" if bots else "people").inc()
+        log.info("matched", extra={"game_id": game_id, "people": len(tickets), "bots": bots})
+        return True
+
+    async def close(self) -> None:
+        for channel in self.channels.values():
+            await channel.close()
