@@ -256,3 +256,21 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
             process.send_signal(signal.SIGTERM)
         for process in processes:
             assert process.wait(timeout=30) == 0
+
+
+def test_dockerfile_builds_from_what_the_repository_has() -> None:
+    """No Docker engine here: check the Dockerfile's shape instead. Two stages, the project's
+    own proto target in the first, a non-root user in the slim runtime stage, and a command
+    that names a real process."""
+    text = (DEPLOY / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM (\S+)", text, re.M)
+    assert len(stages) == 2
+    assert all(stage.endswith("-slim") or " AS " in stage for stage in stages)
+    assert "make proto" in text
+    assert re.search(r"^USER 10001", text, re.M)
+    entry = json.loads(re.search(r"^ENTRYPOINT (.+)$", text, re.M).group(1))  # type: ignore[union-attr]
+    command = json.loads(re.search(r"^CMD (.+)$", text, re.M).group(1))  # type: ignore[union-attr]
+    assert entry == ["python", "-m"]
+    assert importlib.util.find_spec(f"{command[0]}.__main__") is not None
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".venv", "gen", ".git"} <= set(ignored)
