@@ -6,11 +6,12 @@ import logging
 import sys
 from collections.abc import Callable
 
-from bench import engines, gateway, solo, zoxso
+from bench import engines, gateway, solace, solo, zoxso
 
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("engines (random legal moves, no I/O)", engines.run),
     ("Solo next to RLCard's UNO (engine only)", solo.run),
+    ("Solace (engine only)", solace.run),
     ("ZoxSo (engine only)", zoxso.run),
     ("e-SOLO-e Play through the gateway (separate processes, local redis-server)", gateway.run),
 ]

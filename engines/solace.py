@@ -42,6 +42,12 @@ Decisions (where L1-L7 leave room)
   `stop` is legal (and listed last) while the game runs. resign(0) is `stop`: the game ends with
   the current score. The result is winners=(0,) (a patience has no opponent to lose to) with
   scores {0: promoted towers}.
+- *Best score*: when the game ends (no move left, or `stop`), the engine solves the whole deal
+  from its start once (`solace_solver`, a few milliseconds) and keeps the answer in the state
+  (`best_score`, serialized as `best`). The view, the result's detail and the `game_over` event
+  show it once the game is over, never before (it depends on hidden pieces).
+- determinize() redraws from the sorted multiset of hidden colours, so its result depends only on
+  what the player sees (and the generator), not on where the hidden pieces really are.
 - Setup: `{"nests": {"B1": ["b3", "c2", "b1"], ...}}`, pieces outer to inner, all ten spaces.
   With `no_monochrome` a setup holding a monochrome nest is refused (it could not be dealt).
 - Deal (L2): each size's ten pieces (five per colour) are shuffled with random.Random(seed) and
@@ -54,6 +60,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Final
 
 from engines.contract import (
@@ -187,10 +194,23 @@ def _parse_setup(setup: Mapping[str, JSON], no_monochrome: bool) -> Deal:
     return tuple(deal)
 
 
+@lru_cache(maxsize=64)
+def _deal_best(deal: Deal) -> int:
+    """The most promoted towers `deal` allows from its start with every piece known. Cached: a
+    game's last moves (and the checks that try each of them) all ask about the same deal."""
+    from engines.solace_solver import solve  # the solver imports this module
+
+    start = SolaceState(
+        0, False, deal, (3,) * NUM_SPACES, (0,) * NUM_SPACES, (False,) * NUM_SPACES, False, 0
+    )
+    return solve(start).best_score
+
+
 class SolaceState(State):
     """One Solace position. Immutable once returned."""
 
     __slots__ = (
+        "_best",
         "_count",
         "_deal",
         "_moves",
@@ -212,6 +232,7 @@ class SolaceState(State):
         promoted: tuple[bool, ...],
         stopped: bool,
         ply: int,
+        best: int | None = None,
     ) -> None:
         self._seed = seed
         self._no_mono = no_monochrome
@@ -221,6 +242,7 @@ class SolaceState(State):
         self._promoted = promoted
         self._stopped = stopped
         self._ply = ply
+        self._best = best
         self._moves: list[str] | None = None
 
     # ---------------------------------------------------------------- read-only accessors
@@ -232,6 +254,11 @@ class SolaceState(State):
     def deal(self) -> Deal:
         """The dealt colours (3, 2, 1) of every space; contains hidden information."""
         return self._deal
+
+    @property
+    def no_monochrome(self) -> bool:
+        """The option the game was dealt with (L2)."""
+        return self._no_mono
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -249,6 +276,16 @@ class SolaceState(State):
     def score(self) -> int:
         """L7: the number of promoted towers."""
         return sum(self._promoted)
+
+    @property
+    def best_score(self) -> int | None:
+        """Once the game is over: the most promoted towers this deal allowed with every piece
+        known (computed once, when the game ends, and kept in the state). None before."""
+        return self._best
+
+    def _deal_best(self) -> int:
+        """The perfect-information maximum of this deal from its start (solace_solver)."""
+        return _deal_best(self._deal)
 
     # ---------------------------------------------------------------- moves
     def _board_moves(self) -> list[str]:
@@ -412,6 +449,9 @@ class SolaceState(State):
         )
         data["score"] = new.score
         events.append(Event("moved", data))
+        over = not new._board_moves()
+        if over:
+            new._best = self._deal_best()
         if lifted == BLACK:
             # L4: lifting a black piece exposes the outer piece below and what shows through it.
             left = n - 1
@@ -429,8 +469,13 @@ class SolaceState(State):
                 )
                 if colour == BLACK:
                     break
-        if not new._board_moves():
-            events.append(Event("game_over", {"reason": "no_moves", "score": new.score}))
+        if over:
+            events.append(
+                Event(
+                    "game_over",
+                    {"reason": "no_moves", "score": new.score, "best_score": new._best},
+                )
+            )
         return new, events
 
     def _stop(self) -> tuple[SolaceState, list[Event]]:
@@ -443,10 +488,14 @@ class SolaceState(State):
             self._promoted,
             True,
             self._ply + 1,
+            self._deal_best(),
         )
         return new, [
             Event("stopped", {"score": new.score}),
-            Event("game_over", {"reason": "stopped", "score": new.score}),
+            Event(
+                "game_over",
+                {"reason": "stopped", "score": new.score, "best_score": new._best},
+            ),
         ]
 
     def resign(self, seat: Seat) -> tuple[SolaceState, list[Event]]:
@@ -500,6 +549,8 @@ class SolaceState(State):
             "moves_played": self._ply,
             "options": {"no_monochrome": self._no_mono},
             "to_act": [] if finished else [0],
+            # Set only once the game is over (see best_score).
+            "best_score": self._best if finished else None,
         }
 
     def result(self) -> Result | None:
@@ -509,7 +560,11 @@ class SolaceState(State):
         return Result(
             winners=(0,),
             scores={0: float(score)},
-            detail={"score": score, "reason": "stopped" if self._stopped else "no_moves"},
+            detail={
+                "score": score,
+                "reason": "stopped" if self._stopped else "no_moves",
+                "best_score": self._best,
+            },
         )
 
     def serialize(self) -> bytes:
@@ -523,6 +578,7 @@ class SolaceState(State):
                 "promoted": [int(p) for p in self._promoted],
                 "stopped": self._stopped,
                 "ply": self._ply,
+                "best": self._best,
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -554,7 +610,9 @@ class SolaceState(State):
         for _ in range(1000):
             deal = [list(nest) for nest in self._deal]
             for group in by_size.values():
-                colours = [self._deal[s][idx] for s, idx in group]
+                # Sorted first: the draw depends on what is hidden (the multiset, which the
+                # player can count), never on where the hidden pieces really are.
+                colours = sorted(self._deal[s][idx] for s, idx in group)
                 rng.shuffle(colours)
                 for (s, idx), colour in zip(group, colours, strict=True):
                     deal[s][idx] = colour
@@ -571,6 +629,7 @@ class SolaceState(State):
             self._promoted,
             self._stopped,
             self._ply,
+            self._best,
         )
 
 
@@ -619,6 +678,7 @@ class SolaceRules:
             tuple(bool(x) for x in obj["promoted"]),
             bool(obj["stopped"]),
             int(obj["ply"]),
+            None if obj.get("best") is None else int(obj["best"]),
         )
 
 

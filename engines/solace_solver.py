@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engines.solace import MOVE_NAMES, NUM_SPACES, ROW_SPACES, SolaceState
+from engines.solace import MOVE_NAMES, NUM_SPACES, ROW_SPACES, SPACE_INDEX, SolaceState
 
 # A move: (kind, from, to); kinds ordered so that promotions are tried first.
 _PROMOTION = 0
@@ -42,32 +42,44 @@ class Solution:
 
 
 class _Search:
-    __slots__ = ("count", "deal", "memo", "promoted", "tower")
+    __slots__ = ("code", "count", "deal", "memo", "promoted", "table", "tower")
 
     def __init__(self, state: SolaceState) -> None:
         self.deal = state.deal
+        # table[s][n][h]: the descriptor of space s holding n nest pieces under a tower of h.
+        self.table: list[list[list[int]]] = []
+        for nest in self.deal:
+            rows = []
+            for n in range(4):
+                bits = 1
+                for idx in range(3 - n, 3):
+                    bits = bits * 2 + nest[idx]
+                rows.append([bits * 4 + h for h in range(4)])
+            self.table.append(rows)
+        self.memo: dict[tuple[int, ...], int] = {}
+        self.count: list[int] = []
+        self.tower: list[int] = []
+        self.promoted: list[bool] = []
+        self.code: list[int] = []
+        self.set_position(state)
+
+    def set_position(self, state: SolaceState) -> None:
+        """Search from `state`'s position (its pieces taken from this search's deal)."""
         self.count = list(state.counts)
         self.tower = list(state.towers)
         self.promoted = list(state.promoted)
-        self.memo: dict[tuple[int, ...], int] = {}
+        self.code = [self._code(s) for s in range(NUM_SPACES)]
 
     # ------------------------------------------------------------------ position helpers
+    def _code(self, s: int) -> int:
+        """Space s's descriptor: promoted (255), or its nest's remaining colours and tower."""
+        if self.promoted[s]:
+            return 255
+        return self.table[s][self.count[s]][self.tower[s]]
+
     def key(self) -> tuple[int, ...]:
-        deal, count, tower, promoted = self.deal, self.count, self.tower, self.promoted
-        codes = []
-        for s in range(NUM_SPACES):
-            if promoted[s]:
-                codes.append(255)
-                continue
-            n = count[s]
-            nest = deal[s]
-            bits = 1
-            for idx in range(3 - n, 3):
-                bits = bits * 2 + nest[idx]
-            codes.append(bits * 4 + tower[s])
-        b = sorted(codes[:5])
-        c = sorted(codes[5:])
-        return (*b, *c)
+        code = self.code
+        return (*sorted(code[:5]), *sorted(code[5:]))
 
     def bound(self) -> int:
         """An upper bound on the final number of promoted towers: four per row at most."""
@@ -108,9 +120,12 @@ class _Search:
         if kind == _PROMOTION:
             self.tower[s] = 0
             self.promoted[t] = True
+            self.code[t] = 255
         else:
             self.count[s] -= 1
             self.tower[t] += 1
+            self.code[t] = self.table[t][self.count[t]][self.tower[t]]
+        self.code[s] = self.table[s][self.count[s]][self.tower[s]]
 
     def undo(self, move: tuple[int, int, int]) -> None:
         kind, s, t = move
@@ -120,6 +135,8 @@ class _Search:
         else:
             self.count[s] += 1
             self.tower[t] -= 1
+        self.code[s] = self.table[s][self.count[s]][self.tower[s]]
+        self.code[t] = self.table[t][self.count[t]][self.tower[t]]
 
     # ------------------------------------------------------------------ search
     def value(self) -> int:
@@ -163,3 +180,42 @@ def solve(state: SolaceState) -> Solution:
     search = _Search(state)
     best = search.value()
     return Solution(best, search.line(best))
+
+
+class DealSolver:
+    """Exact move values for one fully known deal, keeping its transposition table between calls
+    (positions of one deal share it, so later calls along a game cost little)."""
+
+    def __init__(self, state: SolaceState) -> None:
+        self.deal = state.deal
+        self._search = _Search(state)
+
+    def move_values(self, state: SolaceState) -> dict[str, int]:
+        """The best score reachable after each legal move of `state` (`stop`: the current
+        score), the position's pieces taken from this solver's deal: `state` may be a position
+        of another deal that shows the same pieces (its legal moves are then the same). Empty
+        when the game is over."""
+        legal = state.legal_moves(0)
+        if not legal:
+            return {}
+        search = self._search
+        search.set_position(state)
+        values: dict[str, int] = {}
+        by_source: dict[int, int] = {}
+        for move in search.moves():
+            search.do(move)
+            value = search.value()
+            search.undo(move)
+            values[MOVE_NAMES[move[1]][move[2]]] = value
+            if move[0] == _PROMOTION:
+                by_source[move[1]] = value
+        for name in legal:
+            if name not in values:  # "stop", or a promotion into another open space of the row
+                values[name] = state.score if name == "stop" else by_source[SPACE_INDEX[name[:2]]]
+        return values
+
+
+def move_values(state: SolaceState) -> dict[str, int]:
+    """The best score reachable after each legal move of `state` (every piece known); `stop` is
+    worth the current score. Empty when the game is over."""
+    return DealSolver(state).move_values(state)

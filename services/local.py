@@ -1,8 +1,8 @@
 """The whole platform on one machine, supervised as one foreground process (`make run`).
 
 Starts a redis-server in a temporary directory (unless REDIS_URL is set), every game service,
-the gateway, a matchmaker and a bot worker; restarts a process that dies; on Ctrl-C (or SIGTERM) stops them
-all, gracefully.
+the gateway, a matchmaker and a bot worker; restarts a process that dies; on Ctrl-C (or
+SIGTERM) stops them all, gracefully.
 
 Environment: REDIS_URL (use this Redis instead of starting one), GATEWAY_PORT (default 50050),
 SERVICE_BASE_PORT (default 50051: game services take consecutive ports, then the bot worker's

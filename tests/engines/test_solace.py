@@ -512,7 +512,8 @@ def test_l7_stop_ends_the_game_with_current_score() -> None:
     state = game(SOLID, "C1-C2 C1-C2 C1-C2 C2-C1")
     state, events = play(state, "stop")
     assert [e.kind for e in events] == ["stopped", "game_over"]
-    assert events[1].data == {"reason": "stopped", "score": 1}
+    assert events[1].data == {"reason": "stopped", "score": 1, "best_score": 8}
+    assert state.best_score == 8
     result = state.result()
     assert result is not None
     assert result.winners == (0,)
@@ -547,7 +548,11 @@ def test_l7_game_ends_when_no_move_remains() -> None:
     assert state.to_act() == ()
     assert state.legal_moves(0) == []
     assert events[-1].kind == "game_over"
-    assert events[-1].data == {"reason": "no_moves", "score": state.score}
+    assert events[-1].data == {
+        "reason": "no_moves",
+        "score": state.score,
+        "best_score": state.best_score,
+    }
     result = state.result()
     assert result is not None
     assert result.detail["reason"] == "no_moves"
@@ -647,3 +652,37 @@ def test_illegal_moves_raise_and_listed_moves_apply() -> None:
                         with pytest.raises(GameError):
                             state.apply(0, move)
             state, _ = state.apply(0, rng.choice(sorted(legal - {"stop"})))
+
+
+# ------------------------------------------------------------------------------ best score
+
+
+def test_best_score_is_set_once_the_game_is_over_and_kept_in_the_state() -> None:
+    state = game(SOLID, "C1-C2 C1-C2")
+    assert state.best_score is None
+    assert state.view(0)["best_score"] is None
+    stopped, events = play(state, "stop")
+    assert stopped.best_score == 8
+    assert stopped.view(0)["best_score"] == stopped.view(None)["best_score"] == 8
+    result = stopped.result()
+    assert result is not None
+    assert result.detail["best_score"] == 8
+    assert events[-1].data["best_score"] == 8
+    # Kept in the snapshot: a deserialized state does not solve again.
+    blob = stopped.serialize()
+    assert json.loads(blob)["best"] == 8
+    assert RULES.deserialize(blob).best_score == 8
+    assert RULES.deserialize(blob) == stopped
+    # A finished game that ran dry keeps its deal's best too.
+    final = random_game(3)
+    assert final.best_score is not None
+    assert final.score <= final.best_score <= 8
+
+
+def test_determinize_depends_on_visible_pieces_only() -> None:
+    # Twin deals (differing only inside black pieces) give the same redraws from the same seed.
+    a_spec, b_spec = _hidden_twin_setups()
+    a, b = game(a_spec, "C3-C5 B2-B4"), game(b_spec, "C3-C5 B2-B4")
+    assert a.deal != b.deal
+    for i in range(20):
+        assert a.determinize(0, random.Random(i)) == b.determinize(0, random.Random(i))
