@@ -12,10 +12,9 @@ import pytest
 import pytest_asyncio
 
 from client.session import Session
-from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
 from tabletop.solace.v1 import solace_pb2
-from tests.platform import Platform
+from tests.platform import Platform, assert_refused, logged_in, watch_all
 
 pytestmark = pytest.mark.integration
 
@@ -25,13 +24,6 @@ async def solace(redis_url: str) -> AsyncIterator[Platform]:
     """One Solace replica and a gateway on free ports."""
     async with Platform(redis_url, games=("solace",)) as running:
         yield running
-
-
-async def _logged_in(platform: Platform, *names: str) -> list[Session]:
-    sessions = [Session(platform.target) for _ in names]
-    for session, name in zip(sessions, names, strict=True):
-        await session.login(name)
-    return sessions
 
 
 async def _create(session: Session, **options: bool) -> str:
@@ -73,37 +65,14 @@ async def _play(
     return reply
 
 
-async def _watch(
-    session: Session, game_id: str, from_version: int = 0
-) -> list[solace_pb2.WatchResponse]:
-    received = []
-    async for update in session.game("solace").Watch(
-        common_pb2.WatchRequest(game_id=game_id, from_version=from_version),
-        metadata=session.metadata,
-    ):
-        received.append(update)
-    return received
-
-
-async def _refused(call: object, code: grpc.StatusCode, reason: str, *words: str) -> str:
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await call  # type: ignore[misc]
-    error = caught.value
-    assert error.code() == code, error.details()
-    assert error_info(error)[0] == reason
-    for word in words:
-        assert word in (error.details() or ""), error.details()
-    return error.details() or ""
-
-
 def _shown_colours(view: solace_pb2.View) -> set[int]:
     return {p.colour for space in view.spaces for p in [*space.nest, *space.tower]}
 
 
 async def test_full_game_through_gateway_with_watcher(solace: Platform) -> None:
-    player, watcher_session = await _logged_in(solace, "solitaire", "kibitzer")
+    player, watcher_session = await logged_in(solace, "solitaire", "kibitzer")
     game_id = await _create(player)
-    watcher = asyncio.create_task(_watch(watcher_session, game_id))
+    watcher = asyncio.create_task(watch_all(watcher_session, "solace", game_id))
 
     first = await _view(player, game_id)
     assert first.seat == 0
@@ -161,13 +130,13 @@ async def test_full_game_through_gateway_with_watcher(solace: Platform) -> None:
     assert [u.envelope.move for u in updates[1:]] == played
     assert [u.events[0].moved.move for u in updates[1:]] == played
     assert updates[-1].status.finished
-    resumed = await _watch(watcher_session, game_id, from_version=4)
+    resumed = await watch_all(watcher_session, "solace", game_id, from_version=4)
     assert [u.envelope.version for u in resumed] == list(range(4, version + 1))
     assert [list(u.events) for u in resumed] == [list(u.events) for u in updates[4:]]
 
 
 async def test_stop_and_resign_end_the_game_with_the_best_score(solace: Platform) -> None:
-    (player,) = await _logged_in(solace, "quitter")
+    (player,) = await logged_in(solace, "quitter")
     game_id = await _create(player)
     legal = await _legal(player, game_id)
     await _play(player, game_id, legal[0])
@@ -178,7 +147,9 @@ async def test_stop_and_resign_end_the_game_with_the_best_score(solace: Platform
     view = await _view(player, game_id)
     assert view.view.stopped
     assert 1 <= view.view.best_score == reply.events[1].game_over.best_score <= 8
-    await _refused(_play(player, game_id, "stop"), grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
+    await assert_refused(
+        _play(player, game_id, "stop"), grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER"
+    )
 
     other = await _create(player)
     resigned = await player.game("solace").Resign(
@@ -190,7 +161,7 @@ async def test_stop_and_resign_end_the_game_with_the_best_score(solace: Platform
 
 
 async def test_no_monochrome_option(solace: Platform) -> None:
-    (player,) = await _logged_in(solace, "purist")
+    (player,) = await logged_in(solace, "purist")
     for _ in range(3):
         game_id = await _create(player, no_monochrome=True)
         view = (await _view(player, game_id)).view
@@ -204,9 +175,9 @@ async def test_no_monochrome_option(solace: Platform) -> None:
 
 
 async def test_bad_input_is_refused_and_changes_nothing(solace: Platform) -> None:
-    player, outsider = await _logged_in(solace, "careful", "mallory")
+    player, outsider = await logged_in(solace, "careful", "mallory")
     stub = player.game("solace")
-    await _refused(
+    await assert_refused(
         stub.CreateGame(
             solace_pb2.CreateGameRequest(players=[player.player_id, outsider.player_id]),
             metadata=player.metadata,
@@ -217,47 +188,49 @@ async def test_bad_input_is_refused_and_changes_nothing(solace: Platform) -> Non
     )
     game_id = await _create(player)
     before = await _view(player, game_id)
-    await _refused(
+    await assert_refused(
         _play(player, game_id, "B1B2"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "MALFORMED_MOVE",
         "FROM-TO",
     )
-    await _refused(
+    await assert_refused(
         _play(player, game_id, "B6-B1"), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE"
     )
-    await _refused(_play(player, game_id, ""), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE")
-    await _refused(
+    await assert_refused(
+        _play(player, game_id, ""), grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE"
+    )
+    await assert_refused(
         _play(player, game_id, "B1-C1"),
         grpc.StatusCode.INVALID_ARGUMENT,
         "ILLEGAL_MOVE",
         "same colour",
     )
-    await _refused(
+    await assert_refused(
         _play(player, game_id, "B1-B1"), grpc.StatusCode.INVALID_ARGUMENT, "ILLEGAL_MOVE", "nowhere"
     )
-    await _refused(
+    await assert_refused(
         _play(outsider, game_id, "B1-B2"), grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT"
     )
-    await _refused(
+    await assert_refused(
         _play(player, game_id, "B1-B2", seat=1),
         grpc.StatusCode.INVALID_ARGUMENT,
         "INVALID_ARGUMENT",
         "seats are 0..0",
     )
-    await _refused(
+    await assert_refused(
         outsider.game("solace").LegalMoves(
             common_pb2.LegalMovesRequest(game_id=game_id), metadata=outsider.metadata
         ),
         grpc.StatusCode.PERMISSION_DENIED,
         "NOT_YOUR_SEAT",
     )
-    await _refused(
+    await assert_refused(
         _play(player, game_id, "B1-B2", expected_version=3),
         grpc.StatusCode.ABORTED,
         "STALE_VERSION",
     )
-    await _refused(
+    await assert_refused(
         _play(player, "solace-" + "0" * 20, "B1-B2"), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"
     )
     assert await _view(player, game_id) == before
