@@ -100,7 +100,11 @@ def _code(context: grpc.aio.ServicerContext[Any, Any], failed: bool) -> str:
 
 
 class MetricsInterceptor(grpc.aio.ServerInterceptor):
-    """Times every unary and server-streaming call into tabletop_rpc_seconds."""
+    """Times every unary and server-streaming call into tabletop_rpc_seconds. Each method's
+    timed handler is made once and reused (this runs on every call)."""
+
+    def __init__(self) -> None:
+        self._timed: dict[tuple[str, int], grpc.RpcMethodHandler[Any, Any]] = {}
 
     async def intercept_service(
         self,
@@ -113,19 +117,29 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         method = handler_call_details.method
         if handler is None or method.startswith("/grpc."):
             return handler
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                _timed_unary(method, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                _timed_stream(method, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        key = (method, id(handler))
+        timed = self._timed.get(key)
+        if timed is None:
+            timed = self._timed[key] = _timed_handler(method, handler)
+        return timed
+
+
+def _timed_handler(
+    method: str, handler: grpc.RpcMethodHandler[Any, Any]
+) -> grpc.RpcMethodHandler[Any, Any]:
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(
+            _timed_unary(method, handler.unary_unary),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(
+            _timed_stream(method, handler.unary_stream),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return handler
 
 
 def _timed_unary(method: str, behavior: Behavior) -> Behavior:
