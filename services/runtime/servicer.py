@@ -393,12 +393,7 @@ class GameServicer:
             if stored.request_version is not None:
                 return await self._replayed(loaded, stored.request_version, seat)
             if expected is not None and expected != stored.version:
-                raise ApiError(
-                    "STALE_VERSION",
-                    f"the game is at version {stored.version}, not {expected}; "
-                    "get the view again and retry",
-                    version=str(stored.version),
-                )
+                raise await self._stale(game_id, stored.version, expected)
             try:
                 if move is None:
                     state, events = loaded.state.resign(seat)
@@ -447,14 +442,28 @@ class GameServicer:
             hint = None
             if expected is not None or not from_hint:
                 # A move accepted between our read and our write: the first one wins (S11).
-                raise ApiError(
-                    "STALE_VERSION",
-                    f"another move was accepted first: the game is now at version "
-                    f"{commit.version}, not {stored.version}; get the view again and retry",
-                    version=str(commit.version),
-                )
+                raise await self._stale(game_id, commit.version, stored.version)
             # Only this replica's hint was behind: check the move on the game as it is now.
         raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
+
+    async def _stale(self, game_id: str, current: int, judged: int) -> ApiError:
+        """ABORTED for a move judged on version `judged` while the game is at `current`, saying
+        what happened since (moves are public notation)."""
+        if judged < current:
+            try:
+                entries = await self.store.entries(game_id, judged + 1, count=4)
+            except ApiError:
+                entries = []
+            moved = "; ".join(f"seat {e.actor} played {e.move!r}" for e in entries)
+            what = f"another move was accepted first ({moved or 'the game moved on'})"
+        else:
+            what = f"version {judged} does not exist yet"
+        return ApiError(
+            "STALE_VERSION",
+            f"{what}: the game is at version {current}, not {judged}; "
+            "get the view again and retry",
+            version=str(current),
+        )
 
     async def _replayed(self, loaded: Loaded, version: int, seat: int) -> Message:
         """The answer to a retried request that was already applied at `version`."""

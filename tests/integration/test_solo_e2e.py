@@ -174,6 +174,7 @@ async def test_concurrent_four_seat_round_with_jump_in_race(
     assert reason == "STALE_VERSION"
     assert metadata["version"] == "2"
     winner = 2 if isinstance(outcomes[0], solo_pb2.PlayResponse) else 3
+    assert f"seat {winner} played 'play W:" in (lost[0].details() or "")  # what changed
     jump = won[0].events[0].played
     assert (jump.seat, jump.card, jump.jump_in) == (winner, "W", True)
     after = await view(spectator, game_id)
