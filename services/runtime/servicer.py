@@ -460,8 +460,7 @@ class GameServicer:
             what = f"version {judged} does not exist yet"
         return ApiError(
             "STALE_VERSION",
-            f"{what}: the game is at version {current}, not {judged}; "
-            "get the view again and retry",
+            f"{what}: the game is at version {current}, not {judged}; get the view again and retry",
             version=str(current),
         )
 
