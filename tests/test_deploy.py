@@ -37,8 +37,9 @@ SOURCES = [*ROOT.glob("services/**/*.py"), *ROOT.glob("gateway/**/*.py")]
 
 
 def render(overlay: str) -> list[dict[str, Any]]:
-    kubectl = shutil.which("kubectl")
-    assert kubectl, "kubectl is needed to render the kustomize overlays (make setup installs it)"
+    local = ROOT / ".tools" / "bin" / "kubectl"
+    kubectl = shutil.which("kubectl") or (str(local) if local.exists() else None)
+    assert kubectl, "kubectl is needed to render the kustomize overlays (make setup fetches it)"
     out = subprocess.run(
         [kubectl, "kustomize", str(DEPLOY / "k8s" / "overlays" / overlay)],
         check=True,
