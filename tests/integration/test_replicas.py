@@ -162,3 +162,20 @@ async def test_a_replica_that_is_behind_never_applies_a_stale_move(platform: Pla
                 common_pb2.PlayRequest(game_id=game_id, move="e12"), metadata=as_player(bob)
             )
         assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def test_reflection_lists_the_public_services(platform: Platform) -> None:
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    async with grpc.aio.insecure_channel(platform.target) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        async for reply in stub.ServerReflectionInfo(iter([request])):
+            names = {s.name for s in reply.list_services_response.service}
+            break
+    assert {
+        "tabletop.esoloe.v1.EsoloeService",
+        "tabletop.lobby.v1.AuthService",
+        "tabletop.lobby.v1.LobbyService",
+        "grpc.health.v1.Health",
+    } <= names
