@@ -7,6 +7,7 @@ import random
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from client.session import Session
 from services.runtime.apis import GAME_APIS
@@ -165,8 +166,6 @@ async def test_a_replica_that_is_behind_never_applies_a_stale_move(platform: Pla
 
 
 async def test_reflection_lists_the_public_services(platform: Platform) -> None:
-    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
     async with grpc.aio.insecure_channel(platform.target) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         request = reflection_pb2.ServerReflectionRequest(list_services="")
