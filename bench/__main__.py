@@ -6,7 +6,7 @@ import logging
 import sys
 from collections.abc import Callable
 
-from bench import engines, gateway, solace, solo, zoxso
+from bench import engines, gateway, solace, solo, stack, zoxso
 
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("engines (random legal moves, no I/O)", engines.run),
@@ -14,6 +14,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("Solace (engine only)", solace.run),
     ("ZoxSo (engine only)", zoxso.run),
     ("e-SOLO-e Play through the gateway (separate processes, local redis-server)", gateway.run),
+    ("the whole stack: bots and matchmaking (separate processes)", stack.run),
 ]
 
 

@@ -1,0 +1,155 @@
+"""The whole stack as separate processes: bot-vs-bot games finished per minute (1 and 4 bot
+workers) and matchmaking throughput and latency (FindMatch to matched)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+import uvloop
+
+from client.session import Session
+from services.local import wait_serving
+from services.runtime.apis import GAME_APIS
+from services.runtime.localredis import LocalRedis, free_port
+from tabletop.common.v1 import common_pb2
+from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tabletop.solo.v1 import solo_pb2
+
+SECRET = "bench-signing-key-0123456789-0123456789"
+BOT_KEY = "bench-bot-key-0123456789"
+GAMES_AT_ONCE = 8
+
+
+def _options(game: str) -> lobby_pb2.GameOptions:
+    options = lobby_pb2.GameOptions()
+    if game == "solo":  # one round of two seats: a whole game is a long random walk
+        options.solo.CopyFrom(solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1))
+    return options
+
+
+async def _bot_games(session: Session, game: str, count: int) -> float:
+    """Start `count` all-bot games at once; seconds until every one has finished."""
+    lobby: Any = lobby_pb2_grpc.LobbyServiceStub(session.channel)
+    started = time.perf_counter()
+    replies = await asyncio.gather(*(
+        lobby.PlayAgainstBots(
+            lobby_pb2.PlayAgainstBotsRequest(game=game, options=_options(game), watch_only=True),
+            metadata=session.metadata,
+        )
+        for _ in range(count)
+    ))  # fmt: skip
+
+    async def until_finished(game_id: str) -> None:
+        async for update in session.game(game).Watch(
+            common_pb2.WatchRequest(game_id=game_id, public=True), metadata=session.metadata
+        ):
+            if update.status.finished:
+                return
+
+    await asyncio.gather(*(until_finished(r.status.game_id) for r in replies))
+    return time.perf_counter() - started
+
+
+async def _matchmaking(sessions: list[Session], seconds: float) -> tuple[int, list[float]]:
+    """Pairs of players ask for e-SOLO-e games again and again: tickets matched, latencies."""
+    deadline = time.perf_counter() + seconds
+    latencies: list[float] = []
+
+    async def player(session: Session) -> None:
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(session.channel)
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            ticket = await lobby.FindMatch(
+                lobby_pb2.FindMatchRequest(game="esoloe"), metadata=session.metadata
+            )
+            async for state in lobby.WatchTicket(
+                lobby_pb2.WatchTicketRequest(ticket_id=ticket.ticket_id),
+                metadata=session.metadata,
+            ):
+                if state.state != lobby_pb2.TICKET_STATE_QUEUED:
+                    latencies.append(time.perf_counter() - started)
+                    break
+
+    await asyncio.gather(*(player(s) for s in sessions))
+    return len(latencies), latencies
+
+
+async def _bench(gateway: str, add_workers: Any) -> list[str]:
+    session = Session(gateway)
+    await session.login("bench")
+    lines = []
+    for workers in (1, 4):
+        add_workers(workers)
+        await asyncio.sleep(1.0)
+        for game in GAME_APIS:
+            elapsed = await _bot_games(session, game, GAMES_AT_ONCE)
+            lines.append(
+                f"bot-vs-bot {game:<7} {workers} worker(s): {GAMES_AT_ONCE / elapsed * 60:7.1f} "
+                f"games/min ({GAMES_AT_ONCE} at once)"
+            )
+    players = [Session(gateway) for _ in range(16)]
+    for index, player in enumerate(players):
+        await player.login(f"player{index}")
+    matched, latencies = await _matchmaking(players, 10.0)
+    latencies.sort()
+    lines.append(
+        f"matchmaking (16 players, pairs, 1 matchmaker): {matched / 10.0:.1f} tickets matched/s, "
+        f"FindMatch to matched p50 {statistics.median(latencies) * 1e3:.1f} ms, "
+        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1e3:.1f} ms"
+    )
+    return lines
+
+
+def run() -> list[str]:
+    redis = LocalRedis(appendonly=True)
+    gateway_port = free_port()
+    env = {**os.environ, "REDIS_URL": redis.url, "TOKEN_SECRET": SECRET, "BOT_KEY": BOT_KEY,
+           "RATE_LIMIT_PER_SECOND": "100000", "RATE_LIMIT_BURST": "100000"}  # fmt: skip
+    processes = []
+    addresses = {}
+    for game in GAME_APIS:
+        port = free_port()
+        addresses[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
+        processes.append(subprocess.Popen(
+            [sys.executable, "-m", f"services.{game}"],
+            env={**env, "LISTEN": f"127.0.0.1:{port}"}, stderr=subprocess.DEVNULL,
+        ))  # fmt: skip
+    processes.append(subprocess.Popen(
+        [sys.executable, "-m", "gateway"],
+        env={**env, **addresses, "LISTEN": f"127.0.0.1:{gateway_port}"},
+        stderr=subprocess.DEVNULL,
+    ))  # fmt: skip
+    processes.append(subprocess.Popen(
+        [sys.executable, "-m", "services.matchmaker"],
+        env={**env, **addresses, "LISTEN": f"127.0.0.1:{free_port()}",
+             "MATCHMAKER_SCAN_SECONDS": "0.5"},
+        stderr=subprocess.DEVNULL,
+    ))  # fmt: skip
+    workers: list[subprocess.Popen[bytes]] = []
+
+    def add_workers(total: int) -> None:
+        while len(workers) < total:
+            workers.append(subprocess.Popen(
+                [sys.executable, "-m", "services.bots"],
+                env={**env, "GATEWAY_ADDR": f"127.0.0.1:{gateway_port}",
+                     "LISTEN": f"127.0.0.1:{free_port()}"},
+                stderr=subprocess.DEVNULL,
+            ))  # fmt: skip
+
+    try:
+        names = [api.full_name for api in GAME_APIS.values()]
+        if not wait_serving(f"127.0.0.1:{gateway_port}", names):
+            raise RuntimeError("the stack did not start")
+        return uvloop.run(_bench(f"127.0.0.1:{gateway_port}", add_workers))
+    finally:
+        for process in [*workers, *processes]:
+            process.terminate()
+        for process in [*workers, *processes]:
+            process.wait()
+        redis.stop()
