@@ -74,9 +74,9 @@ GAME_APIS: dict[str, GameApi] = {
     api.game: api
     for api in [
         GameApi("esoloe", "tabletop.esoloe.v1", "EsoloeService", 50051),
-        GameApi("zoxso", "tabletop.zoxso.v1", "ZoxsoService", 50054),
-        GameApi("solace", "tabletop.solace.v1", "SolaceService", 50053),
         GameApi("solo", "tabletop.solo.v1", "SoloService", 50052),
+        GameApi("solace", "tabletop.solace.v1", "SolaceService", 50053),
+        GameApi("zoxso", "tabletop.zoxso.v1", "ZoxsoService", 50054),
     ]
 }
 """Served games by id; the default port of each game service."""
