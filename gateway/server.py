@@ -296,26 +296,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.PlayAgainstBotsResponse:
         try:
             identity = self.guard.admit(context)
-            game = request.game
-            if game not in self.channels:
-                raise ApiError(
-                    "INVALID_ARGUMENT",
-                    f"unknown game {game[:40]!r}; games are: {', '.join(sorted(self.channels))}",
-                )
-            level = request.level or "random"
-            if level not in BOT_LEVELS:
-                raise ApiError(
-                    "INVALID_ARGUMENT", f"unknown bot level {level[:40]!r}; levels are: random"
-                )
-            chosen = request.options.WhichOneof("game")
-            if chosen not in (None, game):
-                raise ApiError("INVALID_OPTIONS", f"options for {chosen} given for a {game} game")
-            api = GAME_APIS[game]
-            create = api.pb2.CreateGameRequest()
-            if chosen:
-                create.options.CopyFrom(getattr(request.options, game))
+            game, create = self._game_request(request)
             seats = seat_count(game, create)
-            bots = [new_bot_id(level) for _ in range(seats)]
+            bots = [new_bot_id(request.level or "random") for _ in range(seats)]
             seat = -1
             if not request.watch_only:
                 seat = request.seat if request.HasField("seat") and request.seat >= 0 else -1
@@ -328,7 +311,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 bots[seat] = identity.player_id
             create.players.extend(bots)
             try:
-                created = await api.stub(self.channels[game]).CreateGame(create, timeout=10)
+                created = (
+                    await GAME_APIS[game].stub(self.channels[game]).CreateGame(create, timeout=10)
+                )
             except grpc.aio.AioRpcError as error:
                 await context.abort(
                     error.code(), error.details() or "", _passable(error.trailing_metadata())

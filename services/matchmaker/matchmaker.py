@@ -106,8 +106,10 @@ class Matchmaker:
             await self.store.forget_pool_if_empty(pool)
             return
         now = time.time() * 1000
+        tickets = await self.store.get_many(ids)
+        await self.store.drop_from_pool(pool, sorted(set(ids) - {t.ticket_id for t in tickets}))
         waiting: list[Ticket] = []
-        for ticket in await self.store.get_many(ids):
+        for ticket in tickets:
             if ticket.state != "queued":
                 continue
             if now - ticket.created_ms > TICKET_TTL_SECONDS * 1000:

@@ -14,6 +14,8 @@ from redis.asyncio import Redis
 from services.runtime import keys
 
 TICKET_TTL_SECONDS = 3600
+"""A ticket still queued after this long is expired by the matchmaker. Its keys live twice as
+long, so that its final state can still be watched."""
 
 # KEYS: live, ticket, events, pool, pools, tickets. ARGV: ticket id, pool key, now ms, ttl,
 # then field/value pairs. Returns {"OK", id} or {"LIVE", the live ticket's id}.
@@ -122,7 +124,7 @@ class LobbyStore:
         outcome, queued = await self._enqueue(
             keys=[keys.live_ticket(player, game), keys.ticket(ticket_id),
                   keys.ticket_events(ticket_id), keys.pool(pool), keys.POOLS, keys.TICKETS],
-            args=[ticket_id, pool, _now_ms(), TICKET_TTL_SECONDS,
+            args=[ticket_id, pool, _now_ms(), 2 * TICKET_TTL_SECONDS,
                   *(x for kv in fields.items() for x in kv)],
         )  # fmt: skip
         return outcome == b"OK", queued.decode()
@@ -159,6 +161,11 @@ class LobbyStore:
         for ticket, seat in seated:
             args += [ticket.ticket_id, seat]
         return bool(await self._match(keys=[keys.pool(pool), *ticket_keys], args=args))
+
+    async def drop_from_pool(self, pool: str, ticket_ids: Sequence[str]) -> None:
+        """Forget ids whose tickets no longer exist (their keys expired)."""
+        if ticket_ids:
+            await self.redis.zrem(keys.pool(pool), *ticket_ids)
 
     async def queued(self, pool: str) -> list[str]:
         ids: Any = await self.redis.zrange(keys.pool(pool), 0, -1)

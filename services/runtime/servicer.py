@@ -2,8 +2,9 @@
 
 It translates requests, loads the game from Redis, asks the engine, commits the result with a
 version check, and translates back. All game-specific knowledge sits in the engine (rules) and in
-a small `Adapter` (protobuf <-> engine values). Replicas hold no game state: any replica serves any
-game, and two replicas can serve one game interleaved.
+a small `Adapter` (protobuf <-> engine values). The authoritative state is in Redis: any replica
+serves any game, two replicas can serve one game interleaved, and killing one loses nothing (a
+replica only keeps version-checked hints, see `Hints`).
 
 The caller's identity comes from the `x-tabletop-player` metadata the gateway sets after checking
 the token; the servicer maps it to the caller's seat, and cuts every view and event to that seat.

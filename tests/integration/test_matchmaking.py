@@ -176,3 +176,17 @@ async def test_a_dead_matchmakers_tickets_are_not_lost(redis_url: str) -> None:
             assert pending["pending"] == 0
         finally:
             await redis.aclose()
+
+
+async def test_a_ticket_nobody_joins_expires(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("services.matchmaker.matchmaker.TICKET_TTL_SECONDS", 0.5)
+    async with Platform(redis_url, games=("esoloe",), matchmakers=1) as platform:
+        (alice,) = await logged_in(platform, "alice")
+        ticket = await find(alice, "esoloe", seats=2)
+        end = await final(alice, ticket.ticket_id)
+        assert end.state == lobby_pb2.TICKET_STATE_EXPIRED
+        again = await find(alice, "esoloe")  # no live ticket was left behind
+        assert again.state == QUEUED
+        assert (await cancel(alice, again.ticket_id)).state == CANCELLED
