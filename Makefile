@@ -6,7 +6,7 @@ BUF     := .tools/node_modules/.bin/buf
 # kubectl renders the kustomize overlays in the tests: the machine's, or one from the npm registry.
 KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
-.PHONY: setup proto redis-server run test test-fast lint format bench clean
+.PHONY: setup proto redis-server run play stop test test-fast lint format bench soak clean
 
 setup: $(VENV)/.installed gen/.stamp redis-server .tools/compose_spec.json $(KUBECTL)
 
@@ -52,6 +52,37 @@ redis-server:
 run: setup
 	$(PY) -m services.local
 
+# One command from a fresh clone to a game: `make play GAME=solo BOTS=3`. Starts the local
+# platform in the background unless its gateway already answers (log and pid in .run/), then
+# opens the terminal client against bots. `make stop` stops that background platform.
+GAME         ?= esoloe
+BOTS         ?=
+GATEWAY_PORT ?= 50050
+RUN_DIR      := .run
+
+play: setup
+	@if ! $(VENV)/bin/tabletop health --target 127.0.0.1:$(GATEWAY_PORT) >/dev/null 2>&1; then \
+	  mkdir -p $(RUN_DIR); \
+	  echo "starting the local platform in the background (log: $(RUN_DIR)/platform.log; 'make stop' stops it)"; \
+	  GATEWAY_PORT=$(GATEWAY_PORT) setsid $(PY) -m services.local >$(RUN_DIR)/platform.log 2>&1 </dev/null & \
+	  echo $$! >$(RUN_DIR)/platform.pid; \
+	  for i in $$(seq 120); do \
+	    grep -q "tabletop is up" $(RUN_DIR)/platform.log && break; \
+	    kill -0 $$(cat $(RUN_DIR)/platform.pid) 2>/dev/null || break; \
+	    sleep 0.5; \
+	  done; \
+	  grep -q "tabletop is up" $(RUN_DIR)/platform.log || { tail -20 $(RUN_DIR)/platform.log; exit 1; }; \
+	fi
+	$(VENV)/bin/tabletop play $(GAME) --gateway 127.0.0.1:$(GATEWAY_PORT) $(if $(BOTS),--bots $(BOTS))
+
+stop:
+	@if [ -f $(RUN_DIR)/platform.pid ] && kill -0 $$(cat $(RUN_DIR)/platform.pid) 2>/dev/null; then \
+	  kill -TERM $$(cat $(RUN_DIR)/platform.pid); \
+	  while kill -0 $$(cat $(RUN_DIR)/platform.pid) 2>/dev/null; do sleep 0.2; done; \
+	  echo "local platform stopped"; \
+	else echo "no background platform started by 'make play' is running"; fi
+	@rm -f $(RUN_DIR)/platform.pid
+
 # README command 2.
 test: setup
 	$(VENV)/bin/pytest
@@ -77,6 +108,21 @@ format: setup
 
 bench: setup .bench-venv/.installed
 	$(PY) -m bench
+
+# Load and chaos (not part of `make test`): 200 games at once for 5 minutes while processes and
+# Redis restart, then an audit of every game. SOAK_ARGS e.g. "--cluster --games 50 --seconds 60".
+soak: setup
+	$(PY) -m bench.soak $(SOAK_ARGS)
+
+# Bot levels against each other, engines only (docs/bots.md); ARENA_ARGS e.g. "--games 200
+# --jobs 2". Each adjacent pair of levels of every game, with a shorter budget for the searches.
+.PHONY: arena
+arena: setup
+	$(PY) -m engines.bots.arena esoloe --games 60 --budget 0.25 $(ARENA_ARGS)
+	$(PY) -m engines.bots.arena zoxso --games 40 --budget 0.25 $(ARENA_ARGS)
+	$(PY) -m engines.bots.arena solo --games 60 --budget 0.25 $(ARENA_ARGS)
+	$(PY) -m engines.bots.arena solo --players 4 --games 40 --budget 0.25 $(ARENA_ARGS)
+	$(PY) -m engines.bots.arena solace --games 100 $(ARENA_ARGS)
 
 clean:
 	rm -rf gen .mypy_cache .pytest_cache .ruff_cache .tools

@@ -6,8 +6,9 @@ import sys
 from collections.abc import Iterable, Iterator
 
 import grpc
+from rich.console import Console
 
-from client.render import render_esoloe
+from client.boards import esoloe_board
 from client.session import Session
 from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
@@ -20,6 +21,7 @@ def _moves_from_stdin() -> Iterator[str]:
 
 
 async def hotseat(target: str, moves: list[str]) -> int:
+    console = Console(highlight=False, markup=False, soft_wrap=True)
     players = [Session(target), Session(target)]
     await players[0].login("front")
     await players[1].login("back")
@@ -35,7 +37,7 @@ async def hotseat(target: str, moves: list[str]) -> int:
     view = await stub.GetView(
         common_pb2.GetViewRequest(game_id=game_id), metadata=players[0].metadata
     )
-    print(render_esoloe(view.view))
+    console.print(esoloe_board(view, -1))
     if interactive:
         print(f"seat {view.view.to_move} to move (e.g. c12; 'help' lists legal moves)")
     for move in source:
@@ -59,7 +61,7 @@ async def hotseat(target: str, moves: list[str]) -> int:
             common_pb2.GetViewRequest(game_id=game_id), metadata=players[0].metadata
         )
         print(f"seat {seat} played {move}")
-        print(render_esoloe(view.view))
+        console.print(esoloe_board(view, -1))
         if reply.status.finished:
             won = [e.won for e in reply.events if e.HasField("won")]
             if won:

@@ -221,6 +221,14 @@ class Rules(Protocol):
         """The inverse of State.serialize."""
         ...
 
+    def from_view(self, view: Mapping[str, JSON], seat: Seat, rng: random.Random) -> State:
+        """A state whose `view(seat)` equals `view` (as `State.view(seat)` returned it) and whose
+        `legal_moves(seat)` are the real ones, with everything the view hides drawn at random
+        consistently with it. This is how a bot, told only its seat's view, gets a position to
+        search: the same kind of state `determinize` gives, built from the view alone. Games
+        without hidden information rebuild the position exactly."""
+        ...
+
 
 def check_seat(state: State, seat: Seat) -> None:
     """Raise InvalidSeat unless `seat` is one of the state's seats."""

@@ -36,6 +36,9 @@ Events: ``placed`` ``{"seat", "square", "level", "top", "front", "move"}``, then
 Speed: legal moves on a full stack need a win check per orientation. The check looks only at
 the view cells the new cube changes; it is exact for every position reached by play, since a run
 of 4+ anywhere would already have ended the game. A win is then reported from the whole position.
+What a new cube does in one line depends only on that line's owners and symbols, so it is
+tabulated once per line content and shared by every position (bots ask for the threats of both
+seats, `winning_placements`, at every position they search).
 
 Resignation: either seat may resign at any moment while the game runs; the other seat wins
 (``Result.detail == {"reason": "resignation"}``). There are no options and no setup; the seed
@@ -128,6 +131,10 @@ FACES: Final[dict[tuple[int, int], Faces]] = {
 _ORIENT_INDEX: Final[dict[tuple[int, int], int]] = {o: i for i, o in enumerate(ORIENTATIONS)}
 _OF: Final[tuple[Faces, ...]] = tuple(FACES[o] for o in ORIENTATIONS)
 _K_FRONT, _K_BACK, _K_LEFT, _K_RIGHT, _K_TOP = range(5)
+_SHOWN: Final[tuple[tuple[int, ...], ...]] = tuple(
+    tuple(face if face <= 3 else 0 for face in faces) for faces in _OF
+)
+"""Per orientation, the symbol (0: blank) shown front, back, left, right and up."""
 
 # --------------------------------------------------------------------------------------------
 # E2: notation.
@@ -273,10 +280,75 @@ def _runs(values: list[int]) -> list[tuple[int, int, int]]:
     return out
 
 
+# A cell's effect in lines (see _Analysis.cell_effect) packed in one int, so that the effects of
+# several lines and cells add up: 10 bits each for the sets lost, the new sets, the symbol runs
+# of 4+ and the colour runs of 4+ (never more than 20 of anything: 5 cells of 4 lines).
+_LOST: Final = 1
+_NEW: Final = 1 << 10
+_SYMBOL: Final = 1 << 20
+_COLOUR: Final = 1 << 30
+_FIELD: Final = (1 << 10) - 1
+_RUN4: Final = _SYMBOL  # an effect at least this large holds a run of 4+: a win
+_LineTable = tuple[tuple[int, ...], ...]
+_LINE_TABLES: dict[tuple[tuple[int, ...], tuple[int, ...]], _LineTable] = {}
+_LINE_TABLES_MAX: Final = 20_000  # about 18 MB; cleared when full
+
+
+def _line_table(own: tuple[int, ...], sym: tuple[int, ...]) -> _LineTable:
+    """What a new cube of seat m showing symbol sv (0: blank) at index i of a line does in that
+    line alone, as table[i][m * 4 + sv] (packed, see _LOST.._COLOUR): see cell_effect. It
+    depends only on the line's owners and symbols, which recur all over a search: tables are
+    shared by every position."""
+    key = (own, sym)
+    table = _LINE_TABLES.get(key)
+    if table is not None:
+        return table
+    n = len(own)
+    sets = [
+        (v, i, j, 1 if own[i] + own[i + 1] + own[i + 2] >= 2 else 0)
+        for v, i, j in _runs(list(sym))
+        if j - i == 3
+    ]
+    rows: list[tuple[int, ...]] = []
+    for i in range(n):
+        row: list[int] = []
+        for m in (0, 1):
+            lo, hi = i, i + 1
+            while lo and own[lo - 1] == m:
+                lo -= 1
+            while hi < n and own[hi] == m:
+                hi += 1
+            colour = _COLOUR if hi - lo >= 4 else 0
+            for sv in range(4):
+                effect = colour
+                if sv:
+                    lo, hi = i, i + 1
+                    while lo and sym[lo - 1] == sv:
+                        lo -= 1
+                    while hi < n and sym[hi] == sv:
+                        hi += 1
+                    if hi - lo >= 4:
+                        effect += _SYMBOL
+                    elif hi - lo == 3:
+                        effect += _NEW  # it holds the new cube: it cannot have existed before
+                for v, start, end, holder in sets:
+                    # a set of m's is gone if i was one of its cells, or if it merges with i
+                    if holder == m and (
+                        start <= i < end or (v == sv and (end == i or start == i + 1))
+                    ):
+                        effect += _LOST
+                row.append(effect)
+        rows.append(tuple(row))
+    if len(_LINE_TABLES) >= _LINE_TABLES_MAX:
+        _LINE_TABLES.clear()
+    table = _LINE_TABLES[key] = tuple(rows)
+    return table
+
+
 class _Analysis:
     """What a position shows: per cell its position, face, symbol (0 = none) and owner (-1)."""
 
-    __slots__ = ("changed", "cpos", "face", "line_sets", "memo", "own", "owned", "sym")
+    __slots__ = ("changed", "cpos", "face", "line_sets", "memo", "own", "owned", "sym", "tables")
 
     def __init__(self, owner: list[int], orient: list[int], heights: list[int]) -> None:
         cpos = [-1] * (_NCELLS + 1)
@@ -340,6 +412,12 @@ class _Analysis:
         self.owned = owned
         self.changed = changed
         self.memo: dict[int, tuple[bool, bool, int, int]] = {}
+        self.tables: list[_LineTable | None] = [None] * len(_LINE_CELLS)
+
+    def _table(self, li: int) -> _LineTable:
+        cells = _LINE_CELLS[li]
+        own, sym = self.own, self.sym
+        return _line_table(tuple([own[x] for x in cells]), tuple([sym[x] for x in cells]))
 
     def cell_effect(self, c: int, p: int, sv: int, m: int) -> tuple[bool, bool, int, int]:
         """Cell c now shows symbol sv (0: blank) of seat m's new cube at position p. In the lines
@@ -348,39 +426,55 @@ class _Analysis:
 
         Only runs through c can change: in a position reached by play no run of 4+ exists (it
         would have ended the game), so no run elsewhere can be one, nor split into a set."""
-        key = (c * 20 + p) * 4 + sv
+        key = ((c * 20 + p) * 4 + sv) * 2 + m  # m: bots ask for either seat
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        sym, own = self.sym, self.own
-        colour = symbol = False
-        new = lost = 0
-        for li, i in _LINES_THROUGH_AT[c]:
-            cells = _LINE_CELLS[li]
-            n = len(cells)
-            lo, hi = i, i + 1
-            while lo and own[cells[lo - 1]] == m:
-                lo -= 1
-            while hi < n and own[cells[hi]] == m:
-                hi += 1
-            if hi - lo >= 4:
-                colour = True
-            if sv:
-                lo, hi = i, i + 1
-                while lo and sym[cells[lo - 1]] == sv:
-                    lo -= 1
-                while hi < n and sym[cells[hi]] == sv:
-                    hi += 1
-                if hi - lo >= 4:
-                    symbol = True
-                elif hi - lo == 3:
-                    new += 1  # it holds the new cube at p: it cannot have existed before
-            for v, start, end, _, holder in self.line_sets.get(li, ()):
-                # a set of m's is gone if c was one of its cells, or if it merges with c
-                if holder == m and (start <= i < end or (v == sv and (end == i or start == i + 1))):
-                    lost += 1
-        out = (colour, symbol, new, lost)
+        effect = self._effects(c, m)[sv]
+        out = (
+            effect >= _COLOUR,
+            (effect >> 20) & _FIELD > 0,
+            (effect >> 10) & _FIELD,
+            effect & _FIELD,
+        )
         self.memo[key] = out
+        return out
+
+    def _effects(self, c: int, m: int) -> list[int]:
+        """cell_effect(c, _, sv, m) packed (see _LOST.._COLOUR), for sv = 0..3."""
+        tables = self.tables
+        rows = []
+        for li, i in _LINES_THROUGH_AT[c]:
+            table = tables[li]
+            if table is None:
+                table = tables[li] = self._table(li)
+            rows.append(table[i])
+        at = m * 4
+        if len(rows) == 1:
+            return list(rows[0][at : at + 4])
+        return [sum([row[x] for row in rows]) for x in range(at, at + 4)]
+
+    def winning(self, s: int, m: int, heights: list[int]) -> list[int]:
+        """The orientations o for which wins(s, o, m, heights) holds, all at once: each changed
+        cell is looked at once per symbol, not once per orientation (bots ask this a lot)."""
+        k = heights[s]
+        if k >= LEVELS:
+            return []
+        effects = [(kind, self._effects(c, m)) for c, kind in self.changed[s]]
+        if all(e < _NEW for _, by_symbol in effects for e in by_symbol):
+            return []  # no run of 4+ and no new set, whatever the orientation
+        owned = self.owned[m]
+        out: list[int] = []
+        for o, shown in enumerate(_SHOWN):
+            total = 0
+            for kind, by_symbol in effects:
+                total += by_symbol[shown[kind]]
+            if total >= _RUN4:
+                out.append(o)
+            else:
+                new = total >> 10
+                if new and owned - (total & _FIELD) + new >= 2:
+                    out.append(o)
         return out
 
     def wins(self, s: int, o: int, m: int, heights: list[int]) -> bool:
@@ -618,6 +712,18 @@ class EsoloeState(State):
             an = self._an = _Analysis(self._owner, self._orient, self._heights)
         return an
 
+    def winning_placements(self, seat: Seat) -> list[str]:
+        """The placements that would win for `seat` if it were its turn now (E6-E9), whoever is
+        to move: the mover's immediate wins, or the other seat's threats. Bots search with it;
+        it is far cheaper than trying every legal move."""
+        check_seat(self, seat)
+        if self._result is not None or self.cubes_left(seat) <= 0:
+            return []
+        an = self._analysis()
+        return [
+            _NOTATION[s][o] for s in range(NUM_SQUARES) for o in an.winning(s, seat, self._heights)
+        ]
+
     def _can_move(self) -> bool:
         """E9: whether the mover has a legal placement. Cheap unless every stack is full."""
         if self._legal is not None:
@@ -642,11 +748,7 @@ class EsoloeState(State):
                         if an is None:
                             an = self._analysis()
                         names = _NOTATION[s]
-                        legal += [
-                            names[o]
-                            for o in range(len(ORIENTATIONS))
-                            if an.wins(s, o, mover, self._heights)
-                        ]
+                        legal += [names[o] for o in an.winning(s, mover, self._heights)]
             self._legal = legal
         return legal
 
@@ -722,35 +824,56 @@ class EsoloeRules:
 
     def deserialize(self, data: bytes) -> EsoloeState:
         obj = json.loads(data)
-        stacks = obj["stacks"]
-        if not isinstance(stacks, list) or len(stacks) != NUM_SQUARES:
-            raise ValueError("stacks must be a list of 5 stacks")
-        n = NUM_SQUARES * LEVELS
-        owner, orient, heights = [-1] * n, [-1] * n, [0] * NUM_SQUARES
-        count = [0, 0]
-        for s, stack in enumerate(stacks):
-            if not isinstance(stack, list) or len(stack) > LEVELS:
-                raise ValueError(f"stack {SQUARES[s]} must be a list of at most 4 cubes")
-            for k, (seat, top, front) in enumerate(stack):
-                if seat not in (0, 1) or (top, front) not in _ORIENT_INDEX:
-                    raise ValueError(f"bad cube {[seat, top, front]!r} on {SQUARES[s]}")
-                owner[s * LEVELS + k] = seat
-                orient[s * LEVELS + k] = _ORIENT_INDEX[(top, front)]
-                count[seat] += 1
-            heights[s] = len(stack)
-        if count[1] > count[0] or count[0] > count[1] + 1 or count[0] > CUBES_PER_SEAT:
-            raise ValueError(f"cube counts {count} are not reachable (seat 0 moves first)")
-        res = obj["result"]
-        if res is None and LEVELS in heights:
-            raise ValueError("a 4th cube ends the game (E3); this state has no result")
-        result = None
-        if res is not None:
-            result = Result(
-                tuple(res["winners"]),
-                {int(k): v for k, v in res["scores"].items()},
-                dict(res["detail"]),
+        return _rebuild(obj["stacks"], obj["result"])
+
+    def from_view(self, view: Mapping[str, JSON], seat: Seat, rng: random.Random) -> EsoloeState:
+        """The exact position: e-SOLO-e hides nothing, so the stacks and the result say it all
+        (`ply` and `to_move` follow from them and are only checked)."""
+        stacks = view["stacks"]
+        if not isinstance(stacks, list):
+            raise ValueError("view stacks must be a list of 5 stacks")
+        state = _rebuild(
+            [[[cube["seat"], cube["top"], cube["front"]] for cube in stack] for stack in stacks],
+            view["result"],
+        )
+        if view.get("ply", state._ply) != state._ply or view.get("to_move") != state.to_move:
+            raise ValueError(
+                f"view says ply {view.get('ply')!r}, to_move {view.get('to_move')!r}; its stacks "
+                f"and result say ply {state._ply}, to_move {state.to_move}"
             )
-        return EsoloeState(owner, orient, heights, count[0] + count[1], result)
+        return state
+
+
+def _rebuild(stacks: JSON, res: JSON) -> EsoloeState:
+    """The state with these stacks (bottom first, cubes as [seat, top, front]) and this result
+    (as Result.to_json gives it, or None): what serialize and view both carry."""
+    if not isinstance(stacks, list) or len(stacks) != NUM_SQUARES:
+        raise ValueError("stacks must be a list of 5 stacks")
+    n = NUM_SQUARES * LEVELS
+    owner, orient, heights = [-1] * n, [-1] * n, [0] * NUM_SQUARES
+    count = [0, 0]
+    for s, stack in enumerate(stacks):
+        if not isinstance(stack, list) or len(stack) > LEVELS:
+            raise ValueError(f"stack {SQUARES[s]} must be a list of at most 4 cubes")
+        for k, (seat, top, front) in enumerate(stack):
+            if seat not in (0, 1) or (top, front) not in _ORIENT_INDEX:
+                raise ValueError(f"bad cube {[seat, top, front]!r} on {SQUARES[s]}")
+            owner[s * LEVELS + k] = seat
+            orient[s * LEVELS + k] = _ORIENT_INDEX[(top, front)]
+            count[seat] += 1
+        heights[s] = len(stack)
+    if count[1] > count[0] or count[0] > count[1] + 1 or count[0] > CUBES_PER_SEAT:
+        raise ValueError(f"cube counts {count} are not reachable (seat 0 moves first)")
+    if res is None and LEVELS in heights:
+        raise ValueError("a 4th cube ends the game (E3); this state has no result")
+    result = None
+    if res is not None:
+        result = Result(
+            tuple(res["winners"]),
+            {int(k): v for k, v in res["scores"].items()},
+            dict(res["detail"]),
+        )
+    return EsoloeState(owner, orient, heights, count[0] + count[1], result)
 
 
 RULES = EsoloeRules()

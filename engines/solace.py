@@ -37,7 +37,8 @@ Decisions (where L1-L7 leave room)
   view(None). Hidden nest pieces appear as `{"hidden": true}` placeholders (their number follows
   from the nest's structure). Errors only ever name visible pieces. determinize() shuffles the
   hidden pieces among the hidden slots of the same size (uniform over consistent deals; with
-  `no_monochrome`, re-drawn until no dealt nest is monochrome).
+  `no_monochrome`, re-drawn until no dealt nest is monochrome). `RULES.from_view` draws the
+  same way from the view alone (`draw_deal` serves both).
 - *End* (L7): the game is over when no foundation, build or promotion is legal, or after `stop`.
   `stop` is legal (and listed last) while the game runs. resign(0) is `stop`: the game ends with
   the current score. The result is winners=(0,) (a patience has no opponent to lose to) with
@@ -69,6 +70,7 @@ from engines.contract import (
     GameOver,
     IllegalMove,
     InvalidOptions,
+    InvalidSeat,
     InvalidSetup,
     MalformedMove,
     Result,
@@ -607,23 +609,21 @@ class SolaceState(State):
         by_size: dict[int, list[tuple[int, int]]] = {}
         for slot in slots:
             by_size.setdefault(slot[1], []).append(slot)
-        for _ in range(1000):
-            deal = [list(nest) for nest in self._deal]
-            for group in by_size.values():
-                # Sorted first: the draw depends on what is hidden (the multiset, which the
-                # player can count), never on where the hidden pieces really are.
-                colours = sorted(self._deal[s][idx] for s, idx in group)
-                rng.shuffle(colours)
-                for (s, idx), colour in zip(group, colours, strict=True):
-                    deal[s][idx] = colour
-            if not self._no_mono or not any(_is_monochrome(n) for n in deal):
-                break
-        else:  # pragma: no cover - practically unreachable; the true deal is consistent
+        # Sorted: the draw depends on what is hidden (the multiset, which the player can count),
+        # never on where the hidden pieces really are.
+        pools = [
+            (group, sorted(self._deal[s][idx] for s, idx in group)) for group in by_size.values()
+        ]
+        deal = draw_deal(self._deal, pools, self._no_mono, rng)
+        if deal is None:  # pragma: no cover - practically unreachable; the true deal is consistent
             return self
+        return self._with_deal(deal)
+
+    def _with_deal(self, deal: Deal) -> SolaceState:
         return SolaceState(
             self._seed,
             self._no_mono,
-            tuple((n[0], n[1], n[2]) for n in deal),
+            deal,
             self._count,
             self._tower,
             self._promoted,
@@ -631,6 +631,30 @@ class SolaceState(State):
             self._ply,
             self._best,
         )
+
+
+Pool = tuple[Sequence[tuple[int, int]], Sequence[int]]
+"""Slots (space, index in the deal triple) and the colours to spread over them, one each."""
+
+
+def draw_deal(
+    base: Deal, pools: Sequence[Pool], no_monochrome: bool, rng: random.Random
+) -> Deal | None:
+    """`base` with each pool's colours shuffled over its slots: a deal drawn uniformly among
+    those that agree with `base` outside the pools (with `no_monochrome`, among those with no
+    monochrome nest: drawn again until one is found). None if 1000 draws all failed, which a
+    position reached by play practically never causes. This is the one place where hidden
+    pieces are drawn, for `determinize` and `from_view` alike."""
+    for _ in range(1000):
+        deal = [list(nest) for nest in base]
+        for slots, colours in pools:
+            drawn = list(colours)
+            rng.shuffle(drawn)
+            for (s, idx), colour in zip(slots, drawn, strict=True):
+                deal[s][idx] = colour
+        if not no_monochrome or not any(_is_monochrome(n) for n in deal):
+            return tuple((n[0], n[1], n[2]) for n in deal)
+    return None
 
 
 class SolaceRules:
@@ -679,6 +703,67 @@ class SolaceRules:
             bool(obj["stopped"]),
             int(obj["ply"]),
             None if obj.get("best") is None else int(obj["best"]),
+        )
+
+    def from_view(self, view: Mapping[str, JSON], seat: Seat, rng: random.Random) -> SolaceState:
+        """The position `view` shows, its hidden pieces drawn like `determinize` draws them.
+
+        A view does not say which nest each tower piece came from; those departed pieces'
+        colours never matter again (a nest only loses pieces from the outside), so each size's
+        tower colours are spread at random over the nest slots that size left. The 3s are known:
+        every nest's 3 is the colour of its row (L3). Hidden slots get what is left of each
+        size's five black and five clear pieces. The seed is not in the view (it is 0)."""
+        if seat != 0:
+            raise InvalidSeat(f"seat {seat!r} does not exist; Solace has seat 0 only")
+        spaces = view["spaces"]
+        deal = [[ROW_OF[s], CLEAR, CLEAR] for s in range(NUM_SPACES)]
+        count, tower, promoted = [], [], []
+        left = [[5, 5] for _ in range(4)]  # left[size][colour]: pieces not seen in any nest
+        hidden: dict[int, list[tuple[int, int]]] = {}
+        departed: dict[int, list[tuple[int, int]]] = {}
+        towered: dict[int, list[int]] = {2: [], 1: []}
+        for s, name in enumerate(SPACES):
+            space = spaces[name]
+            nest = space["nest"]
+            n = len(nest)
+            count.append(n)
+            promoted.append(space["state"] == "promoted")
+            tower.append(0 if promoted[s] else len(space["tower"]))
+            for piece in space["tower"]:
+                colour = COLOUR_NAMES.index(piece["colour"])
+                left[piece["size"]][colour] -= 1
+                if piece["size"] < 3:
+                    towered[piece["size"]].append(colour)
+            for idx in range(1, 3 - n):
+                departed.setdefault(idx, []).append((s, idx))
+            for idx, piece in zip(range(3 - n, 3), nest, strict=True):
+                if piece.get("hidden"):
+                    hidden.setdefault(idx, []).append((s, idx))
+                else:
+                    colour = COLOUR_NAMES.index(piece["colour"])
+                    deal[s][idx] = colour
+                    left[3 - idx][colour] -= 1
+        pools: list[Pool] = [
+            (slots, [BLACK] * left[3 - idx][BLACK] + [CLEAR] * left[3 - idx][CLEAR])
+            for idx, slots in sorted(hidden.items())
+        ]
+        pools += [(slots, sorted(towered[3 - idx])) for idx, slots in sorted(departed.items())]
+        no_mono = bool(view["options"]["no_monochrome"])
+        base = tuple((n[0], n[1], n[2]) for n in deal)
+        drawn = draw_deal(base, pools, no_mono, rng)
+        if drawn is None:
+            raise InvalidSetup("no deal agrees with this view: it is not a Solace position")
+        best = view.get("best_score")
+        return SolaceState(
+            0,
+            no_mono,
+            drawn,
+            tuple(count),
+            tuple(tower),
+            tuple(promoted),
+            bool(view["stopped"]),
+            int(view["moves_played"]),
+            None if best is None else int(best),
         )
 
 

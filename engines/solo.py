@@ -64,7 +64,9 @@ Other decisions
   private `dealt` {cards} and `drew_cards` {cards} to the seat concerned.
 - determinize(seat, rng): the other hands and the draw pile are redealt keeping all sizes; a card
   waiting in another seat's hand after its draw is redrawn among the pooled cards that are
-  playable there (the waiting card is known to be playable).
+  playable there (the waiting card is known to be playable). from_view(view, seat, rng) deals
+  the same way from the cards the seat has not seen (the full deck less its hand and the
+  discards), so a bot told only its view gets a state to search.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ import json
 import random
 import re
 from bisect import insort
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final, NoReturn
 
@@ -842,27 +845,43 @@ class SoloState(State):
         if self.over:
             return self
         new = self._clone()
-        others = [s for s in range(self.n) if s != seat]
         pool = list(new.pile)
-        for s in others:
-            pool.extend(new.hands[s])
+        for s in range(self.n):
+            if s != seat:
+                pool.extend(new.hands[s])
+        new._deal_hidden(seat, pool, [len(hand) for hand in new.hands], len(new.pile), rng)
+        return new
+
+    def _deal_hidden(
+        self,
+        seat: Seat | None,
+        pool: list[str],
+        sizes: list[int],
+        pile_size: int,
+        rng: random.Random,
+    ) -> None:
+        """Deal the hands hidden from `seat` (to `sizes`) and a draw pile of `pile_size` from
+        `pool`, shuffled with `rng`; cards of `pool` left over are out of the game (a setup may
+        hold fewer than 112 cards). A card waiting in another seat's hand after its draw is taken
+        among the pooled cards playable there: that the drawn card is playable is public (S5)."""
         rng.shuffle(pool)
-        waiting = new.drawn and new.current != seat
+        waiting = bool(self.drawn) and self.current != seat
         if waiting:
-            ok = PLAYABLE[(new.discard[-1], new.colour)]
+            ok = PLAYABLE[(self.discard[-1], self.colour)]
             choices = [i for i, card in enumerate(pool) if card in ok]
-            new.drawn = pool.pop(rng.choice(choices))
-        for s in others:
-            size = len(new.hands[s])
-            if waiting and s == new.current:
-                taken = [new.drawn, *pool[len(pool) - size + 1 :]]
+            self.drawn = pool.pop(rng.choice(choices))
+        for s in range(self.n):
+            if s == seat:
+                continue
+            size = sizes[s]
+            if waiting and s == self.current:
+                taken = [self.drawn, *pool[len(pool) - size + 1 :]]
                 del pool[len(pool) - size + 1 :]
             else:
                 taken = pool[len(pool) - size :] if size else []
                 del pool[len(pool) - size :]
-            new.hands[s] = sorted(taken, key=_sort_key)
-        new.pile = pool
-        return new
+            self.hands[s] = sorted(taken, key=_sort_key)
+        self.pile = pool[len(pool) - pile_size :] if pile_size else []
 
 
 # --------------------------------------------------------------------------------------------
@@ -963,6 +982,53 @@ class SoloRules:
         state.first_seat = start
         state.counter = 1  # 0 would have been round 1's deal
         state._reset_round(start)
+
+    def from_view(self, view: Mapping[str, JSON], seat: Seat, rng: random.Random) -> SoloState:
+        """The unseen cards (the full deck less the seat's hand and the discard pile) are dealt
+        at random to the other hands and the draw pile, sizes from the view. What no view shows
+        is set to something consistent with it: a fresh seed from `rng` (so later reshuffles
+        are unknown too), start points at the highest points, round 1 started by seat 0."""
+        n = view["players"]
+        points: list[int] = list(view["points"])
+        state = SoloState.__new__(SoloState)
+        state.seed = rng.getrandbits(63)
+        state.n = n
+        state.start_points = max(points)
+        state.mode = view["mode"]
+        state.rounds = view["rounds"]
+        state.mixed = view["mixed_stacking"]
+        state.points = points
+        state.round = view["round"]
+        state.first_seat = 0
+        state.counter = 1
+        state.discard = list(view["discard"])
+        state.colour = view["colour"]
+        state.current = max(view["to_move"], 0)
+        state.direction = view["direction"]
+        state.pending = view["pending_draw"]
+        state.owner = view["top_played_by"]
+        # Another seat's waiting card is unknown: a placeholder that _deal_hidden replaces.
+        state.drawn = (view.get("drawn_card") or "?") if view["drawn_waiting"] else ""
+        state.exposed = view["exposed"]
+        state.called = list(view["solo_called"])
+        state.over = view["finished"]
+        state.resigned = -1
+        state._acting = None
+        state._moves = {}
+        hand: list[str] = list(view["hand"])
+        state.hands = [hand if s == seat else [] for s in range(n)]
+        unseen = Counter(FULL_DECK)
+        unseen.subtract(hand)
+        unseen.subtract(state.discard)
+        pool = sorted(unseen.elements(), key=_sort_key)
+        state._deal_hidden(seat, pool, view["hand_sizes"], view["draw_pile_size"], rng)
+        if state.over:  # the view shows the winners, not who resigned: find a resignation
+            for resigned in (-1, *range(n)):
+                state.resigned = resigned
+                result = state.result()
+                if result is not None and list(result.winners) == view["winners"]:
+                    break
+        return state
 
     def deserialize(self, data: bytes) -> SoloState:
         obj: dict[str, Any] = json.loads(data)

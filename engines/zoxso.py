@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from engines.contract import (
@@ -402,6 +402,15 @@ class ZoxsoState(State):
         is_pearl, idx = _square(square)
         code = self._pearls[idx] if is_pearl else self._stones[idx]
         return PIECE_NAMES[code] or None
+
+    def in_hand(self, seat: Seat, kind: int) -> int:
+        """How many pieces of `kind` (MA, DAO, XING) `seat` has still to place (Z5)."""
+        return self._hand[3 * seat + kind]
+
+    def boards(self) -> tuple[Sequence[int], Sequence[int]]:
+        """The piece codes (see PIECE_NAMES) on the 64 Pearls and the 49 Stones: what bots
+        evaluate, much cheaper than `view`. The caller must not change them."""
+        return self._pearls, self._stones
 
     def to_act(self) -> tuple[Seat, ...]:
         return () if self._reason is not None else (self._to_move,)
@@ -1042,6 +1051,41 @@ class ZoxsoRules:
             obj["passes"],
             obj["winner"],
             obj["reason"],
+        )
+
+    def from_view(self, view: Mapping[str, JSON], seat: Seat, rng: random.Random) -> ZoxsoState:
+        """The exact position (Z4: nothing is hidden). The view does not carry the seed, which
+        changes nothing in play: the state has seed 0."""
+        pearls, stones = [0] * 64, [0] * 49
+        for layer, board, index in (
+            ("pearls", pearls, PEARL_INDEX),
+            ("stones", stones, STONE_INDEX),
+        ):
+            for square, name in view[layer].items():
+                if square not in index or name not in PIECE_CODES:
+                    raise ValueError(f"{layer}: no piece {name!r} on a square {square!r}")
+                board[index[square]] = PIECE_CODES[name]
+        in_hand = view["in_hand"]
+        hand = [in_hand[SIDE_LETTERS[side]][TYPE_LETTERS[k]] for side in range(2) for k in range(3)]
+        winner: int | None = None
+        reason: str | None = None
+        result = view["result"]
+        if result is not None:
+            winners = result["winners"]
+            winner = winners[0] if winners else None
+            reason = result["detail"]["reason"]
+        return _make_state(
+            0,
+            view["max_plies"],
+            pearls,
+            stones,
+            hand,
+            view["to_move"],
+            view["phase"],
+            view["ply"],
+            view["passes"],
+            winner,
+            reason,
         )
 
 

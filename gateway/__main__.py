@@ -29,6 +29,8 @@ def settings_from_env() -> GatewaySettings:
         token_ttl_seconds=env_int("TOKEN_TTL_SECONDS", 24 * 3600),
         rate_per_second=env_float("RATE_LIMIT_PER_SECOND", 50.0),
         rate_burst=env_float("RATE_LIMIT_BURST", 100.0),
+        login_rate_per_second=env_float("LOGIN_RATE_LIMIT_PER_SECOND", 5.0),
+        login_rate_burst=env_float("LOGIN_RATE_LIMIT_BURST", 20.0),
         backends=backends,
         grace_seconds=env_float("GRACE_SECONDS", 10.0),
         bot_key=env_str("BOT_KEY", ""),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import jwt
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9 _-]{1,32}$")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9 _-]{1,32}")
 ALGORITHM = "HS256"
 _CACHE_LIMIT = 100_000
 
@@ -38,7 +38,7 @@ class TokenIssuer:
 
     def login(self, name: str) -> tuple[str, Identity]:
         """A new guest player id and its token."""
-        if not NAME_PATTERN.match(name):
+        if not NAME_PATTERN.fullmatch(name):
             raise ValueError(
                 "a name is 1 to 32 letters, digits, spaces, '-' or '_'"
                 f"; got {name[:40]!r}{'...' if len(name) > 40 else ''}"

@@ -23,20 +23,20 @@ from typing import Any
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from redis.exceptions import RedisError
 
 from engines import registry
+from engines.bots.base import LEVEL_NAMES
 from engines.contract import GameError
 from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.ratelimit import RateLimiter
 from services.bots.identity import BOT_ID_PATTERN, new_bot_id
-from services.bots.levels import BOT_LEVELS
 from services.matchmaker.store import LobbyStore, Ticket, pool_key
 from services.runtime.apis import GAME_APIS, channel_options
 from services.runtime.errors import ApiError, abort
 from services.runtime.main import adapter_of, connect_redis
 from services.runtime.server import Server
 from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
+from services.runtime.store import redis_failed
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 
 log = logging.getLogger("tabletop.gateway")
@@ -53,6 +53,9 @@ class GatewaySettings:
     token_ttl_seconds: int = 24 * 3600
     rate_per_second: float = 50.0
     rate_burst: float = 100.0
+    login_rate_per_second: float = 5.0
+    """Logins per second per client address (a burst of `login_rate_burst` first)."""
+    login_rate_burst: float = 20.0
     backends: Mapping[str, str]
     """game id -> gRPC target of its service, e.g. "127.0.0.1:50051", "dns:///esoloe:50051" or
     "ipv4:127.0.0.1:50051,127.0.0.1:50061" (several replicas)."""
@@ -98,7 +101,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                 request.key.encode(), self.bot_key.encode()
             ):
                 raise ApiError("UNAUTHENTICATED", "bot logins need the platform's bot key")
-            if not BOT_ID_PATTERN.match(request.player_id):
+            if not BOT_ID_PATTERN.fullmatch(request.player_id):
                 raise ApiError(
                     "INVALID_ARGUMENT",
                     f"bot player ids look like bot-<level>-<hex>; got {request.player_id[:80]!r}",
@@ -183,10 +186,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 f"unknown game {game[:40]!r}; games are: {', '.join(sorted(self.channels))}",
             )
         level = request.level or "random"
-        if level not in BOT_LEVELS:
+        if level not in LEVEL_NAMES:
             raise ApiError(
                 "INVALID_ARGUMENT",
-                f"unknown bot level {level[:40]!r}; levels are: {', '.join(BOT_LEVELS)}",
+                f"unknown bot level {level[:40]!r}; levels are: {', '.join(LEVEL_NAMES)}",
             )
         chosen = request.options.WhichOneof("game")
         if chosen not in (None, game):
@@ -242,7 +245,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                     level=request.level or "random",
                     pool=pool_key(game, seats, options),
                 )
-            except RedisError:
+            except Exception as error:
+                if not redis_failed(error):
+                    raise
                 raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
             if not queued:
                 raise ApiError(
@@ -267,7 +272,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         while True:
             try:
                 events = await self._store().events(ticket.ticket_id, after, block_ms=4000)
-            except RedisError:
+            except Exception as error:
+                if not redis_failed(error):
+                    raise
                 await abort(context, ApiError("UNAVAILABLE", "the lobby cannot be reached"))
             for entry_id, fields in events:
                 after = entry_id
@@ -285,7 +292,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             try:
                 await self._store().close(ticket, "cancelled")
                 final = await self._store().get(ticket.ticket_id)
-            except RedisError:
+            except Exception as error:
+                if not redis_failed(error):
+                    raise
                 raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
         except ApiError as error:
             await abort(context, error)
@@ -431,7 +440,12 @@ class Gateway:
         guard = Guard(self.issuer, self.limiter)
         self.base.server.add_generic_rpc_handlers((Proxy(guard, self.channels),))
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
-            AuthServicer(self.issuer, RateLimiter(5.0, 20.0), settings.bot_key), self.base.server
+            AuthServicer(
+                self.issuer,
+                RateLimiter(settings.login_rate_per_second, settings.login_rate_burst),
+                settings.bot_key,
+            ),
+            self.base.server,
         )
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyServicer(guard, self.channels, self.lobby), self.base.server

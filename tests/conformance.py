@@ -7,7 +7,9 @@
 - a move not listed raises a GameError and leaves the state unchanged;
 - serialize/deserialize gives the same state back;
 - what a seat sees (view, legal moves) does not change when everything hidden from it is redrawn
-  (determinize), and neither does the public view.
+  (determinize), and neither does the public view;
+- a bot's position built from a seat's view alone (`Rules.from_view`) shows that seat the same
+  view and gives it the same legal moves.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def _check_state(rules: Rules, state: State, rng: random.Random, deep: bool) -> 
             other = state.determinize(seat, rng)
             assert other.view(seat) == view, f"seat {seat}'s view depends on hidden information"
             assert other.legal_moves(seat) == moves, f"seat {seat}'s legal moves leak"
+            rebuilt = rules.from_view(view, seat, rng)
+            assert rebuilt.view(seat) == view, f"seat {seat}: from_view changes the view"
+            assert rebuilt.legal_moves(seat) == moves, f"seat {seat}: from_view's legal moves"
     public = state.public_to_act()
     assert set(public) <= set(to_act), "public_to_act must be part of to_act"
     if deep:

@@ -1,19 +1,27 @@
-"""The bot worker process: `python -m services.bots`. Run as many as the load needs.
+"""The bot worker process: `python -m services.bots [--budget LEVEL=SECONDS ...]`. Run as
+many as the load needs.
 
 Environment: GATEWAY_ADDR (default 127.0.0.1:50050), BOT_KEY (required), REDIS_URL, LISTEN
 (its health service, default 0.0.0.0:50060), METRICS_PORT, GRACE_SECONDS, BOT_CONCURRENCY
 (jobs in hand at once, default 32), BOT_CLAIM_IDLE_SECONDS (take over a job another worker has
-held this long, default 15), BOT_DELAY_SECONDS (wait before each move, default 0).
+held this long, default 15), BOT_DELAY_SECONDS (wait before each move, default 0),
+BOT_BUDGETS (seconds a level may think about a move, e.g. "strong=0.5,greedy=0"; defaults in
+engines/bots/base.py DEFAULT_BUDGETS; `--budget` items override it), BOT_PROCESSES (processes
+the searching levels think in, default one per CPU), BOT_STALL_SECONDS (a live game waiting
+this long on a bot seat gets a new job, default 30).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import os
 import socket
+import sys
+from collections.abc import Sequence
 
-from services.bots.worker import BotWorker
+from services.bots.worker import BotWorker, parse_budgets
 from services.runtime.config import env_float, env_int, env_str
 from services.runtime.main import connect_redis
 from services.runtime.observability import configure_logging, serve_metrics
@@ -22,7 +30,24 @@ from services.runtime.server import Server, run, wait_for_signal
 log = logging.getLogger("tabletop.bots")
 
 
-async def main() -> None:
+def budgets_from(argv: Sequence[str]) -> dict[str, float]:
+    """Per-level budgets: the defaults, then BOT_BUDGETS, then each --budget, in order."""
+    parser = argparse.ArgumentParser(prog="python -m services.bots", description=__doc__)
+    parser.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="LEVEL=SECONDS",
+        help="seconds the level may think about a move, e.g. strong=0.5 (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        return parse_budgets([env_str("BOT_BUDGETS", ""), *args.budget])
+    except ValueError as error:
+        raise SystemExit(f"BOT_BUDGETS / --budget: {error}") from None
+
+
+async def main(budgets: dict[str, float]) -> None:
     bot_key = os.environ.get("BOT_KEY", "")
     if not bot_key:
         raise SystemExit("BOT_KEY is not set: bot workers log in with the gateway's bot key")
@@ -35,6 +60,9 @@ async def main() -> None:
         concurrency=env_int("BOT_CONCURRENCY", 32),
         claim_idle_seconds=env_float("BOT_CLAIM_IDLE_SECONDS", 15.0),
         delay_seconds=env_float("BOT_DELAY_SECONDS", 0.0),
+        budgets=budgets,
+        processes=env_int("BOT_PROCESSES", 0),
+        stall_seconds=env_float("BOT_STALL_SECONDS", 30.0),
     )
 
     async def ready() -> bool:
@@ -50,7 +78,10 @@ async def main() -> None:
     serve_metrics(env_int("METRICS_PORT", 0))
     stop = asyncio.Event()
     running = asyncio.create_task(worker.run(stop))
-    log.info("working", extra={"consumer": worker.consumer, "gateway": worker.gateway})
+    log.info(
+        "working",
+        extra={"consumer": worker.consumer, "gateway": worker.gateway, "budgets": budgets},
+    )
     await wait_for_signal()
     log.info("stopping: finishing the jobs in hand")
     await health.health.enter_graceful_shutdown()
@@ -63,4 +94,4 @@ async def main() -> None:
 
 if __name__ == "__main__":
     configure_logging("bots")
-    run(main())
+    run(main(budgets_from(sys.argv[1:])))

@@ -8,7 +8,7 @@ import secrets
 
 from services.runtime.keys import BOT_PLAYER_PREFIX
 
-BOT_ID_PATTERN = re.compile(r"^bot-[a-z]+-[0-9a-f]{8,32}$")
+BOT_ID_PATTERN = re.compile(r"bot-[a-z]+-[0-9a-f]{8,32}")
 
 
 def new_bot_id(level: str) -> str:
@@ -17,6 +17,6 @@ def new_bot_id(level: str) -> str:
 
 def level_of(player_id: str) -> str:
     """The level in a bot player id ("" when it is not one)."""
-    if not BOT_ID_PATTERN.match(player_id):
+    if not BOT_ID_PATTERN.fullmatch(player_id):
         return ""
     return player_id.split("-")[1]

@@ -3,10 +3,13 @@
 Game services append a job whenever a bot seat may act (for Solo that includes jump-in chances
 and late Solo calls). Workers share the jobs through the consumer group `bots`: each job goes to
 one worker, which logs in as that bot seat (BotLogin), asks the gateway for the seat's legal
-moves, chooses one with the seat's level and plays it with `expected_version` set to the job's
-version, so a bot only ever sees what its seat may see and never plays on a position it did not
-judge. A job is acknowledged once its move is accepted, or once it is stale (the game moved on:
-a newer job exists if the seat can still act). A job whose worker died stays pending and is
+moves (and, above the random level, the seat's view), chooses with the seat's level
+(`engines.bots`) and plays it with `expected_version` set to the job's version, so a bot only
+ever sees what its seat may see and never plays on a position it did not judge. Searching bots
+think in a pool of processes, so a search of a second does not stall the worker's other jobs.
+A job is acknowledged once its move is accepted, once the bot lets an optional chance pass (a
+Solo jump-in), or once it is stale (the game moved on: a newer job exists if the seat can
+still act). A job whose worker died stays pending and is
 claimed by another worker after `claim_idle_seconds` (XAUTOCLAIM); its request id (the job's
 stream id) makes a move that was already accepted apply once.
 """
@@ -16,26 +19,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import multiprocessing
+import os
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from redis.asyncio import Redis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import ResponseError
 
 from client.session import Session
+from engines.bots.base import (
+    DEFAULT_BUDGETS,
+    LEVEL_NAMES,
+    RandomBot,
+    Turn,
+    is_optional,
+    levels,
+)
 from services.bots.identity import level_of
-from services.bots.levels import BOT_LEVELS
 from services.runtime import keys
+from services.runtime.errors import ApiError
+from services.runtime.main import adapter_of
 from services.runtime.observability import (
     BOT_JOBS,
     BOT_THINK_SECONDS,
     STREAM_LAG,
     STREAM_PENDING,
 )
+from services.runtime.store import GameStore, redis_failed
 from tabletop.common.v1 import common_pb2
 
 log = logging.getLogger("tabletop.bots")
@@ -48,6 +65,42 @@ FINAL_CODES = {
     grpc.StatusCode.PERMISSION_DENIED,
     grpc.StatusCode.INVALID_ARGUMENT,
 }
+
+
+def parse_budgets(specs: Iterable[str]) -> dict[str, float]:
+    """Seconds per decision for each level: DEFAULT_BUDGETS overridden by `level=seconds`
+    items (each spec may hold several, comma-separated: "strong=0.5,greedy=0")."""
+    budgets = dict(DEFAULT_BUDGETS)
+    for spec in specs:
+        for item in filter(None, (part.strip() for part in spec.split(","))):
+            level, _, seconds = item.partition("=")
+            try:
+                value = float(seconds)
+            except ValueError:
+                value = -1.0
+            if level not in LEVEL_NAMES or not 0 <= value <= 60:
+                raise ValueError(
+                    f"bad budget {item!r}: write level=seconds (0..60), levels being "
+                    f"{', '.join(LEVEL_NAMES)}, e.g. strong=0.5"
+                )
+            budgets[level] = value
+    return budgets
+
+
+def choose_move(level: str, turn: Turn, seed: int) -> str | None:
+    """A fresh bot of `level` chooses in `turn` (run in a pool process: bots keep nothing
+    between jobs, which may be for any game and position)."""
+    bot = levels(turn.game)[level]()
+    return bot.choose(turn, random.Random(seed))
+
+
+def view_of(game: str, reply: Any) -> dict[str, Any]:
+    """The seat's engine view from a GetView reply (the game adapter's `view_json`)."""
+    return adapter_of(game).view_json(reply)
+
+
+Chooser = Callable[[str, Turn, int], str | None]
+"""How a bot of a level chooses in a Turn, given a seed for its random generator."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +136,16 @@ class BotWorker:
         concurrency: int = 32,
         claim_idle_seconds: float = 15.0,
         delay_seconds: float = 0.0,
+        budgets: Mapping[str, float] = DEFAULT_BUDGETS,
+        processes: int = 0,
+        choose: Chooser = choose_move,
+        stall_seconds: float = 30.0,
     ) -> None:
+        """`budgets`: seconds each level may think about a move. `processes`: how many
+        processes the searching levels think in (0: one per CPU), started at the first job
+        that needs one. `choose` runs in those processes (a module-level function).
+        `stall_seconds`: a live game with no move for this long whose turn is a bot's gets a
+        new job (its job was lost: see `sweep`)."""
         self.redis = redis
         self.gateway = gateway
         self.bot_key = bot_key
@@ -91,11 +153,17 @@ class BotWorker:
         self.concurrency = concurrency
         self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.delay_seconds = delay_seconds
+        self.budgets = dict(budgets)
+        self.processes = processes or os.cpu_count() or 1
+        self._pool: ProcessPoolExecutor | None = None
+        self.choose = choose
         self.channel = grpc.aio.insecure_channel(gateway)
         self.sessions: dict[str, Session] = {}
         self.rng = random.Random()
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
+        self.stall_ms = int(stall_seconds * 1000)
+        self.store = GameStore(redis)
 
     async def ensure_group(self) -> None:
         with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists already
@@ -104,6 +172,7 @@ class BotWorker:
     async def run(self, stop: asyncio.Event) -> None:
         """Take and play jobs until `stop` is set; then finish the jobs in hand."""
         last_claim = 0.0
+        last_sweep = time.monotonic()
         grouped = False
         while not stop.is_set():
             try:
@@ -111,12 +180,33 @@ class BotWorker:
                     await self.ensure_group()
                     grouped = True
                 last_claim = await self._take(last_claim)
-            except (RedisError, OSError) as error:  # Redis away: wait for it
+                if time.monotonic() - last_sweep > self.stall_ms / 2000:
+                    last_sweep = time.monotonic()
+                    await self.sweep()
+            except Exception as error:  # Redis away: wait for it
+                if not (isinstance(error, ApiError) or redis_failed(error)):
+                    raise
                 log.warning("cannot read jobs", extra={"error": str(error)})
                 grouped = False
                 await asyncio.sleep(1.0)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def sweep(self) -> int:
+        """Queue a job for each bot seat a stalled live game waits on; how many were queued.
+
+        A game service queues a bot's job after committing the move that gave it the turn. If
+        the service stopped in between, or Redis was away just then, the job never existed and
+        the game would wait forever. One worker at a time sweeps (a short lock); a job queued
+        twice is harmless (only one move can be played at a version)."""
+        lock = self.stall_ms // 2
+        if not await self.redis.set(keys.BOT_SWEEP_LOCK, self.consumer, nx=True, px=lock):
+            return 0
+        jobs = await self.store.stalled_bot_turns(self.stall_ms)
+        if jobs:
+            await self.store.add_bot_jobs(jobs)
+            log.warning("stalled games: bot jobs queued again", extra={"jobs": len(jobs)})
+        return len(jobs)
 
     async def _take(self, last_claim: float) -> float:
         """Read (and reclaim) jobs and start them; the time of the last reclaim."""
@@ -160,7 +250,15 @@ class BotWorker:
             outcome = "error"
         BOT_JOBS.labels(job.game, outcome).inc()
         if outcome != "retry" and outcome != "error":
-            await self.redis.xack(keys.BOT_TURNS, keys.BOT_GROUP, job.entry_id)
+            try:
+                await self.redis.xack(keys.BOT_TURNS, keys.BOT_GROUP, job.entry_id)
+            except Exception as error:
+                if not redis_failed(error):
+                    raise
+                # Still pending: a worker takes it over later and finds it stale.
+                log.warning(
+                    "job not acknowledged", extra={"job": job.entry_id, "error": f"{error}"}
+                )
 
     async def _session(self, player: str) -> Session:
         session = self.sessions.get(player)
@@ -170,10 +268,20 @@ class BotWorker:
             self.sessions[player] = session
         return session
 
+    def _thinkers(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # Spawned, not forked: this process runs gRPC threads, which a fork would copy
+            # mid-flight.
+            self._pool = ProcessPoolExecutor(
+                self.processes, mp_context=multiprocessing.get_context("spawn")
+            )
+        return self._pool
+
     async def play(self, job: Job) -> str:
-        """Play one job: "played", "stale", "refused" or "retry" (leave it pending)."""
-        level = BOT_LEVELS.get(level_of(job.player))
-        if level is None:
+        """Play one job: "played", "passed" (an optional chance let go), "stale", "refused" or
+        "retry" (leave it pending)."""
+        level = level_of(job.player)
+        if level not in LEVEL_NAMES:
             log.warning("unknown bot level", extra={"player": job.player})
             return "refused"
         session = await self._session(job.player)
@@ -187,10 +295,38 @@ class BotWorker:
             if legal.version != job.version or not legal.moves:
                 return "stale"
             started = time.perf_counter()
-            move = level.choose(job.game, legal.moves, self.rng)
+            if level == "random":  # as cheap as it always was: no view, no process
+                turn = Turn(job.game, job.seat, {}, list(legal.moves), 0.0)
+                move = RandomBot().choose(turn, self.rng)
+            else:
+                reply = await stub.GetView(
+                    common_pb2.GetViewRequest(game_id=job.game_id, seat=job.seat),
+                    metadata=session.metadata,
+                    timeout=10,
+                )
+                if reply.status.version != job.version:
+                    return "stale"
+                view = view_of(job.game, reply)
+                turn = Turn(
+                    game=job.game,
+                    seat=job.seat,
+                    view=view,
+                    moves=list(legal.moves),
+                    budget=self.budgets[level],
+                    optional=is_optional(job.game, view, job.seat),
+                )
+                try:
+                    move = await asyncio.get_running_loop().run_in_executor(
+                        self._thinkers(), self.choose, level, turn, self.rng.getrandbits(64)
+                    )
+                except BrokenProcessPool:  # a thinker died (killed?): start afresh
+                    self._pool = None
+                    return "retry"
+            BOT_THINK_SECONDS.labels(job.game, level).observe(time.perf_counter() - started)
+            if move is None:
+                return "passed"
             if self.delay_seconds:
                 await asyncio.sleep(self.delay_seconds)
-            BOT_THINK_SECONDS.labels(job.game, level.name).observe(time.perf_counter() - started)
             await stub.Play(
                 common_pb2.PlayRequest(
                     game_id=job.game_id,
@@ -218,3 +354,5 @@ class BotWorker:
 
     async def close(self) -> None:
         await self.channel.close()
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)

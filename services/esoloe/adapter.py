@@ -7,6 +7,7 @@ from typing import Any
 
 from engines.contract import Event
 from engines.esoloe import RULES
+from services.runtime.servicer import result_json
 from tabletop.esoloe.v1 import esoloe_pb2
 
 
@@ -22,6 +23,11 @@ def _rows(grid: Mapping[str, Any]) -> list[esoloe_pb2.Row]:
         esoloe_pb2.Row(cells=_cells(faces, seats))
         for faces, seats in zip(grid["faces"], grid["seats"], strict=True)
     ]
+
+
+def _grid_json(cells: Sequence[esoloe_pb2.Cell]) -> tuple[list[Any], list[Any]]:
+    """Faces and seats of a row of cells, gaps as None (the inverse of _cells)."""
+    return [c.face or None for c in cells], [None if c.seat < 0 else c.seat for c in cells]
 
 
 class EsoloeAdapter:
@@ -52,6 +58,34 @@ class EsoloeAdapter:
             to_move=-1 if to_move is None or view["result"] is not None else to_move,
             ply=view["ply"],
         )
+
+    def view_json(self, reply: esoloe_pb2.GetViewResponse) -> dict[str, Any]:
+        """The engine's view back from a GetView reply (what a bot worker is told). A finished
+        game's result comes from the reply's status (the View does not carry it)."""
+        message = reply.view
+        result = reply.status.result if reply.status.HasField("result") else None
+        grids: dict[str, Any] = {}
+        for name, rows in (("F", message.front), ("B", message.back)):
+            faces, seats = zip(*(_grid_json(row.cells) for row in rows), strict=True)
+            grids[name] = {"faces": list(faces), "seats": list(seats)}
+        for name, cells in (("L", message.left), ("R", message.right), ("U", message.upper)):
+            faces, seats = _grid_json(cells)
+            grids[name] = {"faces": faces, "seats": seats}
+        finished = message.to_move < 0
+        if finished and result is None:
+            raise ValueError("the game is over: its view needs the GameStatus result")
+        return {
+            "game": self.game,
+            "stacks": [
+                [{"seat": c.seat, "top": c.top, "front": c.front} for c in stack.cubes]
+                for stack in message.stacks
+            ],
+            "views": grids,
+            "cubes_left": list(message.cubes_left),
+            "to_move": None if finished else message.to_move,
+            "ply": message.ply,
+            "result": result_json(result) if finished and result is not None else None,
+        }
 
     def event(self, event: Event) -> esoloe_pb2.Event:
         data = event.data

@@ -21,13 +21,14 @@ from typing import Any
 
 import grpc
 from redis.asyncio import Redis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import ResponseError
 
 from services.bots.identity import new_bot_id
 from services.matchmaker.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
 from services.runtime import keys
 from services.runtime.apis import GAME_APIS, channel_options
 from services.runtime.observability import MATCHES
+from services.runtime.store import redis_failed
 
 log = logging.getLogger("tabletop.matchmaker")
 
@@ -78,7 +79,9 @@ class Matchmaker:
                     await self.redis.xack(
                         keys.TICKETS, keys.MATCHMAKER_GROUP, *(entry_id for entry_id, _ in entries)
                     )
-            except (RedisError, OSError) as error:
+            except Exception as error:
+                if not redis_failed(error):
+                    raise
                 log.warning("cannot reach the lobby", extra={"error": str(error)})
                 grouped = False
                 await asyncio.sleep(1.0)

@@ -20,6 +20,17 @@ def env_int(name: str, default: int) -> int:
         raise SystemExit(f"{name} must be an integer, got {raw!r}") from None
 
 
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"{name} must be true or false, got {raw!r}")
+
+
 def env_float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if raw is None or raw == "":

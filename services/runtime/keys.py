@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-GAME_ID_PATTERN = re.compile(r"^[a-z]+-[0-9a-f]{20}$")
+GAME_ID_PATTERN = re.compile(r"[a-z]+-[0-9a-f]{20}")
 """Game ids look like `esoloe-1f0c2e9a4b7d3c5e8a01`: the game kind, a dash, 20 hex digits."""
 
 
@@ -17,7 +17,7 @@ def _tag(game_id: str) -> str:
 
 
 def game_state(game_id: str) -> str:
-    """Hash: `version`, `snapshot` (engine bytes), `meta` (JSON: game, seats, options, created)."""
+    """Hash: `version`, `snapshot` (engine bytes), `meta` (JSON: game, seats, options, seed)."""
     return f"game:{_tag(game_id)}:state"
 
 
@@ -36,6 +36,14 @@ BOT_TURNS = "bots:turns"
 version). Bot workers read it with the consumer group BOT_GROUP."""
 
 BOT_GROUP = "bots"
+
+BOT_SWEEP_LOCK = "bots:sweep"
+"""String: held for a moment by the one bot worker sweeping LIVE_GAMES for stalled games."""
+
+LIVE_GAMES = "games:{live}"
+"""Sorted set: ids of games not finished yet, scored by creation time (ms). Bot workers sweep
+it for games waiting on a bot seat whose job was lost (a service stopped between a commit and
+queueing the job, or Redis was away just then)."""
 
 BOT_PLAYER_PREFIX = "bot-"
 """Player ids of bot seats: `bot-<level>-<hex>`; only BotLogin (with the bot key) signs them."""

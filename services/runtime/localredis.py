@@ -1,4 +1,5 @@
-"""A throwaway redis-server on a free port in a temporary directory (for `make run` and tests)."""
+"""Throwaway redis-servers on free ports in temporary directories (for `make run`, tests and the
+soak): one server, or a Redis Cluster of several masters."""
 
 from __future__ import annotations
 
@@ -8,6 +9,16 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+
+def _binary(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise RuntimeError(
+            f"{name} is not installed: run `make setup` (as root) or install redis from your "
+            "OS packages"
+        )
+    return path
 
 
 def free_port() -> int:
@@ -20,13 +31,10 @@ def free_port() -> int:
 class LocalRedis:
     """Starts `redis-server` bound to 127.0.0.1; `url` is where to connect; `stop()` ends it."""
 
-    def __init__(self, *, appendonly: bool = True, port: int | None = None) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise RuntimeError(
-                "redis-server is not installed: run `make setup` (as root) or "
-                "install it from your OS packages"
-            )
+    def __init__(
+        self, *, appendonly: bool = True, port: int | None = None, cluster: bool = False
+    ) -> None:
+        binary = _binary("redis-server")
         self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="tabletop-redis-"))
         self.args = [
@@ -34,6 +42,10 @@ class LocalRedis:
             "--save", "", "--appendonly", "yes" if appendonly else "no",
             "--logfile", str(self.dir / "redis.log"),
         ]  # fmt: skip
+        if cluster:
+            # The bus port on its own free port: the default (port + 10000) may not exist.
+            self.args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                          "--cluster-port", str(free_port())]  # fmt: skip
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process = self._start()
 
@@ -78,3 +90,48 @@ class LocalRedis:
     def stop(self) -> None:
         self._terminate()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class LocalRedisCluster:
+    """A Redis Cluster of `masters` redis-servers (no replicas), joined with
+    `redis-cli --cluster create`. `url` names one node; cluster clients find the others."""
+
+    def __init__(self, *, masters: int = 3, appendonly: bool = True) -> None:
+        self.nodes: list[LocalRedis] = []
+        try:
+            for _ in range(masters):
+                self.nodes.append(LocalRedis(appendonly=appendonly, cluster=True))
+            addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+            subprocess.run(
+                [_binary("redis-cli"), "--cluster", "create", *addresses,
+                 "--cluster-replicas", "0", "--cluster-yes"],
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60,
+            )  # fmt: skip
+            self._wait_ok()
+        except BaseException:
+            self.stop()
+            raise
+        self.url = f"redis://127.0.0.1:{self.nodes[0].port}/0"
+
+    def _wait_ok(self, timeout: float = 30.0) -> None:
+        """Wait until every node says the cluster is ok (all slots served, config agreed)."""
+        deadline = time.monotonic() + timeout
+        cli = _binary("redis-cli")
+        while time.monotonic() < deadline:
+            states = [
+                subprocess.run(
+                    [cli, "-p", str(node.port), "cluster", "info"],
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                ).stdout
+                for node in self.nodes
+            ]
+            if all("cluster_state:ok" in info for info in states):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the Redis Cluster did not reach cluster_state:ok in time")
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from importlib import import_module
+from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from services.runtime.apis import GAME_APIS
-from services.runtime.config import ServiceSettings
+from services.runtime.config import ServiceSettings, env_bool
 from services.runtime.observability import ACTIVE_GAMES, configure_logging, serve_metrics
 from services.runtime.server import Server, run
 from services.runtime.servicer import Adapter, GameServicer
@@ -21,7 +23,21 @@ REDIS_SOCKET_TIMEOUT = 10.0
 """Seconds a Redis reply may take; blocking reads (Watch, workers) block for less than this."""
 
 
-def connect_redis(url: str) -> Redis:
+def connect_redis(url: str, cluster: bool | None = None) -> Redis:
+    """A client of the Redis at `url`; of the Redis Cluster that `url` is a node of when
+    `cluster` is true (None: when the environment says REDIS_CLUSTER=true).
+
+    Every script and multi-key command the platform sends touches one hash slot (see
+    services/runtime/keys.py), so the code above this client is the same for both. The cluster
+    client offers the same commands with the same signatures; it is typed as Redis here so the
+    rest of the code names one type."""
+    if cluster is None:
+        cluster = env_bool("REDIS_CLUSTER", False)
+    if cluster:
+        client: Any = RedisCluster.from_url(
+            url, socket_connect_timeout=5, socket_timeout=REDIS_SOCKET_TIMEOUT
+        )
+        return cast(Redis, client)
     return Redis.from_url(
         url,
         health_check_interval=10,

@@ -9,7 +9,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+from services.runtime.errors import ApiError, abort
 
 RPC_SECONDS = Histogram(
     "tabletop_rpc_seconds",
@@ -29,7 +32,7 @@ ACTIVE_GAMES = Gauge(
 )
 BOT_JOBS = Counter(
     "tabletop_bot_jobs_total",
-    "Bot-turn jobs handled, by game and outcome (played, stale, refused, retry, error)",
+    "Bot-turn jobs handled, by game and outcome (played, passed, stale, refused, retry, error)",
     ["game", "outcome"],
 )
 BOT_THINK_SECONDS = Histogram(
@@ -127,27 +130,39 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
 def _timed_handler(
     method: str, handler: grpc.RpcMethodHandler[Any, Any]
 ) -> grpc.RpcMethodHandler[Any, Any]:
+    # The timed behaviour parses the request itself: grpc answers bytes that do not parse with
+    # UNKNOWN, like a server error; they are the caller's mistake (INVALID_ARGUMENT).
+    parse = handler.request_deserializer
     if handler.unary_unary is not None:
         return grpc.unary_unary_rpc_method_handler(
-            _timed_unary(method, handler.unary_unary),
-            request_deserializer=handler.request_deserializer,
+            _timed_unary(method, handler.unary_unary, parse),
             response_serializer=handler.response_serializer,
         )
     if handler.unary_stream is not None:
         return grpc.unary_stream_rpc_method_handler(
-            _timed_stream(method, handler.unary_stream),
-            request_deserializer=handler.request_deserializer,
+            _timed_stream(method, handler.unary_stream, parse),
             response_serializer=handler.response_serializer,
         )
     return handler
 
 
-def _timed_unary(method: str, behavior: Behavior) -> Behavior:
+async def _parsed(
+    method: str, parse: Behavior | None, request: Any, context: grpc.aio.ServicerContext[Any, Any]
+) -> Any:
+    if parse is None:
+        return request
+    try:
+        return parse(request)
+    except DecodeError:
+        await abort(context, ApiError("INVALID_ARGUMENT", f"the request is not a {method} request"))
+
+
+def _timed_unary(method: str, behavior: Behavior, parse: Behavior | None) -> Behavior:
     async def timed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         start = time.perf_counter()
         failed = True
         try:
-            response = await behavior(request, context)
+            response = await behavior(await _parsed(method, parse, request, context), context)
             failed = False
             return response
         finally:
@@ -156,14 +171,15 @@ def _timed_unary(method: str, behavior: Behavior) -> Behavior:
     return timed
 
 
-def _timed_stream(method: str, behavior: Behavior) -> Behavior:
+def _timed_stream(method: str, behavior: Behavior, parse: Behavior | None) -> Behavior:
     async def timed(
         request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
         start = time.perf_counter()
         failed = True
         try:
-            async for message in behavior(request, context):
+            parsed = await _parsed(method, parse, request, context)
+            async for message in behavior(parsed, context):
                 yield message
             failed = False
         finally:

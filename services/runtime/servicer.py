@@ -70,6 +70,10 @@ class Adapter(Protocol):
         """The game's View message from an engine view."""
         ...
 
+    def view_json(self, reply: Any) -> dict[str, Any]:
+        """The engine view back from a GetView reply (for bots, told only what GetView says)."""
+        ...
+
     def event(self, event: Event) -> Message:
         """The game's Event message from an engine event."""
         ...
@@ -148,6 +152,15 @@ def status_message(
     return message
 
 
+def result_json(message: common_pb2.Result) -> dict[str, Any]:
+    """A GameStatus result as `Result.to_json` gave it (the inverse of status_message's)."""
+    return {
+        "winners": list(message.winners),
+        "scores": {str(seat): score for seat, score in sorted(message.scores.items())},
+        "detail": json.loads(message.detail_json) if message.detail_json else {},
+    }
+
+
 def metadata_value(context: Context, key: str) -> str:
     for name, value in context.invocation_metadata() or ():
         if name == key and isinstance(value, str):
@@ -205,7 +218,7 @@ class GameServicer:
     # -- helpers ---------------------------------------------------------------------------
 
     def _check_game_id(self, game_id: str) -> None:
-        if not keys.GAME_ID_PATTERN.match(game_id):
+        if not keys.GAME_ID_PATTERN.fullmatch(game_id):
             raise ApiError(
                 "INVALID_ARGUMENT",
                 f"game id {game_id[:80]!r} is malformed; ids look like "
@@ -275,7 +288,8 @@ class GameServicer:
                     )
             try:
                 options = self.adapter.options(request)
-                state = self.rules.new_game(random.SystemRandom().getrandbits(63), options)
+                seed = random.SystemRandom().getrandbits(63)
+                state = self.rules.new_game(seed, options)
             except GameError as error:
                 raise ApiError.from_game_error(error) from None
             if len(players) != state.num_seats:
@@ -285,10 +299,12 @@ class GameServicer:
                     f"got {len(players)} player ids",
                 )
             game_id = new_game_id(self.adapter.game)
-            meta = {"game": self.adapter.game, "seats": players, "options": options}
+            # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
+            # move log it rebuilds every position, which audits use (bench/soak.py).
+            meta = {"game": self.adapter.game, "seats": players, "options": options, "seed": seed}
             status = status_of(state)
+            await self.store.opened(self.adapter.game, game_id)
             await self.store.create(game_id, state.serialize(), meta, [], status)
-            await self.store.count_active(self.adapter.game, 1)
             await self._wake_bots(game_id, 0, state, players)
             GAMES_CREATED.labels(self.adapter.game).inc()
             log.info("game created", extra={"game_id": game_id, "seats": len(players)})
@@ -420,7 +436,7 @@ class GameServicer:
                 self.hints.put(game_id, Loaded(stored.moved_to(commit.version), state))
                 await self._wake_bots(game_id, commit.version, state, seats)
                 if status["finished"]:
-                    await self.store.count_active(self.adapter.game, -1)
+                    await self.store.closed(self.adapter.game, game_id)
                     GAMES_FINISHED.labels(self.adapter.game).inc()
                     log.info(
                         "game finished",
@@ -466,13 +482,23 @@ class GameServicer:
         )
 
     async def _replayed(self, loaded: Loaded, version: int, seat: int) -> Message:
-        """The answer to a retried request that was already applied at `version`."""
-        stored = loaded.stored
-        await self._wake_bots(stored.game_id, stored.version, loaded.state, stored.meta["seats"])
-        entries = await self.store.entries(stored.game_id, version, count=1)
-        events = entries[0].events if entries and entries[0].version == version else []
+        """The answer to a retried request that was already applied at `version`: the first
+        answer again (that version's status and events), whatever the game did since.
+
+        The first call may have stopped between its commit and waking the bots, so the bots are
+        woken again, on the game as it is now (`loaded` may be the version the retry was judged
+        on, from before its first try was committed)."""
+        game_id = loaded.stored.game_id
+        seats = loaded.stored.meta["seats"]
+        now = await self._load(game_id)
+        await self._wake_bots(game_id, now.stored.version, now.state, seats)
+        entries = await self.store.entries(game_id, version, count=1)
+        if not entries or entries[0].version != version:
+            raise ApiError("UNAVAILABLE", "the game's log cannot be read right now; retry")
+        entry = entries[0]
         return self.adapter.play_response(
-            status=self._status(loaded), events=self._stored_events(events, seat)
+            status=status_message(game_id, self.adapter.game, version, seats, entry.status),
+            events=self._stored_events(entry.events, seat),
         )
 
     async def Watch(self, request: Any, context: Context) -> AsyncIterator[Message]:

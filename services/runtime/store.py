@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from redis.asyncio import Redis
+from redis.exceptions import ClusterError, RedisClusterException, RedisError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -124,6 +127,33 @@ def _entry(entry_id: bytes, fields: Mapping[bytes, bytes]) -> Entry:
 
 P = ParamSpec("P")
 
+UNREACHABLE: tuple[type[Exception], ...] = (
+    RedisConnectionError,  # down, restarting, loading its data
+    RedisTimeoutError,
+    OSError,
+    ClusterError,  # CLUSTERDOWN, MASTERDOWN: a cluster node is failing over or restarting
+    TryAgainError,  # TRYAGAIN: keys in a slot that is being moved
+    RedisClusterException,  # no reachable node covers the slot yet
+)
+
+
+def store_unreachable(error: BaseException) -> bool:
+    """Whether `error` means Redis cannot be reached right now (retry shortly), as opposed to a
+    mistake in a command. redis-py's cluster client (8.1, under uvloop) can also fail from
+    inside a connection that closed under it, with a RuntimeError or AttributeError raised in
+    its own code: that is a node going away too."""
+    if isinstance(error, UNREACHABLE):
+        return True
+    if isinstance(error, (RuntimeError, AttributeError)):
+        frames = traceback.extract_tb(error.__traceback__)[-4:]
+        return any(f"{os.sep}redis{os.sep}" in frame.filename for frame in frames)
+    return False
+
+
+def redis_failed(error: BaseException) -> bool:
+    """Whether `error` is any failure of a Redis call: unreachable, or a refused command."""
+    return isinstance(error, RedisError) or store_unreachable(error)
+
 
 def _unavailable_when_unreachable(
     method: Callable[P, Awaitable[T]],
@@ -135,7 +165,9 @@ def _unavailable_when_unreachable(
     async def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return await method(*args, **kwargs)
-        except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+        except Exception as error:
+            if not store_unreachable(error):
+                raise
             raise ApiError(
                 "UNAVAILABLE", f"the game store cannot be reached ({error}); retry shortly"
             ) from None
@@ -184,8 +216,64 @@ class GameStore:
             await pipe.execute()
 
     @_unavailable_when_unreachable
-    async def count_active(self, game: str, delta: int) -> None:
-        await self.redis.incrby(keys.active_games(game), delta)
+    async def opened(self, game: str, game_id: str) -> None:
+        """Count a new game and list it among the live games (before it is created, so that a
+        game can never exist unlisted; a listed id that was never created is dropped by the
+        sweep)."""
+        await self.redis.zadd(keys.LIVE_GAMES, {game_id: _now_ms()})
+        await self.redis.incrby(keys.active_games(game), 1)
+
+    @_unavailable_when_unreachable
+    async def closed(self, game: str, game_id: str) -> None:
+        """The game is over: no longer counted or listed."""
+        await self.redis.incrby(keys.active_games(game), -1)
+        await self.redis.zrem(keys.LIVE_GAMES, game_id)
+
+    @_unavailable_when_unreachable
+    async def stalled_bot_turns(self, idle_ms: int, batch: int = 200) -> list[dict[str, str | int]]:
+        """A bot-turn job for every bot seat that may act in a live game with no move for
+        `idle_ms`; games that ended or expired leave the live list on the way."""
+        now = _now_ms()
+        jobs: list[dict[str, str | int]] = []
+        gone: list[str] = []
+        start = 0
+        while True:
+            listed: Any = await self.redis.zrange(keys.LIVE_GAMES, start, start + batch - 1)
+            ids = [i.decode() for i in listed]
+            if not ids:
+                break
+            start += batch
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for game_id in ids:
+                    pipe.hget(keys.game_state(game_id), "meta")
+                    pipe.xrevrange(keys.game_events(game_id), count=1)
+                replies = await pipe.execute()
+            for index, game_id in enumerate(ids):
+                meta, last = replies[2 * index], replies[2 * index + 1]
+                if meta is None or not last:
+                    if meta is None and now - await self._listed_ms(game_id) > idle_ms:
+                        gone.append(game_id)  # expired, or never created
+                    continue
+                entry = _entry(*last[0])
+                if entry.status["finished"]:
+                    gone.append(game_id)
+                    continue
+                if now - entry.time_ms < idle_ms:
+                    continue
+                seats = json.loads(meta)["seats"]
+                jobs += [
+                    {"game": json.loads(meta)["game"], "game_id": game_id, "seat": seat,
+                     "player": seats[seat], "version": entry.version}
+                    for seat in entry.status["to_act"]
+                    if seats[seat].startswith(keys.BOT_PLAYER_PREFIX)
+                ]  # fmt: skip
+        if gone:
+            await self.redis.zrem(keys.LIVE_GAMES, *gone)
+        return jobs
+
+    async def _listed_ms(self, game_id: str) -> int:
+        score = await self.redis.zscore(keys.LIVE_GAMES, game_id)
+        return int(score or 0)
 
     @_unavailable_when_unreachable
     async def active_games(self, game: str) -> int:

@@ -15,6 +15,8 @@ _STATES = {
     "open": solace_pb2.SPACE_STATE_OPEN,
     "promoted": solace_pb2.SPACE_STATE_PROMOTED,
 }
+_COLOUR_NAMES = {number: name for name, number in _COLOURS.items()}
+_STATE_NAMES = {number: name for name, number in _STATES.items()}
 _KINDS = {
     "foundation": solace_pb2.MOVE_KIND_FOUNDATION,
     "build": solace_pb2.MOVE_KIND_BUILD,
@@ -27,6 +29,12 @@ def _piece(piece: Mapping[str, Any], size: int) -> solace_pb2.Piece:
     if piece.get("hidden"):
         return solace_pb2.Piece(colour=solace_pb2.COLOUR_UNSPECIFIED, size=size, hidden=True)
     return solace_pb2.Piece(colour=_COLOURS[piece["colour"]], size=piece["size"])
+
+
+def _piece_json(piece: solace_pb2.Piece) -> dict[str, Any]:
+    if piece.hidden:
+        return {"hidden": True}
+    return {"colour": _COLOUR_NAMES[piece.colour], "size": piece.size}
 
 
 def _nest(pieces: list[Mapping[str, Any]]) -> list[solace_pb2.Piece]:
@@ -69,6 +77,31 @@ class SolaceAdapter:
         if view.get("best_score") is not None:
             message.best_score = view["best_score"]
         return message
+
+    def view_json(self, reply: solace_pb2.GetViewResponse) -> dict[str, Any]:
+        """The engine's view back from a GetView reply: what a bot worker is told, turned into
+        what `Rules.from_view` reads (exact)."""
+        message = reply.view
+        finished = message.finished
+        return {
+            "game": "solace",
+            "spaces": {
+                space.name: {
+                    "row": _COLOUR_NAMES[space.row],
+                    "state": _STATE_NAMES[space.state],
+                    "nest": [_piece_json(p) for p in space.nest],
+                    "tower": [_piece_json(p) for p in space.tower],
+                }
+                for space in message.spaces
+            },
+            "score": message.score,
+            "finished": finished,
+            "stopped": message.stopped,
+            "moves_played": message.moves_played,
+            "options": {"no_monochrome": message.options.no_monochrome},
+            "to_act": [] if finished else [0],
+            "best_score": message.best_score if message.HasField("best_score") else None,
+        }
 
     def event(self, event: Event) -> solace_pb2.Event:
         data = event.data

@@ -70,6 +70,41 @@ class SoloAdapter:
             drawn_card=view.get("drawn_card") or "",
         )
 
+    def view_json(self, reply: solo_pb2.GetViewResponse) -> dict[str, Any]:
+        """The engine's view back from a GetView reply (what a bot worker is told): exact for
+        every view of a game in progress. The seat comes from the reply (-1: the public view);
+        once the game is over the proto says to_move -1 where the engine keeps its last seat."""
+        message = reply.view
+        viewer = None if reply.seat < 0 else reply.seat
+        out: dict[str, Any] = {
+            "seat": viewer,
+            "players": message.players,
+            "mode": _MODES[message.mode],
+            "rounds": message.rounds,
+            "mixed_stacking": message.mixed_stacking,
+            "round": message.round,
+            "points": list(message.points),
+            "hand_sizes": list(message.hand_sizes),
+            "discard": list(message.discard),
+            "top": message.top,
+            "colour": message.colour,
+            "free_play": message.free_play,
+            "draw_pile_size": message.draw_pile_size,
+            "pending_draw": message.pending_draw,
+            "direction": message.direction,
+            "to_move": message.to_move,
+            "top_played_by": message.top_played_by,
+            "drawn_waiting": message.drawn_waiting,
+            "solo_called": list(message.solo_called),
+            "exposed": message.late_call_seat,
+            "finished": message.finished,
+            "winners": list(message.winners) if message.finished else None,
+        }
+        if viewer is not None:
+            out["hand"] = list(message.hand)
+            out["drawn_card"] = message.drawn_card or None
+        return out
+
     def event(self, event: Event) -> solo_pb2.Event:
         data = event.data
         kind = event.kind

@@ -7,6 +7,7 @@ from typing import Any
 
 from engines.contract import Event
 from engines.zoxso import PEARL_INDEX, RULES, STONE_INDEX
+from services.runtime.servicer import result_json
 from tabletop.zoxso.v1 import zoxso_pb2
 
 _TYPES = {
@@ -15,6 +16,8 @@ _TYPES = {
     "X": zoxso_pb2.PIECE_TYPE_XING,
 }
 _SIDES = {"d": 0, "l": 1}
+_TYPE_LETTERS = {kind: letter for letter, kind in _TYPES.items()}
+_SIDE_LETTERS = {seat: side for side, seat in _SIDES.items()}
 _WIN_REASONS = {
     "throne": zoxso_pb2.WIN_REASON_THRONE,
     "xing_captured": zoxso_pb2.WIN_REASON_XING_CAPTURED,
@@ -47,6 +50,11 @@ def _on(board: Mapping[str, str], side: str) -> zoxso_pb2.Counts:
     """How many pieces of each type `side` (d/l) has on one layer."""
     kinds = [name[1] for name in board.values() if name[0] == side]
     return zoxso_pb2.Counts(ma=kinds.count("M"), dao=kinds.count("D"), xing=kinds.count("X"))
+
+
+def _name(message: zoxso_pb2.Piece) -> str:
+    """A Piece as `dM`, `lX`, ... (the inverse of `piece`)."""
+    return _SIDE_LETTERS[message.seat] + _TYPE_LETTERS[message.type]
 
 
 class ZoxsoAdapter:
@@ -86,6 +94,36 @@ class ZoxsoAdapter:
             passes=view["passes"],
             throne=view["throne"],
         )
+
+    def view_json(self, reply: zoxso_pb2.GetViewResponse) -> dict[str, Any]:
+        """The engine's view back from a GetView reply (what a bot worker is told).
+
+        A finished game's result comes from the reply's status (the View does not carry it).
+        Nor does a finished game's View say whose turn it would have been (to_move is -1): it is
+        recomputed as ply % 2 (Dark moves on even plies in both phases, which holds for every
+        game started by new_game without a setup)."""
+        message = reply.view
+        result = reply.status.result if reply.status.HasField("result") else None
+        finished = message.to_move < 0
+        if finished and result is None:
+            raise ValueError("the game is over: its view needs the GameStatus result")
+        hands = {_SIDE_LETTERS[force.seat]: force.in_hand for force in message.forces}
+        return {
+            "game": self.game,
+            "phase": message.phase,
+            "to_move": message.ply % 2 if finished else message.to_move,
+            "ply": message.ply,
+            "max_plies": message.max_plies,
+            "passes": message.passes,
+            "throne": message.throne,
+            "pearls": {square.name: _name(square.piece) for square in message.pearls},
+            "stones": {square.name: _name(square.piece) for square in message.stones},
+            "in_hand": {
+                side: {"M": counts.ma, "D": counts.dao, "X": counts.xing}
+                for side, counts in sorted(hands.items())
+            },
+            "result": result_json(result) if finished and result is not None else None,
+        }
 
     def event(self, event: Event) -> zoxso_pb2.Event:
         data = event.data

@@ -11,13 +11,21 @@ from typing import Any
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from client.session import Session
+from engines.bots.base import Turn
+from services.bots.identity import new_bot_id
+from services.bots.worker import BotWorker, choose_move
 from services.runtime import keys
 from services.runtime.localredis import free_port
+from services.runtime.main import connect_redis
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tabletop.solace.v1 import solace_pb2
 from tabletop.solo.v1 import solo_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 from tests.platform import TEST_BOT_KEY, Platform, play_until_finished
@@ -127,4 +135,139 @@ async def test_a_dead_workers_job_is_taken_over(redis_url: str) -> None:
             if slow.poll() is None:
                 slow.kill()
                 slow.wait()
+            await redis.aclose()
+
+
+async def test_a_game_whose_bot_job_was_lost_is_woken_by_the_sweep(redis_url: str) -> None:
+    """The job that gives a bot its turn is lost (its service stopped just after the commit):
+    a worker's sweep finds the stalled game, queues the job again, and the game finishes."""
+    async with Platform(redis_url, games=("esoloe",)) as platform:
+        redis = Redis.from_url(redis_url)
+        try:
+            player = Session(platform.target)
+            await player.login("spectator")
+            reply = await _new_bot_game(player, "esoloe", watch_only=True)
+            await redis.delete(keys.BOT_TURNS)  # no worker has seen the first job: it is gone
+            game_id = reply.status.game_id
+            assert await redis.zscore(keys.LIVE_GAMES, game_id) is not None
+            worker = await platform.start_bot_worker("sweeper", stall_seconds=0.5)
+            await play_until_finished(player, "esoloe", game_id, -1, timeout=60)
+            await redis.delete(keys.BOT_SWEEP_LOCK)
+            assert await worker.sweep() == 0  # nothing stalls any more
+            assert await redis.zscore(keys.LIVE_GAMES, game_id) is None
+        finally:
+            await redis.aclose()
+
+
+def _worker_process(
+    platform: Platform, redis_url: str, *args: str, **env: str
+) -> subprocess.Popen[bytes]:
+    """`python -m services.bots` with `args`, working for the platform."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "services.bots", *args],
+        env={
+            **os.environ,
+            "REDIS_URL": redis_url,
+            "GATEWAY_ADDR": platform.target,
+            "BOT_KEY": TEST_BOT_KEY,
+            "LISTEN": f"127.0.0.1:{free_port()}",
+            **env,
+        },
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def test_greedy_and_strong_bots_finish_their_games(redis_url: str) -> None:
+    """Searching bots play through the real stack: a worker process given a small budget on
+    its command line, thinking in its process pool, from the views the gateway serves."""
+    async with Platform(redis_url, games=("esoloe", "solace")) as platform:
+        worker = _worker_process(
+            platform, redis_url, "--budget", "strong=0.2", "--budget", "greedy=0",
+            BOT_PROCESSES="1",
+        )  # fmt: skip
+        try:
+            referee = Session(platform.target)
+            await referee.login("referee")
+            esoloe = await referee.game("esoloe").CreateGame(
+                esoloe_pb2.CreateGameRequest(players=[new_bot_id("greedy"), new_bot_id("strong")]),
+                metadata=referee.metadata,
+            )
+            solace = [
+                await referee.game("solace").CreateGame(
+                    solace_pb2.CreateGameRequest(players=[new_bot_id(level)]),
+                    metadata=referee.metadata,
+                )
+                for level in ("greedy", "strong")
+            ]
+            for game, created in [("esoloe", esoloe), ("solace", solace[0]), ("solace", solace[1])]:
+                game_id = created.status.game_id
+                await play_until_finished(referee, game, game_id, -1, timeout=90)
+                final = await referee.game(game).GetView(
+                    common_pb2.GetViewRequest(game_id=game_id), metadata=referee.metadata
+                )
+                assert final.status.finished
+                assert final.status.version > 0
+        finally:
+            _stop(worker)
+
+
+def pass_optional_chances(level: str, turn: Turn, seed: int) -> str | None:
+    """Lets every optional chance pass, else chooses as the level would (runs in the worker's
+    thinking processes, which import it from this module)."""
+    return None if turn.optional else choose_move(level, turn, seed)
+
+
+def _bot_jobs(game: str, outcome: str) -> float:
+    value = REGISTRY.get_sample_value("tabletop_bot_jobs_total", {"game": game, "outcome": outcome})
+    return value or 0.0
+
+
+async def test_a_bot_letting_a_jump_in_pass_acknowledges_its_job(redis_url: str) -> None:
+    """Solo seats that may jump in get a job; a bot that lets the chance pass acknowledges it
+    (nothing stays pending) and the game goes on to its end."""
+    async with Platform(redis_url, games=("solo",)) as platform:
+        redis = connect_redis(redis_url)
+        worker = BotWorker(
+            redis=redis, gateway=platform.target, bot_key=TEST_BOT_KEY, consumer="passer",
+            processes=1, choose=pass_optional_chances,
+        )  # fmt: skip
+        stop = asyncio.Event()
+        running = asyncio.create_task(worker.run(stop))
+        try:
+            referee = Session(platform.target)
+            await referee.login("referee")
+            passed_before = _bot_jobs("solo", "passed")
+            options = solo_pb2.Options(players=4, mode=solo_pb2.MODE_ROUNDS, rounds=1)
+            for _ in range(5):  # a round almost always offers a jump-in; a few make it sure
+                created = await referee.game("solo").CreateGame(
+                    solo_pb2.CreateGameRequest(
+                        options=options, players=[new_bot_id("greedy") for _ in range(4)]
+                    ),
+                    metadata=referee.metadata,
+                )
+                await play_until_finished(referee, "solo", created.status.game_id, -1, 120)
+                if _bot_jobs("solo", "passed") > passed_before:
+                    break
+            assert _bot_jobs("solo", "passed") > passed_before
+            for _ in range(100):  # the last acknowledgements follow the last move closely
+                pending = await redis.xpending_range(
+                    keys.BOT_TURNS, keys.BOT_GROUP, "-", "+", 100, consumername="passer"
+                )
+                if not pending:
+                    break
+                await asyncio.sleep(0.05)
+            assert pending == []
+        finally:
+            stop.set()
+            await running
+            await worker.close()
             await redis.aclose()

@@ -147,6 +147,18 @@ async def test_retried_request_is_applied_once(table: Table) -> None:
     assert (await table.snapshot()).status.version == 1
 
 
+async def test_a_retry_gets_the_first_answer_after_the_game_moved_on(table: Table) -> None:
+    """A retry whose first answer was lost (the caller cannot know) must learn what its own move
+    did: the version it produced and its events, not the game as it is by then."""
+    first = await table.play(table.alice, "c12", request_id="move-1", expected_version=0)
+    await table.play(table.bob, "a12", expected_version=1)
+    again = await table.play(table.alice, "c12", request_id="move-1", expected_version=0)
+    assert again.status.version == first.status.version == 1
+    assert list(again.status.to_act) == list(first.status.to_act) == [1]
+    assert again.events == first.events
+    assert (await table.snapshot()).status.version == 2
+
+
 async def test_unknown_and_malformed_game_ids(table: Table) -> None:
     stub = table.alice.game("esoloe")
     await assert_refused(

@@ -9,10 +9,13 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
+from redis.exceptions import ClusterDownError, ResponseError, SlotNotCoveredError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from client.session import Session
 from engines.esoloe import RULES
 from services.runtime.localredis import LocalRedis
+from services.runtime.store import store_unreachable
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import Platform
@@ -93,3 +96,14 @@ async def test_redis_restart_loses_nothing(own_redis: LocalRedis) -> None:
         )
         assert view.status.version == len(versions)
         assert view.status.finished
+
+
+def test_store_unreachable_tells_outages_from_mistakes() -> None:
+    """Outages (retry: UNAVAILABLE) are told apart from our own errors (which must surface)."""
+    assert store_unreachable(ClusterDownError("CLUSTERDOWN The cluster is down"))
+    assert store_unreachable(RedisConnectionError("Connection refused"))
+    assert store_unreachable(SlotNotCoveredError("no node covers slot 12"))
+    assert not store_unreachable(ResponseError("WRONGTYPE"))
+    with pytest.raises(RuntimeError) as ours:
+        raise RuntimeError("a bug of ours")
+    assert not store_unreachable(ours.value)

@@ -67,9 +67,9 @@ async def _stored_game(redis_url: str, spec: str, player: str) -> str:
         options: dict[str, Any] = {}
         state = RULES.new_game(1, options, _setup(spec))
         game_id = new_game_id("solace")
-        meta = {"game": "solace", "seats": [player], "options": options}
+        meta = {"game": "solace", "seats": [player], "options": options, "seed": 1}
+        await store.opened("solace", game_id)
         assert await store.create(game_id, state.serialize(), meta, [], status_of(state))
-        await store.count_active("solace", 1)
         return game_id
     finally:
         await redis.aclose()

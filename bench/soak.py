@@ -1,0 +1,555 @@
+"""`make soak`: many games at once through the gateway while a chaos loop restarts processes; then
+an audit of every game, straight from Redis.
+
+The platform runs as separate processes on this machine: Redis (one server with append-only
+persistence, or a Redis Cluster of three masters), `--replicas` of every game service, two
+gateways, two matchmakers and two bot workers. Each of `--games` players plays one game after
+another: FindMatch with bots filling the other seats now, then its own seat's moves (random
+legal moves) through the gateway, while bot workers play the rest. A chaos loop meanwhile stops
+a random process (SIGKILL or SIGTERM) and starts it again, and restarts Redis once halfway.
+
+When the time is up no new game starts; games in progress get `--drain` seconds to finish. Then
+every game any player joined is audited:
+- its event stream holds versions 0..version, none missing or repeated;
+- replaying its move log from its seed gives exactly the stored snapshot, event for event;
+- every move the players saw accepted is in the log, as played, by that seat, at that version;
+- no move was applied twice: the seat's entries in the log are exactly the player's accepted
+  moves (plus those whose answer was lost, found by their request ids).
+It prints the figures and exits 1 if any check failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import uvloop
+
+from client.session import Session
+from engines import registry
+from engines.contract import Event
+from services.local import wait_serving
+from services.runtime import keys
+from services.runtime.apis import GAME_APIS
+from services.runtime.errors import error_info
+from services.runtime.localredis import LocalRedis, LocalRedisCluster, free_port
+from services.runtime.main import connect_redis
+from services.runtime.store import Entry, GameStore
+from tabletop.common.v1 import common_pb2
+from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tabletop.solo.v1 import solo_pb2
+
+SECRET = "soak-signing-key-0123456789-0123456789"
+BOT_KEY = "soak-bot-key-0123456789"
+RETRYABLE = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.CANCELLED,
+}
+
+
+@dataclass
+class Settings:
+    games: int = 200
+    seconds: float = 300.0
+    drain_seconds: float = 60.0
+    replicas: int = 2
+    cluster: bool = False
+    chaos: bool = True
+    chaos_every: tuple[float, float] = (1.0, 4.0)
+    seed: int = 1
+
+
+# ---------------------------------------------------------------------------- processes
+
+
+@dataclass
+class Process:
+    kind: str
+    args: list[str]
+    env: dict[str, str]
+    popen: subprocess.Popen[bytes] | None = None
+
+    log: Path | None = None
+
+    def start(self) -> None:
+        """Start (again); its output goes to the end of its log file, if it has one."""
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            self.popen = subprocess.Popen(self.args, env=self.env, stdout=out, stderr=out)
+        finally:
+            if self.log:
+                out.close()  # type: ignore[union-attr]
+
+    def stop(self, sig: int = signal.SIGTERM, wait: float = 15.0) -> None:
+        if self.popen is None or self.popen.poll() is not None:
+            return
+        self.popen.send_signal(sig)
+        try:
+            self.popen.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+
+
+class Stack:
+    """Every process of the platform, on free ports, against one Redis (or Redis Cluster)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.redis: LocalRedis | LocalRedisCluster = (
+            LocalRedisCluster(masters=3) if settings.cluster else LocalRedis(appendonly=True)
+        )
+        env = {
+            **os.environ,
+            "REDIS_URL": self.redis.url,
+            "REDIS_CLUSTER": "true" if settings.cluster else "false",
+            "TOKEN_SECRET": SECRET,
+            "BOT_KEY": BOT_KEY,
+            "GRACE_SECONDS": "3",
+            "RATE_LIMIT_PER_SECOND": "100000",
+            "RATE_LIMIT_BURST": "100000",
+            "LOGIN_RATE_LIMIT_PER_SECOND": "100000",
+            "LOGIN_RATE_LIMIT_BURST": "100000",
+        }
+        self.processes: list[Process] = []
+        self.logs = Path(tempfile.mkdtemp(prefix="tabletop-soak-logs-"))
+        """Every process's output (JSON log lines), kept after the run for a look."""
+        backends: dict[str, str] = {}
+        for game in GAME_APIS:
+            ports = [free_port() for _ in range(settings.replicas)]
+            backends[f"{game.upper()}_ADDR"] = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in ports)
+            for port in ports:
+                self._add("service", f"services.{game}", {**env, "LISTEN": f"127.0.0.1:{port}"})
+        self.gateways = [f"127.0.0.1:{free_port()}" for _ in range(2)]
+        for address in self.gateways:
+            self._add("gateway", "gateway", {**env, **backends, "LISTEN": address})
+        for _ in range(2):
+            self._add("matchmaker", "services.matchmaker", {
+                **env, **backends, "LISTEN": f"127.0.0.1:{free_port()}",
+                "MATCHMAKER_SCAN_SECONDS": "0.5",
+            })  # fmt: skip
+        for index in range(2):
+            self._add("bots", "services.bots", {
+                **env, "GATEWAY_ADDR": self.gateways[index % 2],
+                "LISTEN": f"127.0.0.1:{free_port()}", "BOT_CLAIM_IDLE_SECONDS": "3",
+                "BOT_STALL_SECONDS": "5",
+            })  # fmt: skip
+
+    def _add(self, kind: str, module: str, env: dict[str, str]) -> None:
+        log = self.logs / f"{kind}-{len(self.processes)}.log"
+        self.processes.append(Process(kind, [sys.executable, "-m", module], env, log=log))
+
+    @property
+    def target(self) -> str:
+        """Both gateways, round robin: calls go on through one while the other is down."""
+        return "ipv4:" + ",".join(self.gateways)
+
+    def start(self) -> None:
+        for process in self.processes:
+            process.start()
+        names = [api.full_name for api in GAME_APIS.values()]
+        for address in self.gateways:
+            if not wait_serving(address, names, timeout=60):
+                raise RuntimeError(f"the gateway at {address} did not start")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.popen is not None and process.popen.poll() is None:
+                process.popen.send_signal(signal.SIGTERM)
+        for process in self.processes:
+            process.stop()
+        self.redis.stop()
+
+
+async def chaos(
+    stack: Stack, settings: Settings, until: float, counts: collections.Counter[str]
+) -> None:
+    """Stop a random process, start it again; restart Redis (or one cluster node) once halfway."""
+    rng = random.Random(settings.seed)
+    halfway = time.monotonic() + (until - time.monotonic()) / 2
+    redis_restarted = False
+    while time.monotonic() < until:
+        await asyncio.sleep(rng.uniform(*settings.chaos_every))
+        if not redis_restarted and time.monotonic() >= halfway:
+            redis_restarted = True
+            node = (
+                rng.choice(stack.redis.nodes)
+                if isinstance(stack.redis, LocalRedisCluster)
+                else stack.redis
+            )
+            await asyncio.to_thread(node.restart, 1.0)
+            counts["redis"] += 1
+            continue
+        victim = rng.choice(stack.processes)
+        sig = rng.choice([signal.SIGKILL, signal.SIGTERM])
+        await asyncio.to_thread(victim.stop, sig)
+        await asyncio.sleep(rng.uniform(0.2, 1.5))
+        victim.start()
+        counts[victim.kind] += 1
+
+
+# ---------------------------------------------------------------------------- players
+
+
+def _options(game: str) -> lobby_pb2.GameOptions:
+    options = lobby_pb2.GameOptions()
+    if game == "solo":  # one round of two seats: a whole game is a long random walk
+        options.solo.CopyFrom(solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1))
+    return options
+
+
+@dataclass
+class Move:
+    version: int
+    seat: int
+    move: str
+    request_id: str
+    """As the game service records it: `<player id>:<the request id the client gave>`."""
+
+
+@dataclass
+class Joined:
+    game: str
+    game_id: str
+    seat: int
+    accepted: list[Move] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    """Request ids of moves whose answer never came (maybe applied, maybe not)."""
+
+
+@dataclass
+class Tally:
+    joined: list[Joined] = field(default_factory=list)
+    errors: collections.Counter[str] = field(default_factory=collections.Counter)
+    latencies: list[float] = field(default_factory=list)
+
+
+class Player:
+    def __init__(self, name: str, channel: grpc.aio.Channel, tally: Tally, rng: random.Random):
+        self.name = name
+        self.session = Session("", channel)
+        self.tally = tally
+        self.rng = rng
+
+    async def call(self, method: Any, request: Any, *, attempts: int = 30) -> Any:
+        """A unary call, retried while the platform is restarting; errors counted by status."""
+        for attempt in range(attempts):
+            try:
+                return await method(request, metadata=self.session.metadata, timeout=10)
+            except grpc.aio.AioRpcError as error:
+                self.tally.errors[error.code().name] += 1
+                if error.code() not in RETRYABLE or attempt == attempts - 1:
+                    raise
+                await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
+        raise AssertionError("unreachable")
+
+    async def login(self) -> None:
+        for attempt in range(30):
+            try:
+                await self.session.login(self.name)
+                return
+            except grpc.aio.AioRpcError as error:
+                self.tally.errors[error.code().name] += 1
+                await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
+        raise RuntimeError(f"{self.name} cannot log in")
+
+    async def find_game(self, game: str, deadline: float) -> Joined | None:
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self.session.channel)
+        request = lobby_pb2.FindMatchRequest(
+            game=game, options=_options(game), bots=lobby_pb2.BOT_FILL_NOW, level="random"
+        )
+        while time.monotonic() < deadline:
+            try:
+                ticket_id = (await self.call(lobby.FindMatch, request)).ticket_id
+            except grpc.aio.AioRpcError as error:
+                # An earlier FindMatch was queued but its answer was lost: go on with that ticket.
+                reason, metadata = error_info(error)
+                if reason != "TICKET_LIVE":
+                    raise
+                ticket_id = metadata["ticket_id"]
+            try:
+                async for update in lobby.WatchTicket(
+                    lobby_pb2.WatchTicketRequest(ticket_id=ticket_id),
+                    metadata=self.session.metadata,
+                    timeout=max(0.1, deadline - time.monotonic()),
+                ):
+                    if update.state == lobby_pb2.TICKET_STATE_MATCHED:
+                        joined = Joined(game, update.game_id, update.seat)
+                        self.tally.joined.append(joined)
+                        return joined
+                    if update.state != lobby_pb2.TICKET_STATE_QUEUED:
+                        break  # expired: ask again
+            except grpc.aio.AioRpcError as error:
+                self.tally.errors[error.code().name] += 1
+                await asyncio.sleep(0.2)
+        return None
+
+    async def play(self, joined: Joined, deadline: float) -> None:
+        """Play the seat's turns until the game ends or the deadline passes."""
+        stub = self.session.game(joined.game)
+        version = 0
+        while time.monotonic() < deadline:
+            try:
+                async for update in stub.Watch(
+                    common_pb2.WatchRequest(game_id=joined.game_id, from_version=version),
+                    metadata=self.session.metadata,
+                    timeout=max(0.1, deadline - time.monotonic()),
+                ):
+                    status = update.status
+                    if not status.game_id:
+                        continue
+                    version = status.version + 1
+                    if status.finished:
+                        return
+                    if joined.seat in status.to_act:
+                        await self.move(joined, stub, status.version)
+                    if time.monotonic() >= deadline:
+                        return
+            except grpc.aio.AioRpcError as error:
+                self.tally.errors[error.code().name] += 1
+                await asyncio.sleep(0.2)
+
+    async def move(self, joined: Joined, stub: Any, version: int) -> None:
+        try:
+            legal = await self.call(stub.LegalMoves, common_pb2.LegalMovesRequest(
+                game_id=joined.game_id, seat=joined.seat))  # fmt: skip
+        except grpc.aio.AioRpcError:
+            return
+        if legal.version != version or not legal.moves:
+            return
+        move = self.rng.choice(list(legal.moves))
+        given = f"soak-{joined.game_id}-{version}"
+        request = common_pb2.PlayRequest(
+            game_id=joined.game_id, move=move, expected_version=version,
+            request_id=given, seat=joined.seat,
+        )  # fmt: skip
+        request_id = f"{self.session.player_id}:{given}"  # as the game service records it
+        for attempt in range(30):
+            started = time.perf_counter()
+            try:
+                reply = await stub.Play(request, metadata=self.session.metadata, timeout=10)
+            except grpc.aio.AioRpcError as error:
+                self.tally.errors[error.code().name] += 1
+                if error.code() not in RETRYABLE:
+                    return  # stale, or not our turn any more: the game moved on
+                await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
+                continue
+            self.tally.latencies.append(time.perf_counter() - started)
+            joined.accepted.append(Move(reply.status.version, joined.seat, move, request_id))
+            return
+        joined.unknown.append(request_id)
+
+    async def run(self, game: str, until: float, drain_until: float) -> None:
+        await self.login()
+        while time.monotonic() < until:
+            joined = await self.find_game(game, drain_until)
+            if joined is not None:
+                await self.play(joined, drain_until)
+
+
+# ---------------------------------------------------------------------------- the audit
+
+
+@dataclass
+class Audit:
+    games: int = 0
+    finished: int = 0
+    moves: int = 0
+    problems: list[str] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)
+    """Games still running at the end (consistent, else they are in `problems` too)."""
+
+
+def audit_game(
+    seated: list[Joined], state: Mapping[bytes, bytes], entries: list[Entry],
+    requests: Mapping[bytes, bytes],
+) -> list[str]:  # fmt: skip
+    """What is wrong with one game (nothing: an empty list). `seated`: the players' seats in it
+    (two in a Solo game that matched two players)."""
+    name = seated[0].game_id
+    if not state:
+        return [f"{name}: the game is gone from Redis"]
+    version = int(state[b"version"])
+    meta = json.loads(state[b"meta"])
+    problems = []
+    if [e.version for e in entries] != list(range(version + 1)):
+        problems.append(f"{name}: stream versions are not 0..{version} exactly")
+    position = registry.get(seated[0].game).new_game(int(meta["seed"]), meta["options"])
+    for entry in entries[1:]:
+        try:
+            if entry.move == "resign":
+                position, events = position.resign(entry.actor)
+            else:
+                position, events = position.apply(entry.actor, entry.move)
+        except Exception as error:  # any refusal is a finding
+            problems.append(f"{name}: version {entry.version} does not replay: {error}")
+            return problems
+        if [e.to_json() for e in events] != [Event.from_json(e).to_json() for e in entry.events]:
+            problems.append(f"{name}: version {entry.version} replays with other events")
+    if position.serialize() != state[b"snapshot"]:
+        problems.append(f"{name}: the replayed position differs from the stored snapshot")
+    by_version = {e.version: e for e in entries}
+    for joined in seated:
+        for move in joined.accepted:
+            found = by_version.get(move.version)
+            if found is None or (found.actor, found.move) != (move.seat, move.move):
+                problems.append(f"{name}: accepted move {move} is not in the log")
+            if int(requests.get(move.request_id.encode(), b"-1")) != move.version:
+                problems.append(f"{name}: request {move.request_id} is not recorded there")
+        lost = {int(requests[r.encode()]) for r in joined.unknown if r.encode() in requests}
+        expected = sorted({m.version for m in joined.accepted} | lost)
+        played = [e.version for e in entries[1:] if e.actor == joined.seat]
+        if played != expected:
+            problems.append(
+                f"{name}: seat {joined.seat} has moves at versions {played}, "
+                f"the player had {expected} accepted"
+            )
+    return problems
+
+
+async def audit(redis_url: str, cluster: bool, joined: list[Joined]) -> Audit:
+    """Read every game the players joined straight from Redis, once, and audit it."""
+    redis = connect_redis(redis_url, cluster=cluster)
+    store = GameStore(redis)
+    by_game: dict[str, list[Joined]] = collections.defaultdict(list)
+    for seat in joined:
+        by_game[seat.game_id].append(seat)
+    result = Audit()
+    try:
+        for game_id, seated in by_game.items():
+            state: Any = await redis.hgetall(keys.game_state(game_id))
+            entries = await store.entries(game_id, 0, count=1_000_000)
+            requests: Any = await redis.hgetall(keys.game_requests(game_id))
+            result.games += 1
+            result.moves += max(0, len(entries) - 1)
+            if entries and entries[-1].status.get("finished"):
+                result.finished += 1
+            else:
+                status = entries[-1].status if entries else {}
+                result.unfinished.append(
+                    f"{game_id} at version {len(entries) - 1}, to act {status.get('to_act')}"
+                )
+            result.problems += audit_game(seated, state, entries, requests)
+    finally:
+        await redis.aclose()
+    return result
+
+
+# ---------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Report:
+    settings: Settings
+    seconds: float
+    audit: Audit
+    tally: Tally
+    restarts: collections.Counter[str]
+    logs: Path
+
+    @property
+    def ok(self) -> bool:
+        return not self.audit.problems
+
+    def lines(self) -> list[str]:
+        s, a, t = self.settings, self.audit, self.tally
+        lat = sorted(t.latencies) or [0.0]
+        restarts = ", ".join(f"{k} {v}" for k, v in sorted(self.restarts.items())) or "none"
+        errors = ", ".join(f"{k} {v}" for k, v in t.errors.most_common()) or "none"
+        return [
+            f"soak: {s.games} players at once for {s.seconds:.0f} s (+ up to {s.drain_seconds:.0f}"
+            f" s to finish), redis: {'cluster of 3 masters' if s.cluster else 'one server, AOF'},"
+            f" {s.replicas} replicas of every game service",
+            f"games: {a.games} played, {a.finished} finished, {len(a.unfinished)} unfinished"
+            + "".join(f"\n  {u}" for u in a.unfinished[:10]),
+            f"moves accepted: {a.moves} ({a.moves / self.seconds:.0f}/s over {self.seconds:.0f} s);"
+            f" players' Play p50 {lat[len(lat) // 2] * 1e3:.1f} ms,"
+            f" p99 {lat[int(0.99 * (len(lat) - 1))] * 1e3:.1f} ms ({len(t.latencies)} calls)",
+            f"chaos restarts: {restarts}",
+            f"errors seen by players, by status: {errors}",
+            f"the processes' logs: {self.logs}",
+            f"audit: {a.games} games, {len(a.problems)} problems"
+            + "".join(f"\n  {p}" for p in a.problems[:20]),
+        ]
+
+
+async def _run(stack: Stack, settings: Settings) -> Report:
+    tally = Tally()
+    restarts: collections.Counter[str] = collections.Counter()
+    rng = random.Random(settings.seed)
+    started = time.monotonic()
+    until = started + settings.seconds
+    drain_until = until + settings.drain_seconds
+    config = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+    channels = [
+        grpc.aio.insecure_channel(stack.target, options=[("grpc.service_config", config)])
+        for _ in range(max(1, settings.games // 50))
+    ]
+    games = list(GAME_APIS)
+    players = [
+        Player(f"soak-{i}", channels[i % len(channels)], tally, random.Random(rng.random()))
+        for i in range(settings.games)
+    ]
+    tasks = [
+        asyncio.create_task(p.run(games[i % len(games)], until, drain_until))
+        for i, p in enumerate(players)
+    ]
+    if settings.chaos:
+        tasks.append(asyncio.create_task(chaos(stack, settings, until, restarts)))
+    await asyncio.gather(*tasks)
+    elapsed = time.monotonic() - started
+    for channel in channels:
+        await channel.close()
+    result = await audit(stack.redis.url, settings.cluster, tally.joined)
+    return Report(settings, elapsed, result, tally, restarts, stack.logs)
+
+
+def run(settings: Settings) -> Report:
+    stack = Stack(settings)
+    try:
+        stack.start()
+        return uvloop.run(_run(stack, settings))
+    finally:
+        stack.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.soak", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--games", type=int, default=200, help="players (games) at once")
+    parser.add_argument("--seconds", type=float, default=300.0, help="how long new games start")
+    parser.add_argument("--drain", type=float, default=60.0, help="time to finish games after")
+    parser.add_argument("--replicas", type=int, default=2, help="replicas of each game service")
+    parser.add_argument("--cluster", action="store_true", help="a 3-master Redis Cluster")
+    parser.add_argument("--no-chaos", dest="chaos", action="store_false")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    settings = Settings(
+        games=args.games, seconds=args.seconds, drain_seconds=args.drain,
+        replicas=args.replicas, cluster=args.cluster, chaos=args.chaos, seed=args.seed,
+    )  # fmt: skip
+    report = run(settings)
+    for line in report.lines():
+        print(line, flush=True)
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""e-SOLO-e bots: `greedy` (one ply) and `strong` (alpha-beta with iterative deepening).
+
+The game is decided by threats: a placement that would win for a seat if it were its turn
+(`EsoloeState.winning_placements`). A seat to move with a threat wins at once; a seat facing
+threats on two squares can rarely stop both. Both bots read only their seat's view and rebuild
+the position with `RULES.from_view` (exact: the game hides nothing).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from typing import Final
+
+from engines.bots.base import Turn
+from engines.esoloe import RULES, EsoloeState
+
+WIN: Final = 10_000
+"""A won position, less the plies it takes (a quick win beats a slow one)."""
+FORK: Final = 500
+"""Facing threats on two squares or more with no win of one's own: nearly lost."""
+QUIET_WIN: Final = 1_000
+"""A win found by the quiescence: likely, not proven (it only tried blocks on the threatened
+square, and a cube elsewhere can break a line too)."""
+THREAT: Final = 20
+"""Per square where the seat not to move threatens: the mover must spend its cube there."""
+
+
+def _squares(placements: Sequence[str]) -> set[str]:
+    return {move[0] for move in placements}
+
+
+def one_ply(state: EsoloeState, seat: int, move: str) -> int:
+    """The greedy value of a move that does not win at once: the squares where it leaves the
+    opponent a win (very bad), else the squares where it makes threats (the opponent can block
+    one square per turn, so two threatened squares usually win)."""
+    child, _ = state.apply(seat, move)
+    lost = len(_squares(child.winning_placements(1 - seat)))
+    made = len(_squares(child.winning_placements(seat)))
+    return made - 100 * lost
+
+
+class GreedyBot:
+    """One ply: win now; else never leave the opponent a win; else make the most threats."""
+
+    def choose(self, turn: Turn, rng: random.Random) -> str | None:
+        state = RULES.from_view(turn.view, turn.seat, rng)
+        seat = turn.seat
+        wins = state.winning_placements(seat)
+        if wins:
+            return rng.choice(wins)
+        best: list[str] = []
+        best_score = -1_000_000
+        for move in turn.moves:
+            score = one_ply(state, seat, move)
+            if score > best_score:
+                best, best_score = [move], score
+            elif score == best_score:
+                best.append(move)
+        return rng.choice(best)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+_EXACT, _LOWER, _UPPER = range(3)
+
+
+class StrongBot:
+    """Negamax alpha-beta (principal variation search), deepened one ply at a time until the
+    budget runs out (or, when `max_nodes` is given, until that many positions were searched:
+    deterministic, for tests). The first depth is always searched to the end.
+
+    A position whose mover threatens is won at once (no need to search it). At the depth limit
+    a position is valued by the threats of the seat not to move; a position facing exactly one
+    threatened square is searched on among the blocks there (a cheap quiescence), since the
+    move is forced and a fork often hides behind it. A transposition table (placements commute)
+    and killer moves (a reply that refutes one move often refutes its siblings) keep the tree
+    small. Root moves are tried best first: the previous depth's best, then by greedy's value,
+    ties in an order shuffled by `rng`."""
+
+    def __init__(self, max_nodes: int | None = None, max_depth: int = 16) -> None:
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self._nodes = 0
+        self._depth = 0
+        self._deadline = 0.0
+        self._table: dict[bytes, tuple[int, int, int, str | None]] = {}
+        self._killers: list[list[str]] = []
+
+    def choose(self, turn: Turn, rng: random.Random) -> str | None:
+        state = RULES.from_view(turn.view, turn.seat, rng)
+        seat = turn.seat
+        wins = state.winning_placements(seat)
+        if wins:
+            return rng.choice(wins)
+        moves = list(turn.moves)
+        if len(moves) == 1:
+            return moves[0]
+        rng.shuffle(moves)
+        self._nodes = 0
+        self._deadline = time.perf_counter() + turn.budget
+        self._table = {}
+        self._killers = [[] for _ in range(self.max_depth + 20)]
+        # Greedy's choice first: among moves the search cannot tell apart, the first one tried
+        # stays chosen.
+        greedy_value = {move: one_ply(state, seat, move) for move in moves}
+        moves.sort(key=lambda move: -greedy_value[move])
+        best = moves[0]
+        for depth in range(1, self.max_depth + 1):
+            self._depth = depth
+            try:
+                value, move = self._root(state, moves, depth)
+            except _OutOfTime:
+                break
+            best = move
+            moves.remove(move)
+            moves.insert(0, move)
+            if abs(value) >= WIN - 100:
+                break  # a forced result: deeper search cannot change it
+        return best
+
+    def _tick(self) -> None:
+        self._nodes += 1
+        if self._depth == 1:
+            return  # the first depth always ends: a move is never chosen blind
+        if self.max_nodes is not None:
+            if self._nodes > self.max_nodes:
+                raise _OutOfTime
+        elif self._nodes & 7 == 0 and time.perf_counter() > self._deadline:
+            raise _OutOfTime
+
+    def _root(self, state: EsoloeState, moves: Sequence[str], depth: int) -> tuple[int, str]:
+        seat = state.to_move
+        assert seat is not None
+        alpha, best = -WIN - 1, moves[0]
+        for i, move in enumerate(moves):
+            child, _ = state.apply(seat, move)
+            if i == 0:
+                value = -self._negamax(child, depth - 1, -WIN - 1, WIN + 1, 1)
+            else:
+                value = -self._negamax(child, depth - 1, -alpha - 1, -alpha, 1)
+                if value > alpha:
+                    value = -self._negamax(child, depth - 1, -WIN - 1, -alpha, 1)
+            if value > alpha:
+                alpha, best = value, move
+        return alpha, best
+
+    def _negamax(self, state: EsoloeState, depth: int, alpha: int, beta: int, ply: int) -> int:
+        self._tick()
+        seat = state.to_move
+        if seat is None:
+            return 0  # a draw: a win is caught one ply earlier, as the mover's threat
+        if state.winning_placements(seat):
+            # Proven only if every move on the way was searched (not through a quiescence).
+            return WIN - ply if depth >= 0 else QUIET_WIN
+        moves = state.legal_moves(seat)
+        if not moves:
+            return 0
+        threats = _squares(state.winning_placements(1 - seat))
+        if depth <= 0:
+            if len(threats) >= 2:
+                return -FORK
+            if not threats or depth < -2:
+                return -THREAT * len(threats)
+            moves = [m for m in moves if m[0] in threats]  # quiescence: the forced block
+            if not moves:
+                return -FORK  # the threat is on a full stack: no cube can go there
+            return self._search_best(state, seat, moves, depth, alpha, beta, ply)[0]
+        key = state.serialize()
+        entry = self._table.get(key)
+        first: str | None = None
+        if entry is not None:
+            entry_depth, flag, value, first = entry
+            if entry_depth >= depth and (
+                flag == _EXACT
+                or (flag == _LOWER and value >= beta)
+                or (flag == _UPPER and value <= alpha)
+            ):
+                return value
+        killers = self._killers[ply]
+        ordered = sorted(
+            moves,
+            key=lambda m: (m != first, m not in killers, m[0] not in threats),
+        )
+        start = alpha
+        value, best = self._search_best(state, seat, ordered, depth, alpha, beta, ply)
+        if best is not None and value >= beta and best not in killers:
+            killers.insert(0, best)
+            del killers[2:]
+        flag = _UPPER if value <= start else _LOWER if value >= beta else _EXACT
+        self._table[key] = (depth, flag, value, best)
+        return value
+
+    def _search_best(
+        self,
+        state: EsoloeState,
+        seat: int,
+        moves: Sequence[str],
+        depth: int,
+        alpha: int,
+        beta: int,
+        ply: int,
+    ) -> tuple[int, str | None]:
+        """Fail-hard alpha-beta over `moves`: (value, the move that set it, if any)."""
+        best: str | None = None
+        for move in moves:
+            child, _ = state.apply(seat, move)
+            value = -self._negamax(child, depth - 1, -beta, -alpha, ply + 1)
+            if value > alpha:
+                alpha, best = value, move
+                if alpha >= beta:
+                    break
+        return alpha, best
+
+
+def greedy() -> GreedyBot:
+    return GreedyBot()
+
+
+def strong() -> StrongBot:
+    return StrongBot()

@@ -1,0 +1,214 @@
+"""e-SOLO-e bots and `from_view` (RULINGS E1-E9). Adapters: tests/test_bots.py.
+
+Positions are built by playing moves from the empty board in RULINGS notation; the facts each
+test relies on (who threatens where) are asserted before the bot is asked, so a change in the
+rules engine shows up as a broken premise rather than a puzzling bot failure.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from engines.bots import esoloe as bots
+from engines.bots.base import Bot, RandomBot, Turn, levels
+from engines.esoloe import RULES, EsoloeState
+
+SMALL_SEARCH = 400
+"""Nodes for the strong bot where a test needs only a legal, deterministic answer."""
+
+
+def play(*moves: str) -> EsoloeState:
+    state = RULES.new_game(0)
+    for move in moves:
+        state, _ = state.apply(state.to_act()[0], move)
+    return state
+
+
+def turn(state: EsoloeState, budget: float = 0.0) -> Turn:
+    seat = state.to_act()[0]
+    return Turn("esoloe", seat, state.view(seat), state.legal_moves(seat), budget)
+
+
+def random_games(count: int, resign_rate: float = 0.02) -> Iterator[EsoloeState]:
+    """Every position of `count` random games, finished ones (wins, resignations) included."""
+    for seed in range(count):
+        rng = random.Random(seed)
+        state = RULES.new_game(seed)
+        yield state
+        while not state.finished:
+            seat = state.to_act()[0]
+            if rng.random() < resign_rate:
+                state, _ = state.resign(rng.choice((0, 1)))
+            else:
+                state, _ = state.apply(seat, rng.choice(state.legal_moves(seat)))
+            yield state
+
+
+def wins_now(state: EsoloeState, seat: int, move: str) -> bool:
+    result = state.apply(seat, move)[0].result()
+    return result is not None and result.winners == (seat,)
+
+
+def squares(moves: Sequence[str]) -> set[str]:
+    return {move[0] for move in moves}
+
+
+# --------------------------------------------------------------------------------------------
+# from_view and the adapter
+
+
+def test_from_view_rebuilds_the_exact_state() -> None:
+    rng = random.Random(0)
+    finished = 0
+    for state in random_games(150):
+        finished += state.finished
+        for seat in (0, 1):
+            rebuilt = RULES.from_view(state.view(seat), seat, rng)
+            assert rebuilt == state
+            assert rebuilt.view(seat) == state.view(seat)
+            assert rebuilt.legal_moves(seat) == state.legal_moves(seat)
+            assert rebuilt.result() == state.result()
+    assert finished == 150
+
+
+def test_from_view_refuses_a_view_whose_counters_disagree() -> None:
+    view = play("a12", "b12").view(0)
+    with pytest.raises(ValueError, match="ply"):
+        RULES.from_view({**view, "ply": 3}, 0, random.Random(0))
+    with pytest.raises(ValueError, match="to_move"):
+        RULES.from_view({**view, "to_move": 1}, 0, random.Random(0))
+
+
+# --------------------------------------------------------------------------------------------
+# winning_placements (the engine's fast threat list the bots search with)
+
+
+def test_winning_placements_are_the_winning_legal_moves() -> None:
+    for state in random_games(60, resign_rate=0.0):
+        if state.finished:
+            continue
+        seat = state.to_act()[0]
+        wins = [m for m in state.legal_moves(seat) if wins_now(state, seat, m)]
+        assert state.winning_placements(seat) == wins
+
+
+# --------------------------------------------------------------------------------------------
+# Positions
+
+# Seat 0 to move; d31 wins at once (and nothing else does).
+WIN_NOW = ("e24", "c12", "e12", "e31", "c14", "a14", "b21", "c31", "d26", "d13")
+# Seat 0 to move, no win of its own; seat 1 threatens a 4th cube on e (full: nobody else may
+# place there, E3). Only 7 placements on a break seat 1's lines there.
+MUST_BLOCK = ("e14", "d12", "e21", "a23", "c26", "e12", "b21", "a14")
+# Seat 0 to move, nobody threatens; some placements make threats no reply can stop (E8).
+FORK = ("b31", "a32", "c13", "d23")
+
+
+def forces_a_win(state: EsoloeState, move: str) -> bool:
+    """After `move`, every reply leaves the mover a winning placement."""
+    seat = state.to_act()[0]
+    after, _ = state.apply(seat, move)
+    if after.finished:
+        return wins_now(state, seat, move)
+    return all(
+        after.apply(1 - seat, reply)[0].winning_placements(seat)
+        for reply in after.legal_moves(1 - seat)
+    )
+
+
+def test_premises_of_the_positions() -> None:
+    state = play(*WIN_NOW)
+    assert state.winning_placements(0) == ["d31"]
+    state = play(*MUST_BLOCK)
+    assert not state.winning_placements(0)
+    assert squares(state.winning_placements(1)) == {"e"}
+    safe = [m for m in state.legal_moves(0) if not state.apply(0, m)[0].winning_placements(1)]
+    assert safe == ["a12", "a13", "a15", "a31", "a32", "a35", "a36"]
+    state = play(*FORK)
+    assert not state.winning_placements(0)
+    assert not state.winning_placements(1)
+    assert not forces_a_win(state, "a12")
+    assert forces_a_win(state, "e23")
+
+
+ALL_BOTS: list[tuple[str, Bot]] = [
+    ("greedy", bots.GreedyBot()),
+    ("strong", bots.StrongBot(max_nodes=SMALL_SEARCH)),
+]
+
+
+@pytest.mark.parametrize(("name", "bot"), ALL_BOTS)
+def test_bots_take_an_immediate_win(name: str, bot: Bot) -> None:
+    assert bot.choose(turn(play(*WIN_NOW)), random.Random(0)) == "d31"
+
+
+@pytest.mark.parametrize(("name", "bot"), ALL_BOTS)
+def test_bots_block_an_immediate_loss(name: str, bot: Bot) -> None:
+    state = play(*MUST_BLOCK)
+    move = bot.choose(turn(state), random.Random(0))
+    assert move is not None
+    after, _ = state.apply(0, move)
+    assert not after.winning_placements(1)
+
+
+def test_strong_finds_a_forced_win() -> None:
+    state = play(*FORK)
+    for seed in range(3):
+        move = bots.StrongBot(max_nodes=3000).choose(turn(state), random.Random(seed))
+        assert move is not None
+        assert forces_a_win(state, move)
+
+
+def test_strong_answers_within_its_budget() -> None:
+    """The budget is soft: the search checks the clock every few positions."""
+    state = play("a12")
+    start = time.perf_counter()
+    move = bots.StrongBot().choose(turn(state, budget=0.2), random.Random(0))
+    assert move in state.legal_moves(1)
+    assert time.perf_counter() - start < 2.0  # generous: the machine may be busy
+
+
+# --------------------------------------------------------------------------------------------
+# Every position: legal and deterministic
+
+
+@pytest.mark.parametrize(("name", "bot"), ALL_BOTS)
+def test_bots_return_legal_moves_deterministically(name: str, bot: Bot) -> None:
+    rng = random.Random(7)
+    positions = [s for s in random_games(12, resign_rate=0.0) if not s.finished]
+    for state in rng.sample(positions, 15):
+        asked = turn(state)
+        move = bot.choose(asked, random.Random(1))
+        assert move in asked.moves
+        assert bot.choose(asked, random.Random(1)) == move
+
+
+def test_levels_are_registered() -> None:
+    made = levels("esoloe")
+    assert isinstance(made["greedy"](), bots.GreedyBot)
+    assert isinstance(made["strong"](), bots.StrongBot)
+
+
+def test_greedy_beats_random() -> None:
+    """A smoke arena (the real one is engines/bots/arena.py): 10 games, alternating seats."""
+    score = 0.0
+    for game in range(10):
+        players: list[Bot] = [bots.GreedyBot(), RandomBot()]
+        if game % 2:
+            players.reverse()
+        rng = random.Random(game)
+        state = RULES.new_game(game)
+        while not state.finished:
+            seat = state.to_act()[0]
+            move = players[seat].choose(turn(state), rng)
+            assert move is not None
+            state, _ = state.apply(seat, move)
+        result = state.result()
+        assert result is not None
+        greedy_seat = game % 2
+        score += 0.5 if not result.winners else float(result.winners == (greedy_seat,))
+    assert score >= 8

@@ -1,0 +1,285 @@
+"""Solo bots (engines/bots/solo.py), Solo's from_view, and the adapter's view round trip."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engines.bots.base import RandomBot, Turn, levels
+from engines.bots.solo import GreedyBot, StrongBot, candidates
+from engines.solo import RULES, SoloState
+
+
+def make(
+    hands: Sequence[Sequence[str]],
+    pile: Sequence[str] = ("g7", "g8", "b2", "b3", "y4", "y5"),
+    discard: Sequence[str] = ("r5",),
+    start: int = 0,
+) -> SoloState:
+    """A round-1 position from an explicit setup (draw pile top first)."""
+    return RULES.new_game(
+        1,
+        {"players": len(hands)},
+        {
+            "hands": [list(h) for h in hands],
+            "draw_pile": list(pile),
+            "discard": list(discard),
+            "start_seat": start,
+        },
+    )
+
+
+def turn(state: SoloState, seat: int, budget: float = 0.0) -> Turn:
+    return Turn(
+        "solo",
+        seat,
+        state.view(seat),
+        state.legal_moves(seat),
+        budget,
+        optional=seat != state.current,
+    )
+
+
+def random_states(seed: int, players: int, mixed: bool, steps: int = 400) -> Iterator[SoloState]:
+    """States along one random game (random acting seat, random move), every one yielded."""
+    rng = random.Random(seed)
+    state = RULES.new_game(seed, {"players": players, "mixed_stacking": mixed, "start_points": 60})
+    for _ in range(steps):
+        yield state
+        if state.finished:
+            return
+        seat = rng.choice(state.to_act())
+        new, _ = state.apply(seat, rng.choice(state.legal_moves(seat)))
+        assert isinstance(new, SoloState)
+        state = new
+
+
+def unseen(state: SoloState, seat: int) -> Counter[str]:
+    """The cards `seat` cannot see: the other hands and the draw pile."""
+    cards: Counter[str] = Counter(state.pile)
+    for other, hand in enumerate(state.hands):
+        if other != seat:
+            cards.update(hand)
+    return cards
+
+
+# --------------------------------------------------------------------------------------------
+# from_view
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), players=st.integers(2, 10), mixed=st.booleans())
+def test_from_view_keeps_the_view_and_the_legal_moves(seed: int, players: int, mixed: bool) -> None:
+    rng = random.Random(seed)
+    for state in random_states(seed, players, mixed, steps=150):
+        for seat in range(players):
+            view = state.view(seat)
+            rebuilt = RULES.from_view(view, seat, rng)
+            assert rebuilt.view(seat) == view
+            assert rebuilt.legal_moves(seat) == state.legal_moves(seat)
+            assert rebuilt.finished == state.finished
+            if seat == state.current and not state.finished:
+                assert seat in rebuilt.to_act()
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), players=st.integers(2, 6))
+def test_from_view_deals_only_unseen_cards(seed: int, players: int) -> None:
+    """The other hands and the pile hold exactly the cards the seat has not seen (a full deck
+    is dealt in a seeded game): never one it holds or saw discarded."""
+    rng = random.Random(seed)
+    for state in random_states(seed, players, False, steps=150):
+        if state.finished:
+            break
+        seat = rng.randrange(players)
+        rebuilt = RULES.from_view(state.view(seat), seat, rng)
+        assert rebuilt.hands[seat] == state.hands[seat]
+        assert rebuilt.discard == state.discard
+        assert unseen(rebuilt, seat) == unseen(state, seat)
+        assert [len(h) for h in rebuilt.hands] == [len(h) for h in state.hands]
+        assert len(rebuilt.pile) == len(state.pile)
+
+
+def test_from_view_draws_hidden_cards_at_random_and_reproducibly() -> None:
+    state = RULES.new_game(5, {"players": 3})
+    view = state.view(0)
+    first = RULES.from_view(view, 0, random.Random(1))
+    assert RULES.from_view(view, 0, random.Random(1)) == first
+    samples = {tuple(RULES.from_view(view, 0, random.Random(i)).hands[1]) for i in range(20)}
+    assert len(samples) > 15
+
+
+def test_from_view_with_a_partial_setup_deck_still_keeps_sizes() -> None:
+    """A setup may use fewer than 112 cards: the unseen pool is larger than what is dealt."""
+    state = make([["r1", "g2"], ["b3", "y4", "W"]])
+    rebuilt = RULES.from_view(state.view(0), 0, random.Random(3))
+    assert [len(h) for h in rebuilt.hands] == [2, 3]
+    assert len(rebuilt.pile) == 6
+    assert rebuilt.legal_moves(0) == state.legal_moves(0)
+
+
+def test_from_view_puts_a_playable_card_in_another_seats_waiting_draw() -> None:
+    """S5: seat 0 drew a playable card and has not played or kept it; seat 1 only knows it is
+    playable, and from_view must deal it so (seat 0's moves would differ otherwise)."""
+    state = make([["g1", "b2"], ["y3", "y4"]], pile=["r9"], discard=["r5"])
+    state, _ = state.apply(0, "draw")  # type: ignore[assignment]
+    assert state.view(1)["drawn_waiting"]
+    for i in range(30):
+        rebuilt = RULES.from_view(state.view(1), 1, random.Random(i))
+        assert rebuilt.view(1) == state.view(1)
+        assert rebuilt.drawn in rebuilt.hands[0]
+        assert rebuilt.legal_moves(0)[-1] == "pass"
+
+
+def test_determinize_still_keeps_what_the_seat_sees() -> None:
+    for state in random_states(11, 4, False, steps=100):
+        other = state.determinize(2, random.Random(0))
+        assert other.view(2) == state.view(2)
+        assert isinstance(other, SoloState)
+        assert unseen(other, 2) == unseen(state, 2)
+
+
+# --------------------------------------------------------------------------------------------
+# Greedy heuristics in constructed positions
+
+
+def greedy(state: SoloState, seat: int) -> str | None:
+    return GreedyBot().choose(turn(state, seat), random.Random(0))
+
+
+def test_greedy_goes_out_when_it_can() -> None:
+    state = make([["r7"], ["b1", "b2", "b3"]])
+    assert greedy(state, 0) == "play r7"
+
+
+def test_greedy_calls_solo_with_its_play() -> None:
+    state = make([["r7", "g1"], ["b1", "b2", "b3"]])
+    assert greedy(state, 0) == "play r7!"
+
+
+def test_greedy_calls_late_when_it_forgot() -> None:
+    state = make([["r7", "g1"], ["b1", "b2", "b3"], ["y1", "y2"]])
+    state, _ = state.apply(0, "play r7")  # type: ignore[assignment]
+    assert "solo" in state.legal_moves(0)
+    assert greedy(state, 0) == "solo"
+
+
+def test_greedy_sheds_high_cards_and_keeps_jokers() -> None:
+    state = make([["r2", "rD", "W", "W4", "g9"], ["b1", "b2", "b3", "b4", "b5"]])
+    assert greedy(state, 0) == "play rD"
+    state = make([["r2", "r9", "W", "b1"], ["b1", "b2", "b3", "b4", "b5"]])
+    assert greedy(state, 0) == "play r9"
+
+
+def test_greedy_plays_a_joker_rather_than_draw_and_names_its_best_colour() -> None:
+    state = make([["W", "g1", "g9", "b6"], ["b1", "b7", "b8", "b9", "y9"]])
+    assert greedy(state, 0) == "play W:g"
+
+
+def test_greedy_draws_only_when_nothing_fits() -> None:
+    state = make([["g1", "g9", "b2"], ["b1", "b3", "b4", "b5"]])
+    assert greedy(state, 0) == "draw"
+
+
+def test_greedy_attacks_a_seat_about_to_go_out() -> None:
+    state = make([["r1", "r9", "rS", "g2"], ["b1", "b2"], ["y1", "y2", "y3"]])
+    assert greedy(state, 0) == "play rS"
+    state = make([["r1", "r9", "rD", "g2"], ["b1", "b2"], ["y1", "y2", "y3"]])
+    assert greedy(state, 0) == "play rD"
+
+
+def test_greedy_extends_a_draw_stack() -> None:
+    state = make([["r1", "g7", "gD"], ["rD", "b2", "b3"]], start=1)
+    state, _ = state.apply(1, "play rD")  # type: ignore[assignment]
+    assert state.legal_moves(0) == ["play gD", "draw"]
+    assert greedy(state, 0) == "play gD"
+
+
+def test_greedy_swaps_for_the_smallest_hand_only() -> None:
+    state = make([["r1", "r2", "r3", "r4", "rX"], ["b1", "b2", "b3"], ["y1"], ["g1", "g2"]])
+    assert greedy(state, 0) == "play rX@2!"
+    big = make([["r1", "rX"], ["b1", "b2", "b3"], ["y1", "y2", "y3"]])
+    assert greedy(big, 0) == "play r1!"
+
+
+def test_greedy_jumps_in() -> None:
+    state = make([["g5", "b6", "b7"], ["r5", "y1", "y2"], ["y6", "y7", "y8"]], start=2)
+    assert state.to_act() == (1, 2)
+    assert greedy(state, 1) == "play r5"
+
+
+# --------------------------------------------------------------------------------------------
+# Every level legal on random positions; determinism; the search
+
+
+@pytest.mark.parametrize("level", ["random", "greedy", "strong"])
+@pytest.mark.parametrize("players", [2, 5])
+def test_every_level_plays_legal_moves(level: str, players: int) -> None:
+    factory = levels("solo")[level]
+    bot = StrongBot(iterations=1) if level == "strong" else factory()
+    rng = random.Random(players)
+    for i, state in enumerate(random_states(players * 31, players, True, steps=120)):
+        if state.finished or i % 3:
+            continue
+        for seat in state.to_act():
+            current = turn(state, seat)
+            move = bot.choose(current, rng)
+            if move is None:
+                assert current.optional
+            else:
+                assert move in current.moves
+
+
+def test_bots_are_deterministic_given_the_rng() -> None:
+    states = [s for i, s in enumerate(random_states(7, 3, False, steps=90)) if i % 9 == 0]
+    for bot_factory in (GreedyBot, lambda: StrongBot(iterations=3)):
+        picks: list[list[Any]] = []
+        for _ in range(2):
+            rng = random.Random(42)
+            bot = bot_factory()
+            picks.append([bot.choose(turn(s, s.current), rng) for s in states if not s.finished])
+        assert picks[0] == picks[1]
+
+
+def test_candidates_search_the_called_form_only_and_may_pass() -> None:
+    moves = ["play r7", "play r7!", "play g7", "draw"]
+    assert candidates(moves, False) == ["play r7!", "play g7", "draw"]
+    assert candidates(["play r5"], True) == ["play r5", None]
+
+
+def test_strong_swaps_for_the_one_card_hand() -> None:
+    """Taking seat 1's single card (with the call) leaves us one play from going out, while
+    seat 1 gets our three cards: the playouts find it among the seven choices."""
+    state = make([["r1", "rX", "g2", "g3"], ["r6"], ["y1", "y2", "y3", "y4", "y5"]])
+    assert "play rX@1!" in state.legal_moves(0)
+    move = StrongBot(iterations=8).choose(turn(state, 0), random.Random(0))
+    assert move == "play rX@1!"
+
+
+def test_strong_respects_its_budget() -> None:
+    """Searching without a cap, only the clock stops it (loose bound: the CPU may be shared)."""
+    state = RULES.new_game(3, {"players": 4})
+    start = time.perf_counter()
+    move = StrongBot().choose(turn(state, 0, budget=0.2), random.Random(0))
+    assert 0.2 <= time.perf_counter() - start < 2.0
+    assert move in state.legal_moves(0)
+
+
+def test_strong_with_no_budget_answers_like_greedy() -> None:
+    state = RULES.new_game(9, {"players": 2})
+    rng = random.Random(0)
+    assert StrongBot().choose(turn(state, 0), rng) == GreedyBot().choose(turn(state, 0), rng)
+
+
+def test_random_bot_may_let_an_optional_chance_pass() -> None:
+    state = make([["g5", "b2", "b3"], ["r5", "y1"], ["y2", "y3", "y4"]], start=2)
+    state, _ = state.apply(2, "draw")  # type: ignore[assignment]
+    picks = {RandomBot().choose(turn(state, 1), random.Random(i)) for i in range(30)}
+    assert None in picks

@@ -1,0 +1,197 @@
+"""The terminal client (`tabletop play`, `tabletop watch`) driven by scripted input, as a separate
+process, against the real gateway, game services, Redis and bot workers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+import pytest_asyncio
+
+from client.play import UsageError, game_options, with_bots
+from client.session import Session
+from tabletop.common.v1 import common_pb2
+from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tabletop.solo.v1 import solo_pb2
+from tests.platform import Platform, watch_all
+
+pytestmark = pytest.mark.integration
+
+GAMES = ("esoloe", "solo", "solace", "zoxso")
+SHORT_SOLO = {"mode": "rounds", "rounds": 1}
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def game_id(self) -> str:
+        found = re.search(r"game (\S+)(?:,|$)", self.out, flags=re.MULTILINE)
+        assert found, self.out
+        return found.group(1)
+
+
+@pytest_asyncio.fixture
+async def platform(redis_url: str) -> AsyncIterator[Platform]:
+    async with Platform(redis_url, games=GAMES, bot_workers=1) as running:
+        yield running
+
+
+async def tabletop(
+    platform: Platform, *args: str, script: str = "", gateway_flag: str = "--gateway"
+) -> Run:
+    """Run the `tabletop` command with `script` as its standard input (a pipe, not a TTY)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client.cli", *args, gateway_flag, platform.target,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )  # fmt: skip
+    try:
+        out, err = await asyncio.wait_for(process.communicate(script.encode()), 30)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode is not None
+    return Run(process.returncode, out.decode(), err.decode())
+
+
+async def public_status(platform: Platform, game: str, game_id: str) -> common_pb2.GameStatus:
+    spectator = Session(platform.target)
+    await spectator.login("referee")
+    try:
+        reply = await spectator.game(game).GetView(
+            common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=spectator.metadata
+        )
+    finally:
+        await spectator.close()
+    status: common_pb2.GameStatus = reply.status
+    return status
+
+
+FULL_GAME_ARGS = {
+    "esoloe": [],
+    "solo": ["--bots", "1", "--options", json.dumps(SHORT_SOLO)],
+    "solace": [],
+    "zoxso": ["--options", '{"max_plies": 60}'],
+}
+BOARD_MARKS = {"esoloe": "upper", "solo": "your hand", "solace": "C5", "zoxso": "Throne D4"}
+
+
+@pytest.mark.parametrize("game", GAMES)
+async def test_a_whole_game_against_bots(platform: Platform, game: str) -> None:
+    run = await tabletop(platform, "play", game, *FULL_GAME_ARGS[game], script="auto\n")
+    assert run.code == 0, run.err
+    status = await public_status(platform, game, run.game_id)
+    assert status.finished
+    seat = int(re.search(r"you are seat (\d+)", run.out).group(1))  # type: ignore[union-attr]
+    assert status.seats[seat].player_id.startswith("tester") is False  # a guest id, not the name
+    assert BOARD_MARKS[game] in run.out
+    assert f"#{status.version} " in run.out  # every move was shown, up to the last one
+    assert "game over" in run.out
+    if game == "solo":  # private events reach their own seat only (S14)
+        private = re.findall(r"(?:dealt|drew_cards): seat (\d+)", run.out)
+        assert set(private) <= {str(seat)}
+
+
+async def test_help_lists_the_legal_moves_and_refusals_are_explained(platform: Platform) -> None:
+    script = "help\nB9-B1\nB1-B1\nquit\n"
+    run = await tabletop(platform, "play", "solace", script=script)
+    assert run.code == 0, run.err
+    listed = re.search(r"legal moves \((\d+)\): (.*)", run.out)
+    assert listed, run.out
+    moves = listed.group(2).split(", ")
+    assert len(moves) == int(listed.group(1))
+    assert "stop" in moves
+    assert all(re.fullmatch(r"[BC][1-5]-[BC][1-5]|stop", move) for move in moves)
+    # Not notation: refused before sending, with the engine's explanation.
+    assert "not a move: 'B9-B1' is not a Solace move; moves are FROM-TO" in run.out
+    # Notation, but illegal: the server's refusal, reason and message.
+    assert "refused by the server (ILLEGAL_MOVE): B1-B1 goes nowhere" in run.out
+    assert f"leaving game {run.game_id}" in run.out
+    status = await public_status(platform, "solace", run.game_id)
+    assert status.version == 0  # neither refused move changed the game
+    assert not status.finished
+
+
+async def test_resign_ends_the_game(platform: Platform) -> None:
+    run = await tabletop(platform, "play", "esoloe", "--seat", "0", script="c12\nresign\n")
+    assert run.code == 0, run.err
+    assert "#1 seat 0 (you): c12" in run.out
+    assert "you resigned" in run.out
+    assert "game over: won by seat 1" in run.out
+    status = await public_status(platform, "esoloe", run.game_id)
+    assert status.finished
+    assert list(status.result.winners) == [1]
+
+
+async def test_a_spectator_watches_the_public_board_and_can_replay_it(platform: Platform) -> None:
+    session = Session(platform.target)
+    await session.login("host")
+    lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
+    options = solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1)
+    reply = await lobby.PlayAgainstBots(
+        lobby_pb2.PlayAgainstBotsRequest(
+            game="solo", watch_only=True, options=lobby_pb2.GameOptions(solo=options)
+        ),
+        metadata=session.metadata,
+    )
+    game_id = reply.status.game_id
+    live = await tabletop(platform, "watch", "solo", game_id)
+    assert live.code == 0, live.err
+    log = await watch_all(session, "solo", game_id, public=True)
+    await session.close()
+    assert log[-1].status.finished
+    replayed = await tabletop(platform, "watch", "solo", game_id)
+    for run in (live, replayed):  # live, then replayed
+        assert run.code == 0, run.err
+        shown = re.findall(r"^#(\d+) ", run.out, flags=re.MULTILINE)
+        assert shown == [str(update.envelope.version) for update in log]
+        assert "#0 game created" in run.out
+        assert "top card" in run.out  # the public board
+        assert "your hand" not in run.out
+        assert not re.search(r"dealt|drew_cards", run.out)  # no seat's private cards (S14)
+        assert "game over" in run.out
+
+
+def test_bots_and_options_are_checked_before_asking_the_gateway() -> None:
+    assert with_bots("solo", SHORT_SOLO, 3) == {**SHORT_SOLO, "players": 4}
+    assert with_bots("esoloe", None, 1) == {}
+    with pytest.raises(UsageError, match="esoloe is played by 2: --bots must be 1"):
+        with_bots("esoloe", None, 3)
+    with pytest.raises(UsageError, match=re.escape("--bots must be 1..9")):
+        with_bots("solo", None, 10)
+    options = game_options("solo", {"players": 2, "mode": "rounds", "rounds": 1})
+    assert options.solo == solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1)
+    with pytest.raises(UsageError, match="bad zoxso options"):
+        game_options("zoxso", {"plies": 3})
+
+
+async def test_an_unreachable_gateway_or_a_bad_request_exits_with_a_message(
+    platform: Platform,
+) -> None:
+    run = await tabletop(platform, "play", "esoloe", "--bots", "2")
+    assert run.code == 2
+    assert "esoloe is played by 2" in run.err
+    run = await tabletop(platform, "watch", "zoxso", "zoxso-" + "0" * 20)
+    assert run.code == 1
+    assert "GAME_NOT_FOUND" in run.err
+
+
+async def test_hotseat_still_draws_the_esoloe_board(platform: Platform) -> None:
+    run = await tabletop(platform, "hotseat", "esoloe", "c12", "c13", gateway_flag="--target")
+    assert run.code == 0, run.err
+    assert "seat 1 played c13" in run.out
+    assert "front" in run.out
+    assert "upper" in run.out

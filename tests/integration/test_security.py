@@ -1,0 +1,402 @@
+"""One test per security claim of the platform, through the real gateway and services.
+
+Claims already proven elsewhere, not repeated here:
+- a token signed with another key, an expired token, no token, a non-Bearer scheme:
+  test_errors.py::test_tokens_missing_forged_expired;
+- Play for another seat (`seat` field), and a stranger's Play, LegalMoves and GetView of a seat:
+  test_errors.py::test_wrong_seat_and_turn;
+- a made-up method on a game service's path is UNIMPLEMENTED at the gateway:
+  test_replicas.py::test_gateway_routes_only_public_game_methods;
+- what a Solo or Solace seat receives does not depend on cards it cannot see:
+  test_solo_hidden.py, test_solace_hidden.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import jwt
+import pytest
+import pytest_asyncio
+from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
+
+from client.session import Session
+from services.runtime.apis import GAME_APIS
+from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+from tabletop.lobby.v1 import lobby_pb2
+from tabletop.solo.v1 import solo_pb2
+from tests.integration.test_matchmaking import lobby
+from tests.integration.test_solo_helpers import close_all, legal, play, solo_platform, view
+from tests.platform import TEST_SECRET, Platform, assert_refused, logged_in
+
+pytestmark = pytest.mark.integration
+__all__ = ["solo_platform"]
+
+OTHER_KEY = "some-other-key-0123456789-0123456789"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def edited(token: str, **claims: Any) -> str:
+    """The token with its payload changed and re-encoded, its header and signature kept."""
+    header, payload, signature = token.split(".")
+    changed = {**json.loads(_unb64(payload)), **claims}
+    return ".".join([header, _b64(json.dumps(changed).encode()), signature])
+
+
+def forged_tokens(token: str, victim: str) -> dict[str, str]:
+    """Tokens that claim to be `victim` (or are junk), none of which the gateway may accept;
+    `token` is a real one of another player, to tamper with."""
+    now = int(time.time())
+    unsigned_header = _b64(json.dumps({"alg": "none", "typ": "JWT"}).encode())
+    unsigned_payload = _b64(json.dumps({"sub": victim, "exp": now + 3600}).encode())
+    return {
+        "garbage": "not.a.token",
+        "other-key": jwt.encode({"sub": victim, "exp": now + 3600}, OTHER_KEY, algorithm="HS256"),
+        "expired": jwt.encode({"sub": victim, "exp": now - 5}, TEST_SECRET, algorithm="HS256"),
+        "edited": edited(token, sub=victim),
+        "unsigned": f"{unsigned_header}.{unsigned_payload}.",
+        "no-expiry": jwt.encode({"sub": victim}, TEST_SECRET, algorithm="HS256"),
+    }
+
+
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+@pytest_asyncio.fixture
+async def esoloe_table(platform: Platform) -> AsyncIterator[tuple[Session, Session, str]]:
+    """Alice (seat 0) and Bob (seat 1) at a new e-SOLO-e game."""
+    alice, bob = await logged_in(platform, "alice", "bob")
+    created = await alice.game("esoloe").CreateGame(
+        esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
+        metadata=alice.metadata,
+    )
+    yield alice, bob, created.status.game_id
+    await close_all([alice, bob])
+
+
+async def _public_state(session: Session, game: str, game_id: str) -> bytes:
+    reply = await session.game(game).GetView(
+        common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=session.metadata
+    )
+    state: bytes = reply.SerializeToString(deterministic=True)
+    return state
+
+
+async def _raw_call(
+    channel: grpc.aio.Channel, path: str, streaming: bool, metadata: tuple[tuple[str, str], ...]
+) -> object:
+    """Call any method path with an empty request (the first message of a stream)."""
+    if streaming:
+        stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(path)
+        return await _first(stream(b"", metadata=metadata, timeout=5))
+    unary: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(path)
+    return await unary(b"", metadata=metadata, timeout=5)
+
+
+# -- (1) tokens are signed and expire ------------------------------------------------------------
+
+
+async def test_a_token_whose_payload_was_edited_is_refused(
+    esoloe_table: tuple[Session, Session, str],
+) -> None:
+    """Alice's real token with Bob's player id put in (not re-signed) is refused at a game RPC
+    and at the lobby; the same token unedited is accepted (so the refusal is the edit's)."""
+    alice, bob, game_id = esoloe_table
+    request = common_pb2.LegalMovesRequest(game_id=game_id)
+    reply = await alice.game("esoloe").LegalMoves(request, metadata=bearer(alice.token))
+    assert reply.seat == 0
+    posing = bearer(edited(alice.token, sub=bob.player_id))
+    await assert_refused(
+        alice.game("esoloe").LegalMoves(request, metadata=posing),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+        "signature",
+    )
+    await assert_refused(
+        lobby(alice).FindMatch(lobby_pb2.FindMatchRequest(game="esoloe"), metadata=posing),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+    )
+    # A longer life written into the payload is an edit too.
+    await assert_refused(
+        alice.game("esoloe").LegalMoves(
+            request, metadata=bearer(edited(alice.token, exp=int(time.time()) + 10**8))
+        ),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+    )
+
+
+async def test_an_unsigned_token_is_refused(esoloe_table: tuple[Session, Session, str]) -> None:
+    """`alg: none` (no signature at all) is not a way in."""
+    alice, bob, game_id = esoloe_table
+    token = forged_tokens(alice.token, bob.player_id)["unsigned"]
+    await assert_refused(
+        alice.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=game_id), metadata=bearer(token)
+        ),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+    )
+
+
+async def test_a_token_without_expiry_is_refused(
+    esoloe_table: tuple[Session, Session, str],
+) -> None:
+    """Signed with the platform's own key but without `exp`: every token must expire."""
+    alice, bob, game_id = esoloe_table
+    token = forged_tokens(alice.token, bob.player_id)["no-expiry"]
+    await assert_refused(
+        alice.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=game_id), metadata=bearer(token)
+        ),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+    )
+
+
+async def test_a_token_expires_even_after_it_was_accepted(
+    esoloe_table: tuple[Session, Session, str],
+) -> None:
+    """The gateway caches tokens it has verified: the cached one must still expire on time."""
+    alice, _bob, game_id = esoloe_table
+    expires = int(time.time()) + 2
+    token = jwt.encode({"sub": alice.player_id, "exp": expires}, TEST_SECRET, algorithm="HS256")
+    request = common_pb2.GetViewRequest(game_id=game_id)
+    reply = await alice.game("esoloe").GetView(request, metadata=bearer(token))
+    assert reply.seat == 0
+    await asyncio.sleep(expires - time.time() + 0.1)
+    await assert_refused(
+        alice.game("esoloe").GetView(request, metadata=bearer(token)),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+        "expired",
+    )
+
+
+# -- (2) a player never acts for or reads another seat --------------------------------------------
+
+
+async def test_a_seated_player_cannot_act_for_or_read_the_other_seat(
+    solo_platform: Platform,
+) -> None:
+    """In a Solo game (hidden hands), seat 0 names seat 1 in every RPC: each is refused, and the
+    game is unchanged; without a seat, seat 0 gets its own view, never seat 1's."""
+    alice, bob, stranger = await logged_in(solo_platform, "alice", "bob", "stranger")
+    stub = alice.game("solo")
+    request = solo_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+    request.options.players = 2
+    game_id = (await stub.CreateGame(request, metadata=alice.metadata)).status.game_id
+    before = await _public_state(alice, "solo", game_id)
+    bob_before = await view(bob, game_id)
+    calls = [
+        stub.Play(common_pb2.PlayRequest(game_id=game_id, move="draw", seat=1),
+                  metadata=alice.metadata),
+        stub.Resign(common_pb2.ResignRequest(game_id=game_id, seat=1), metadata=alice.metadata),
+        stub.LegalMoves(common_pb2.LegalMovesRequest(game_id=game_id, seat=1),
+                        metadata=alice.metadata),
+        stub.GetView(common_pb2.GetViewRequest(game_id=game_id, seat=1), metadata=alice.metadata),
+        _first(stub.Watch(common_pb2.WatchRequest(game_id=game_id, seat=1),
+                          metadata=alice.metadata)),
+        # A stranger resigning for a seat (test_errors covers a stranger's Play).
+        stub.Resign(common_pb2.ResignRequest(game_id=game_id, seat=0),
+                    metadata=stranger.metadata),
+        stub.Resign(common_pb2.ResignRequest(game_id=game_id), metadata=stranger.metadata),
+    ]  # fmt: skip
+    for call in calls:
+        await assert_refused(call, grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_SEAT")
+    assert await _public_state(alice, "solo", game_id) == before
+    assert await view(bob, game_id) == bob_before
+    own = await view(alice, game_id)
+    assert own.seat == 0
+    assert len(own.view.hand) == own.view.hand_sizes[0] == 8
+    assert list(own.view.hand) != list(bob_before.view.hand)
+    await close_all([alice, bob, stranger])
+
+
+async def _first(stream: Any) -> Any:
+    """The first message of a stream (raising its error if it fails first)."""
+    async for message in stream:
+        stream.cancel()
+        return message
+    return None
+
+
+# -- (3) spectators never see hidden information --------------------------------------------------
+
+
+async def _updates(session: Session, game_id: str, upto: int, public: bool) -> list[Any]:
+    """Watch messages from version 0 through `upto`."""
+    stream = session.game("solo").Watch(
+        common_pb2.WatchRequest(game_id=game_id, public=public), metadata=session.metadata
+    )
+    out = []
+    async for update in stream:
+        out.append(update)
+        if update.envelope.version >= upto:
+            stream.cancel()
+            break
+    return out
+
+
+def _private_events(updates: list[Any]) -> list[str]:
+    return [
+        kind
+        for update in updates
+        for event in update.events
+        if (kind := event.WhichOneof("kind")) in ("dealt", "drew_cards")
+    ]
+
+
+async def test_a_solo_spectator_never_sees_a_hand_or_a_drawn_card(
+    solo_platform: Platform,
+) -> None:
+    """After a deal and draws, a stranger (GetView and Watch) and a seated player asking for the
+    public view see hand sizes and draw counts only: no hand, no drawn card, no Dealt or
+    DrewCards event. The seats' own views and streams do carry them (so the check can fail).
+    (A new game's deal is in its snapshot, not in an event: Dealt comes with later rounds.)"""
+    alice, bob, stranger = await logged_in(solo_platform, "alice", "bob", "stranger")
+    seated = [alice, bob]
+    request = solo_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+    request.options.players = 2
+    game_id = (await alice.game("solo").CreateGame(request, metadata=alice.metadata)).status.game_id
+    draws = 0
+    while draws < 3:  # draw, keep a playable drawn card: never empties a hand
+        state = await view(alice, game_id, public=True)
+        mover = seated[state.view.to_move]
+        moves = (await legal(mover, game_id)).moves
+        move = "draw" if "draw" in moves else "pass"
+        draws += move == "draw"
+        await play(mover, game_id, move)
+    version = (await view(alice, game_id)).status.version
+
+    own = await view(alice, game_id)
+    assert own.view.hand
+    assert len(own.view.hand) == own.view.hand_sizes[0]
+    streams = [await _updates(s, game_id, version, public=False) for s in seated]
+    assert "drew_cards" in _private_events(streams[0] + streams[1])
+
+    spectators = [
+        (await view(stranger, game_id), await _updates(stranger, game_id, version, False)),
+        (await view(alice, game_id, public=True), await _updates(alice, game_id, version, True)),
+    ]
+    for spectator_view, stream in spectators:
+        assert spectator_view.seat == -1
+        assert list(spectator_view.view.hand) == []
+        assert spectator_view.view.drawn_card == ""
+        assert sum(spectator_view.view.hand_sizes) > 0
+        assert len(stream) == version + 1
+        assert _private_events(stream) == []
+        assert any(e.WhichOneof("kind") == "drew" for u in stream for e in u.events)
+    await close_all([alice, bob, stranger])
+
+
+# -- (4) through the gateway, only the public methods ---------------------------------------------
+
+
+async def test_the_gateway_offers_exactly_the_public_services(platform: Platform) -> None:
+    """Reflection lists health, reflection, Auth, Lobby and the game services, nothing else;
+    every public game method is routed (it asks for a token, it does not say UNIMPLEMENTED)."""
+    public = {
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+        "tabletop.lobby.v1.AuthService",
+        "tabletop.lobby.v1.LobbyService",
+        *(GAME_APIS[game].full_name for game in platform.games),
+    }
+    async with grpc.aio.insecure_channel(platform.target) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        async for reply in stub.ServerReflectionInfo(iter([request])):
+            names = {s.name for s in reply.list_services_response.service}
+            break
+        assert names == public
+        for game in platform.games:
+            service = GAME_APIS[game].descriptor
+            for method in service.methods:
+                path = f"/{service.full_name}/{method.name}"
+                await assert_refused(
+                    _raw_call(channel, path, method.server_streaming, ()),
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "UNAUTHENTICATED",
+                )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/tabletop.esoloe.v1.EsoloeService/play",
+        "/tabletop.esoloe.v1.EsoloeService/",
+        "/tabletop.esoloe.v1.EsoloeService/Play/CreateGame",
+        "/tabletop.esoloe.v1.EsoloeService/Play/../Admin",
+        "//tabletop.esoloe.v1.EsoloeService/Play",
+        "/tabletop.esoloe.v1.EsoloeService.Play",
+        "/tabletop.solo.v1.SoloService/Play",  # a game this gateway has no backend for
+        "/tabletop.lobby.v1.LobbyService/DeleteTickets",
+        "/tabletop.lobby.v1.AuthService/Issue",
+        "/tabletop.internal.v1.Admin/Reset",
+        "/grpc.health.v1.Health/Set",
+    ],
+)
+async def test_anything_but_a_public_method_is_unimplemented(platform: Platform, path: str) -> None:
+    """With a valid token: methods that are no public route are not reachable."""
+    (alice,) = await logged_in(platform, "alice")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await _raw_call(alice.channel, path, False, alice.metadata)
+    assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED, caught.value.details()
+    await alice.close()
+
+
+async def test_the_internal_player_metadata_cannot_be_smuggled(
+    esoloe_table: tuple[Session, Session, str],
+) -> None:
+    """Alice sends her token plus `x-tabletop-player: <bob>` (the key the gateway uses to tell a
+    game service who calls): she still acts and reads as herself; without a token, the key alone
+    is refused."""
+    alice, bob, game_id = esoloe_table
+    stub = alice.game("esoloe")
+    await stub.Play(common_pb2.PlayRequest(game_id=game_id, move="c12"), metadata=alice.metadata)
+    before = await _public_state(alice, "esoloe", game_id)
+    smuggled = (*alice.metadata, (PLAYER_METADATA, bob.player_id), (REQUEST_METADATA, "r-1"))
+    await assert_refused(
+        stub.Play(common_pb2.PlayRequest(game_id=game_id, move="d12"), metadata=smuggled),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "NOT_YOUR_TURN",
+    )
+    await assert_refused(
+        stub.Resign(common_pb2.ResignRequest(game_id=game_id, seat=1), metadata=smuggled),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_SEAT",
+    )
+    assert (
+        await stub.GetView(common_pb2.GetViewRequest(game_id=game_id), metadata=smuggled)
+    ).seat == 0
+    assert (
+        await stub.LegalMoves(common_pb2.LegalMovesRequest(game_id=game_id), metadata=smuggled)
+    ).seat == 0
+    await assert_refused(
+        stub.Play(
+            common_pb2.PlayRequest(game_id=game_id, move="d12"),
+            metadata=((PLAYER_METADATA, bob.player_id),),
+        ),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+    )
+    assert await _public_state(alice, "esoloe", game_id) == before

@@ -1,0 +1,291 @@
+"""The bot framework: Solace's from_view, view_json and levels; the arena; worker budgets."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engines import registry
+from engines.bots import arena
+from engines.bots.base import DEFAULT_BUDGETS, Turn, is_optional
+from engines.bots.solace import GreedyBot, StrongBot
+from engines.contract import JSON, Seat, State
+from engines.solace import BLACK, CLEAR, RULES, STOP, SolaceState
+from engines.solo import RULES as SOLO
+from services.bots.worker import parse_budgets, view_of
+from services.runtime.main import adapter_of
+from services.runtime.servicer import status_message, status_of
+
+
+def _positions(seed: int, no_monochrome: bool = False) -> Iterator[SolaceState]:
+    """Every position of one game of random board moves (never `stop`), the last one over."""
+    rng = random.Random(seed)
+    state = RULES.new_game(seed, {"no_monochrome": no_monochrome})
+    yield state
+    while state.to_act():
+        board = [m for m in state.legal_moves(0) if m != STOP]
+        state, _ = state.apply(0, rng.choice(board))
+        yield state
+
+
+def _turn(state: SolaceState, budget: float = 0.0) -> Turn:
+    return Turn("solace", 0, state.view(0), state.legal_moves(0), budget)
+
+
+# ---------------------------------------------------------------------------- Solace from_view
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), draw=st.integers(0, 10**6), no_mono=st.booleans())
+def test_solace_from_view_is_a_position_the_player_cannot_tell_apart(
+    seed: int, draw: int, no_mono: bool
+) -> None:
+    for state in _positions(seed, no_mono):
+        view = state.view(0)
+        rebuilt = RULES.from_view(view, 0, random.Random(draw))
+        assert rebuilt.view(0) == view
+        assert rebuilt.legal_moves(0) == state.legal_moves(0)
+        # Five pieces of each colour and size (L1), and no monochrome nest when dealt without.
+        for idx in range(3):
+            assert Counter(nest[idx] for nest in rebuilt.deal) == {BLACK: 5, CLEAR: 5}
+        if no_mono:
+            assert not any(n[0] == n[1] == n[2] for n in rebuilt.deal)
+
+
+def test_solace_from_view_redraws_hidden_pieces_from_the_view_alone() -> None:
+    start = RULES.new_game(3)
+    assert start.hidden_slots()
+    draws = {RULES.from_view(start.view(0), 0, random.Random(i)).deal for i in range(30)}
+    assert len(draws) > 1  # hidden pieces are drawn, not read
+    # The same view and generator give the same position, whatever the real deal is.
+    twin = start.determinize(0, random.Random(99))
+    assert twin.deal != start.deal
+    assert RULES.from_view(twin.view(0), 0, random.Random(5)) == RULES.from_view(
+        start.view(0), 0, random.Random(5)
+    )
+
+
+# ---------------------------------------------------------------------------- Solace levels
+
+
+def test_solace_greedy_plays_on_and_takes_a_promotion_first() -> None:
+    bot = GreedyBot()
+    promoted = False
+    for seed in range(20):
+        state = RULES.new_game(seed)
+        rng = random.Random(seed)
+        while state.to_act():
+            move = bot.choose(_turn(state), rng)
+            assert move is not None
+            assert move != STOP  # the score only grows: never stop while a move is left
+            before = state.score
+            promotions = [m for m in state.legal_moves(0) if m != STOP and _is_promotion(state, m)]
+            state, _ = state.apply(0, move)
+            if promotions:
+                assert state.score == before + 1
+                promoted = True
+    assert promoted
+
+
+def _is_promotion(state: SolaceState, move: str) -> bool:
+    source = ("B1", "B2", "B3", "B4", "B5", "C1", "C2", "C3", "C4", "C5").index(move[:2])
+    return state.counts[source] == 3 and state.towers[source] == 3
+
+
+def _play(bot: StrongBot, state: SolaceState, seed: int) -> tuple[SolaceState, list[str]]:
+    rng = random.Random(seed)
+    moves = []
+    while state.to_act():
+        move = bot.choose(_turn(state, budget=0.2), rng)
+        assert move is not None
+        moves.append(move)
+        state, _ = state.apply(0, move)
+    return state, moves
+
+
+def test_solace_strong_is_deterministic_and_a_used_bot_plays_like_a_fresh_one() -> None:
+    used = StrongBot(samples=4, candidates=2)
+    _play(used, RULES.new_game(10), seed=1)  # its sampled deals belong to deal 10
+    again, moves = _play(used, RULES.new_game(11), seed=2)
+    fresh, fresh_moves = _play(StrongBot(samples=4, candidates=2), RULES.new_game(11), seed=2)
+    assert moves == fresh_moves
+    assert again.score == fresh.score
+
+
+def test_solace_strong_plays_from_any_position_with_a_fresh_bot() -> None:
+    for seed in range(3):
+        positions = list(_positions(seed))
+        middle = positions[len(positions) // 2]
+        if middle.to_act():
+            move = StrongBot(samples=3).choose(_turn(middle, 0.1), random.Random(0))
+            assert move in middle.legal_moves(0)
+
+
+# ---------------------------------------------------------------------------- arena
+
+
+def test_wilson_interval_known_values() -> None:
+    assert arena.wilson(5, 10).low == pytest.approx(0.2366, abs=1e-4)
+    assert arena.wilson(5, 10).high == pytest.approx(0.7634, abs=1e-4)
+    none = arena.wilson(0, 10)
+    assert (none.value, none.low) == (0.0, 0.0)
+    assert none.high == pytest.approx(0.2775, abs=1e-4)
+    every = arena.wilson(10, 10)
+    assert every.low == pytest.approx(0.7225, abs=1e-4)
+    assert every.high == pytest.approx(1.0)
+    half_draws = arena.wilson(40 + 20 / 2, 100)  # draws count half
+    assert half_draws.value == 0.5
+    assert half_draws.low == pytest.approx(0.4038, abs=1e-4)
+
+
+def test_mean_interval() -> None:
+    ci = arena.mean_interval([1.0, 2.0, 3.0, 4.0])
+    assert ci.value == 2.5
+    assert ci.high - ci.value == pytest.approx(1.96 * (5 / 3 / 4) ** 0.5, rel=1e-3)
+
+
+def test_jump_in_order_asks_the_nearest_after_the_mover_first() -> None:
+    assert arena.jump_in_order([0, 1, 3], mover=1, direction=1, num_seats=4) == [3, 0]
+    assert arena.jump_in_order([0, 1, 3], mover=1, direction=-1, num_seats=4) == [0, 3]
+    assert arena.jump_in_order([2, 4], mover=3, direction=1, num_seats=5) == [4, 2]
+
+
+class _Recorder:
+    """Answers from a script and records who was asked, to follow next_action's questions."""
+
+    def __init__(self, seat: Seat, log: list[tuple[Seat, bool]], passes: bool) -> None:
+        self.seat, self.log, self.passes = seat, log, passes
+
+    def choose(self, turn: Turn, rng: random.Random) -> str | None:
+        self.log.append((turn.seat, turn.optional))
+        return None if turn.optional and self.passes else turn.moves[0]
+
+
+def _solo_state_with_jump_ins() -> State:
+    rng = random.Random(0)
+    for seed in range(200):
+        state: State = SOLO.new_game(seed, {"players": 4})
+        for _ in range(300):
+            if len(state.to_act()) > 2:
+                return state
+            seat = rng.choice(state.to_act())
+            state, _ = state.apply(seat, rng.choice(state.legal_moves(seat)))
+            if not state.to_act():
+                break
+    raise AssertionError("no Solo position with two jump-in chances found")
+
+
+@pytest.mark.parametrize("passes", [True, False])
+def test_next_action_asks_optional_seats_first_then_the_mover(passes: bool) -> None:
+    state = _solo_state_with_jump_ins()
+    public: dict[str, JSON] = state.view(None)
+    mover = public["to_move"]
+    log: list[tuple[Seat, bool]] = []
+    seating = arena.Seating(
+        game="solo",
+        levels=["random"] * 4,
+        bots=[_Recorder(seat, log, passes) for seat in range(4)],
+        rngs=[random.Random(seat) for seat in range(4)],
+        budgets=DEFAULT_BUDGETS,
+    )
+    seat, move = arena.next_action(seating, state)
+    others = arena.jump_in_order(state.to_act(), mover, public["direction"], 4)
+    assert all(is_optional("solo", state.view(s), s) for s in others)
+    if passes:  # every optional seat asked in order, then the mover plays
+        assert log == [*((s, True) for s in others), (mover, False)]
+        assert seat == mover
+    else:  # the nearest optional seat answers and plays
+        assert log == [(others[0], True)]
+        assert seat == others[0]
+    assert move == state.legal_moves(seat)[0]
+
+
+@pytest.mark.parametrize(
+    ("game", "players", "games"),
+    [("esoloe", 2, 4), ("zoxso", 2, 2), ("solo", 2, 2), ("solo", 4, 2), ("solace", 1, 4)],
+)
+def test_a_small_arena_run_gives_sane_counts(game: str, players: int, games: int) -> None:
+    report = arena.run_match(game, ("random", "random"), games, seed=3, players=max(players, 2))
+    assert len(report.records) == games
+    _, won, drawn, lost = report.higher_wins()
+    assert won + drawn + lost == games
+    if report.kind == "winrate":
+        for index, record in enumerate(report.records):
+            assert [side for side, _ in record.values] == [index % 2, (index + 1) % 2]
+            assert sorted(v for _, v in record.values) in ([0.0, 1.0], [0.5, 0.5])
+    elif report.kind == "points lost":
+        assert [len(r.values) for r in report.records] == [4] * games
+        assert all(v >= 0 for r in report.records for _, v in r.values)
+        assert any(v == 0 for r in report.records for _, v in r.values)  # someone went out
+    else:
+        assert all(0 <= v <= 10 for r in report.records for _, v in r.values)
+    lines = report.lines()
+    assert lines[0].startswith(game)
+    assert f"{games} games" in lines[0]
+    # The same seed replays the same games.
+    again = arena.run_match(game, ("random", "random"), games, seed=3, players=max(players, 2))
+    assert [r.values for r in again.records] == [r.values for r in report.records]
+
+
+def test_arena_levels_beat_random_at_solace(capsys: pytest.CaptureFixture[str]) -> None:
+    report = arena.run_match("solace", ("random", "greedy"), 12, seed=0)
+    assert report.kind == "score"
+    assert sum(report.values(1)) > sum(report.values(0))
+    assert arena.main(["solace", "--levels", "random,greedy", "--games", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "greedy scores more on" in out
+    assert "mean score" in out
+
+
+def test_arena_cli_refuses_bad_arguments() -> None:
+    with pytest.raises(SystemExit):
+        arena.main(["solace", "--levels", "random,genius"])
+    with pytest.raises(SystemExit):
+        arena.main(["esoloe", "--players", "4"])
+
+
+# ---------------------------------------------------------------------------- worker budgets
+
+
+def test_worker_budgets_parse_level_items() -> None:
+    assert parse_budgets([]) == dict(DEFAULT_BUDGETS)
+    assert parse_budgets(["strong=0.5,greedy=0.1", "strong=2"])["strong"] == 2.0
+    assert parse_budgets(["", " strong=0.25 "])["strong"] == 0.25
+    for bad in ["strong", "genius=1", "strong=fast", "strong=-1"]:
+        with pytest.raises(ValueError, match="level=seconds"):
+            parse_budgets([bad])
+
+
+def _reply(game: str, state: State, seat: int | None) -> Any:
+    """The GetView reply a game service gives `seat` (None: a spectator) at `state`."""
+    adapter = adapter_of(game)
+    status = status_message("g", game, 0, ["p"] * state.num_seats, status_of(state))
+    return adapter.view_response(
+        status=status, seat=-1 if seat is None else seat, view=adapter.view(state.view(seat))
+    )
+
+
+@pytest.mark.parametrize("game", ["esoloe", "solo", "solace", "zoxso"])
+def test_the_worker_gets_back_each_seats_view_from_a_getview_reply(game: str) -> None:
+    """What the worker rebuilds from GetView (the adapter's view_json) is the engine's view, for
+    every seat and spectators, at positions reached by random play up to the game's end, so bots
+    see what the arena shows them."""
+    rng = random.Random(1)
+    for seed in range(3):
+        state: State = registry.get(game).new_game(seed)
+        while True:
+            for seat in [None, *range(state.num_seats)]:
+                expected = state.view(seat)
+                if game == "solo" and state.finished:  # the proto says -1 once it is over
+                    expected["to_move"] = -1
+                assert view_of(game, _reply(game, state, seat)) == expected
+            if not state.to_act():
+                break
+            acting = rng.choice(state.to_act())
+            state, _ = state.apply(acting, rng.choice(state.legal_moves(acting)))
