@@ -13,7 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engines.bots.base import RandomBot, Turn, levels
-from engines.bots.solo import GreedyBot, StrongBot, candidates
+from engines.bots.solo import (
+    CONFIDENCE,
+    MARGIN,
+    GreedyBot,
+    StrongBot,
+    _pick,
+    candidates,
+    playout,
+)
 from engines.solo import RULES, SoloState
 
 
@@ -252,6 +260,28 @@ def test_candidates_search_the_called_form_only_and_may_pass() -> None:
     moves = ["play r7", "play r7!", "play g7", "draw"]
     assert candidates(moves, False) == ["play r7!", "play g7", "draw"]
     assert candidates(["play r5"], True) == ["play r5", None]
+
+
+def test_playout_values_a_two_seat_round_by_its_winner_and_the_points_swing() -> None:
+    """Seat 0, to move, goes out at once; seat 1 is left with 6 points (S13)."""
+    state = make([["r7"], ["b1", "b2", "b3"]])
+    assert playout(state, 0) == pytest.approx(1 + MARGIN * 6 / 100)
+    assert playout(state, 1) == pytest.approx(-MARGIN * 6 / 100)
+
+
+def test_playout_values_a_bigger_table_by_the_points_lost() -> None:
+    state = make([["r7"], ["b1", "b2", "b3"], ["yS", "W"]])
+    assert [playout(state, seat) for seat in range(3)] == [0.0, -6.0, -60.0]
+
+
+def test_pick_leaves_greedy_only_for_a_paired_gain_beyond_the_noise() -> None:
+    steady = [[0.5, 0.5 + 0.01 * (i % 3)] for i in range(30)]  # never worse, often better
+    assert _pick(steady, 0) == 1
+    swings = [[0.5, 0.5 + (1.0 if i % 2 else -0.98)] for i in range(30)]  # better on average
+    assert CONFIDENCE > 0.1  # the mean gain, 0.01, is a twentieth of a standard error here
+    assert _pick(swings, 0) == 0
+    assert _pick(swings, 1) == 1
+    assert _pick([[0.0, 1.0]], 0) == 0  # one sample says nothing about the noise
 
 
 def test_strong_swaps_for_the_one_card_hand() -> None:
