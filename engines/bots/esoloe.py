@@ -9,11 +9,11 @@ the position with `RULES.from_view` (exact: the game hides nothing).
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Sequence
 from typing import Final
 
 from engines.bots.base import Turn
+from engines.bots.search import EXACT, LOWER, UPPER, IterativeDeepening
 from engines.esoloe import RULES, EsoloeState
 
 WIN: Final = 10_000
@@ -61,14 +61,7 @@ class GreedyBot:
         return rng.choice(best)
 
 
-class _OutOfTime(Exception):
-    pass
-
-
-_EXACT, _LOWER, _UPPER = range(3)
-
-
-class StrongBot:
+class StrongBot(IterativeDeepening):
     """Negamax alpha-beta (principal variation search), deepened one ply at a time until the
     budget runs out (or, when `max_nodes` is given, until that many positions were searched:
     deterministic, for tests). The first depth is always searched to the end.
@@ -81,14 +74,11 @@ class StrongBot:
     small. Root moves are tried best first: the previous depth's best, then by greedy's value,
     ties in an order shuffled by `rng`."""
 
+    win = WIN
+    extra_plies = 20
+
     def __init__(self, max_nodes: int | None = None, max_depth: int = 16) -> None:
-        self.max_nodes = max_nodes
-        self.max_depth = max_depth
-        self._nodes = 0
-        self._depth = 0
-        self._deadline = 0.0
-        self._table: dict[bytes, tuple[int, int, int, str | None]] = {}
-        self._killers: list[list[str]] = []
+        super().__init__(max_nodes, max_depth)
 
     def choose(self, turn: Turn, rng: random.Random) -> str | None:
         state = RULES.from_view(turn.view, turn.seat, rng)
@@ -100,53 +90,11 @@ class StrongBot:
         if len(moves) == 1:
             return moves[0]
         rng.shuffle(moves)
-        self._nodes = 0
-        self._deadline = time.perf_counter() + turn.budget
-        self._table = {}
-        self._killers = [[] for _ in range(self.max_depth + 20)]
         # Greedy's choice first: among moves the search cannot tell apart, the first one tried
         # stays chosen.
         greedy_value = {move: one_ply(state, seat, move) for move in moves}
         moves.sort(key=lambda move: -greedy_value[move])
-        best = moves[0]
-        for depth in range(1, self.max_depth + 1):
-            self._depth = depth
-            try:
-                value, move = self._root(state, moves, depth)
-            except _OutOfTime:
-                break
-            best = move
-            moves.remove(move)
-            moves.insert(0, move)
-            if abs(value) >= WIN - 100:
-                break  # a forced result: deeper search cannot change it
-        return best
-
-    def _tick(self) -> None:
-        self._nodes += 1
-        if self._depth == 1:
-            return  # the first depth always ends: a move is never chosen blind
-        if self.max_nodes is not None:
-            if self._nodes > self.max_nodes:
-                raise _OutOfTime
-        elif self._nodes & 7 == 0 and time.perf_counter() > self._deadline:
-            raise _OutOfTime
-
-    def _root(self, state: EsoloeState, moves: Sequence[str], depth: int) -> tuple[int, str]:
-        seat = state.to_move
-        assert seat is not None
-        alpha, best = -WIN - 1, moves[0]
-        for i, move in enumerate(moves):
-            child, _ = state.apply(seat, move)
-            if i == 0:
-                value = -self._negamax(child, depth - 1, -WIN - 1, WIN + 1, 1)
-            else:
-                value = -self._negamax(child, depth - 1, -alpha - 1, -alpha, 1)
-                if value > alpha:
-                    value = -self._negamax(child, depth - 1, -WIN - 1, -alpha, 1)
-            if value > alpha:
-                alpha, best = value, move
-        return alpha, best
+        return self.search(state, moves, turn.budget)
 
     def _negamax(self, state: EsoloeState, depth: int, alpha: int, beta: int, ply: int) -> int:
         self._tick()
@@ -175,9 +123,9 @@ class StrongBot:
         if entry is not None:
             entry_depth, flag, value, first = entry
             if entry_depth >= depth and (
-                flag == _EXACT
-                or (flag == _LOWER and value >= beta)
-                or (flag == _UPPER and value <= alpha)
+                flag == EXACT
+                or (flag == LOWER and value >= beta)
+                or (flag == UPPER and value <= alpha)
             ):
                 return value
         killers = self._killers[ply]
@@ -190,7 +138,7 @@ class StrongBot:
         if best is not None and value >= beta and best not in killers:
             killers.insert(0, best)
             del killers[2:]
-        flag = _UPPER if value <= start else _LOWER if value >= beta else _EXACT
+        flag = UPPER if value <= start else LOWER if value >= beta else EXACT
         self._table[key] = (depth, flag, value, best)
         return value
 

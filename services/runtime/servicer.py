@@ -30,7 +30,7 @@ from engines.contract import Event, GameError, Rules, State, visible_events
 from services.runtime import keys
 from services.runtime.errors import ApiError, abort
 from services.runtime.observability import GAMES_CREATED, GAMES_FINISHED, MOVES, WATCHERS
-from services.runtime.store import Entry, GameStore, StoredGame
+from services.runtime.store import Entry, GameStore, StoredGame, bot_jobs
 from tabletop.common.v1 import common_pb2
 
 log = logging.getLogger("tabletop.game")
@@ -243,15 +243,11 @@ class GameServicer:
     ) -> None:
         """Queue a bot-turn job for every bot seat that may act now (jump-ins included).
 
-        Best effort: the move stands whatever happens here. Should Redis fail now, the client's
-        retry (same request id) wakes the bots again; a duplicate job is harmless (a worker
-        plays with expected_version, so only one of two jobs for a version can move)."""
-        jobs: list[dict[str, str | int]] = [
-            {"game": self.adapter.game, "game_id": game_id, "seat": seat,
-             "player": seats[seat], "version": version}
-            for seat in state.to_act()
-            if seats[seat].startswith(keys.BOT_PLAYER_PREFIX)
-        ]  # fmt: skip
+        Best effort: the move stands whatever happens here. Should Redis fail now (or this
+        process stop), a client's retry (same request id) or the bot workers' sweep of the live
+        games queues the job again; a duplicate job is harmless (a worker plays with
+        expected_version, so only one of two jobs for a version can move)."""
+        jobs = bot_jobs(self.adapter.game, game_id, version, seats, state.to_act())
         if jobs:
             try:
                 await self.store.add_bot_jobs(jobs)

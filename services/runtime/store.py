@@ -11,7 +11,7 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
@@ -175,6 +175,17 @@ def _unavailable_when_unreachable(
     return guarded
 
 
+def bot_jobs(
+    game: str, game_id: str, version: int, seats: Sequence[str], acting: Iterable[int]
+) -> list[dict[str, str | int]]:
+    """A bot-turn job for each of the `acting` seats that a bot holds."""
+    return [
+        {"game": game, "game_id": game_id, "seat": seat, "player": seats[seat], "version": version}
+        for seat in acting
+        if seats[seat].startswith(keys.BOT_PLAYER_PREFIX)
+    ]
+
+
 class GameStore:
     """Reads and writes games in Redis. Holds no game state of its own."""
 
@@ -260,13 +271,9 @@ class GameStore:
                     continue
                 if now - entry.time_ms < idle_ms:
                     continue
-                seats = json.loads(meta)["seats"]
-                jobs += [
-                    {"game": json.loads(meta)["game"], "game_id": game_id, "seat": seat,
-                     "player": seats[seat], "version": entry.version}
-                    for seat in entry.status["to_act"]
-                    if seats[seat].startswith(keys.BOT_PLAYER_PREFIX)
-                ]  # fmt: skip
+                game = json.loads(meta)
+                acting = entry.status["to_act"]
+                jobs += bot_jobs(game["game"], game_id, entry.version, game["seats"], acting)
         if gone:
             await self.redis.zrem(keys.LIVE_GAMES, *gone)
         return jobs
