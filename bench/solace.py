@@ -1,4 +1,4 @@
-"""Solace engine speed: random games per second, and the solver's mean time per fresh deal."""
+"""Solace speed: random games per second, the solver's time per deal, the bot's per decision."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import random
 import time
 
 from engines.solace import RULES
+from engines.solace_bot import Search, SolaceBot
 from engines.solace_solver import solve
 
 
@@ -42,13 +43,31 @@ def solver_seconds(deals: int) -> tuple[float, float]:
     return sum(times) / len(times), max(times)
 
 
+def bot_seconds(deals: int) -> tuple[float, float, float]:
+    """(first decision with cold tables, mean decision, worst decision) seconds of the Solace
+    bot playing `deals` seeded deals with one search, as a bot worker's process does."""
+    bot = SolaceBot(Search(no_monochrome=False))
+    times = []
+    for seed in range(deals):
+        state = RULES.new_game(seed)
+        while state.to_act():
+            start = time.perf_counter()
+            move = bot.choose(state)
+            times.append(time.perf_counter() - start)
+            state, _ = state.apply(0, move)
+    return times[0], sum(times) / len(times), max(times)
+
+
 def run(seconds: float = 3.0, deals: int = 500) -> list[str]:
     games, plies = games_per_second(seconds)
     mean, worst = solver_seconds(deals)
+    cold, bot_mean, bot_worst = bot_seconds(deals)
     return [
         f"solace   random games/s {games:10.1f}   plies/s {plies:10.0f}",
         f"solace   solver per fresh deal: mean {1000 * mean:.2f} ms, worst {1000 * worst:.1f} ms"
         f" ({deals} deals)",
+        f"solace   bot decision: first (cold tables) {1000 * cold:.0f} ms, mean"
+        f" {1000 * bot_mean:.2f} ms, worst {1000 * bot_worst:.0f} ms ({deals} deals)",
     ]
 
 

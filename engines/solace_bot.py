@@ -1,142 +1,302 @@
-"""A Solace bot that plays from what the player can see (L4), never from the hidden pieces.
+"""The Solace bot: the best play there is from what the player can see (L4).
 
-It keeps `samples` possible deals ("worlds"), each drawn with `State.determinize`: the pieces
-inside black pieces redrawn among themselves, consistently with everything seen so far. For each
-decision every world values every legal move exactly (`solace_solver.DealSolver`, which keeps its
-transposition table from one decision to the next), and the bot plays the move with the best mean
-value (perfect-information Monte Carlo). Each world's value assumes every hidden piece known,
-which flatters moves that leave a guess for later; so the best `candidates` moves are valued
-again knowing only what the move itself reveals: worlds are grouped by what the move shows in
-them, and each group plays its best next move on average. Ties keep the legal order, which puts
-black-row moves first: settling the black row (whose nests are hidden) while the clear row can
-still adapt plays markedly better than the reverse (6.75 against 5.53 points a game over the
-same 100 deals, measured without the informed step).
+Solace hides only colours: every piece's size is fixed by its place in a nest (a 3 over a 2
+over a 1), and the pieces are dealt uniformly (L2). So all that a player knows is the *position
+as seen*: per space its nest pieces left (with the colours that show, the others unknown), its
+tower and whether a tower was promoted there. How many black 2s and black 1s are still hidden
+follows from it (five of each in all, less those seen in nests and in towers, whose colour is
+their row's), and every way of colouring the hidden pieces with those counts is equally likely
+(with `no_monochrome`, every such way that leaves no nest of one colour).
 
-When a move reveals pieces, the worlds that contradict
-what was revealed are drawn again; the others are kept, which is the same as drawing them again
-(they are already a fair draw from the deals consistent with what is known).
+The bot searches that game exactly: an expectimax over positions as seen. A move that lifts a
+black piece reveals what was under it (the piece below, and the one below that when the
+revealed piece is clear), with the probability of each outcome being the share of the hidden
+colourings that agree with it; a position's value is its score if the player stops, else the
+best move's expected value. So the bot plays every position with the highest expected final
+score any player who cannot look inside black pieces can achieve: no bot can do better on
+average. `expected_score(state)` is that expectation.
 
-Nothing here reads a hidden piece: worlds come from `determinize`, which depends only on what the
-player has seen, and a world is checked against the visible pieces only. Given the same random
-generator, two positions that look the same get the same moves (tests check this).
+Within a row, spaces are interchangeable (moves depend on a space's row and contents), so a
+position is keyed by each row's sorted multiset of spaces, and the same position seen in
+another game is the same entry: the values are kept per process and shared between games (a
+fresh process fills them in a fraction of a second; a few hundred thousand entries cover
+thousands of deals). A node stops early once it reaches its upper bound (four promoted towers
+a row; see `solace_solver`).
+
+Nothing here reads a hidden piece: `seen` takes a state's visible pieces only, and everything
+after works on the seen position. Two positions that look the same get the same move.
 """
 
 from __future__ import annotations
 
-import random
+from collections.abc import Sequence
+from math import comb
+from typing import Final
 
-from engines.solace import BLACK, PARSE, SolaceState
-from engines.solace_solver import DealSolver
+from engines.solace import BLACK, CLEAR, NUM_SPACES, PARSE, ROW_OF, ROW_SPACES, STOP, SolaceState
 
-DEFAULT_SAMPLES = 12
-DEFAULT_CANDIDATES = 4
+UNKNOWN: Final = 2
+"""The colour of a piece the player cannot see."""
+GONE: Final = 3
+"""The 'colour' of a nest slot whose piece has moved away."""
+
+Space = tuple[int, int, int, int, int, bool]
+"""(nest pieces left, tower height, colour of the 3, of the 2, of the 1, promoted)."""
+Seen = tuple[Space, ...]
+"""A position as seen: ten spaces, B1..B5 then C1..C5."""
+
+PROMOTED: Final[Space] = (0, 0, GONE, GONE, GONE, True)
+_OPEN: Final[Space] = (0, 0, GONE, GONE, GONE, False)
+MEMO_LIMIT: Final = 2_000_000
+"""Entries a search keeps before starting afresh (about 0.5 GB): a bound for long-lived
+workers; the default study of 10,000 deals needs far fewer."""
+_EPSILON: Final = 1e-9
+
+_PROMOTION, _BUILD, _FOUNDATION = 0, 1, 2
+Move = tuple[int, int, int]
+"""(kind, from, to); kinds ordered so that promotions are tried first."""
 
 
-def _shown(nest: tuple[int, int, int], left: int) -> tuple[int, ...]:
-    """The colours seen in a nest of `left` pieces (its outer piece and what shows through)."""
-    shown = []
-    for idx in range(3 - left, 3):
-        shown.append(nest[idx])
-        if nest[idx] == BLACK:
-            break
-    return tuple(shown)
-
-
-def _visible_slots(state: SolaceState) -> list[tuple[int, int]]:
-    """(space, index in the deal triple) of every nest piece the player sees."""
+def seen(state: SolaceState) -> Seen:
+    """`state`'s position as the player sees it: hidden pieces are UNKNOWN."""
     hidden = set(state.hidden_slots())
-    return [
-        (s, idx)
-        for s, n in enumerate(state.counts)
-        for idx in range(3 - n, 3)
-        if (s, idx) not in hidden
-    ]
+    out: list[Space] = []
+    for s in range(NUM_SPACES):
+        if state.promoted[s]:
+            out.append(PROMOTED)
+            continue
+        left = state.counts[s]
+        colours = [
+            GONE if idx < 3 - left else UNKNOWN if (s, idx) in hidden else state.deal[s][idx]
+            for idx in range(3)
+        ]
+        out.append((left, state.towers[s], colours[0], colours[1], colours[2], False))
+    return tuple(out)
+
+
+def _key(position: Seen) -> tuple[tuple[Space, ...], tuple[Space, ...]]:
+    return (tuple(sorted(position[:5])), tuple(sorted(position[5:])))
+
+
+def _moves(position: Seen) -> list[Move]:
+    """The legal board moves (L6), one of each kind of move between spaces that look the same
+    (they lead to the same position)."""
+    out: list[Move] = []
+    for s, (left, tower, *_colours, promoted) in enumerate(position):
+        if promoted or left == 0:
+            continue
+        if left == 3:
+            row = ROW_SPACES[ROW_OF[s]]  # a 3 is its row's colour (L3)
+            if tower == 0:
+                out += [
+                    (_FOUNDATION, s, t)
+                    for t in row
+                    if t != s and position[t][0] == 3 and position[t][1] == 0
+                ]
+            elif tower == 3:
+                out += [(_PROMOTION, s, t) for t in row if position[t] == _OPEN][:1]
+        else:
+            colour = position[s][2 + 3 - left]  # the outer piece: always seen
+            out += [
+                (_BUILD, s, t)
+                for t in ROW_SPACES[colour]
+                if position[t][0] == 3 and position[t][1] == 3 - left
+            ]
+    out.sort()
+    unique: dict[Look, Move] = {}
+    for move in out:
+        unique.setdefault(_look(position, move[1], move[2]), move)
+    return list(unique.values())
+
+
+Look = tuple[int, Space, int, Space]
+
+
+def _look(position: Seen, s: int, t: int) -> Look:
+    """What a move from s to t looks like: moves that look the same lead to the same position
+    (spaces of one row are interchangeable; the kind of move follows from the source)."""
+    return (ROW_OF[s], position[s], ROW_OF[t], position[t])
+
+
+def _after(position: Seen, move: Move) -> list[tuple[Seen, Seen]]:
+    """What `move` may lead to: one pair, or one per way the pieces it uncovers may look. Each
+    pair is (`position` with those pieces shown, the position after the move): the chance of an
+    outcome is counted on the first, where the lifted piece still belongs to its nest (with
+    `no_monochrome`, a nest's colours all count)."""
+    kind, s, t = move
+    spaces = list(position)
+    if kind == _PROMOTION:
+        spaces[s] = (3, 0, *position[s][2:5], False)
+        spaces[t] = PROMOTED
+        return [(position, tuple(spaces))]
+    left, tower, *colours, _ = position[s]
+    lifted = 3 - left
+    looks = [colours]
+    if colours[lifted] == BLACK and left > 1:  # what the black piece hid shows now (L4)
+        looks = []
+        for below in (BLACK, CLEAR):
+            shown = list(colours)
+            shown[lifted + 1] = below
+            if below == CLEAR and lifted + 2 < 3:
+                looks += [[*shown[:2], under] for under in (BLACK, CLEAR)]
+            else:
+                looks.append(shown)
+    t_left, t_tower, t_three, t_two, t_one, _ = position[t]
+    spaces[t] = (t_left, t_tower + 1, t_three, t_two, t_one, False)
+    out = []
+    for look in looks:
+        before = list(position)
+        before[s] = (left, tower, look[0], look[1], look[2], False)
+        look[lifted] = GONE
+        spaces[s] = (left - 1, 0, look[0], look[1], look[2], False)
+        out.append((tuple(before), tuple(spaces)))
+    return out
+
+
+class Search:
+    """Exact values of positions as seen, for one deal rule (`no_monochrome` or not). Keeps its
+    tables from one call to the next (see the module's docstring)."""
+
+    def __init__(self, no_monochrome: bool) -> None:
+        self.no_monochrome = no_monochrome
+        self._values: dict[tuple[tuple[Space, ...], tuple[Space, ...]], float] = {}
+        self._ways: dict[tuple[tuple[Space, ...], tuple[Space, ...]], int] = {}
+
+    def value(self, position: Seen) -> float:
+        """The best expected final score from `position` (stopping is always allowed)."""
+        key = _key(position)
+        known = self._values.get(key)
+        if known is not None:
+            return known
+        if len(self._values) >= MEMO_LIMIT:
+            self._values.clear()
+            self._ways.clear()
+        promoted = [sum(space[5] for space in position[r * 5 : r * 5 + 5]) for r in (0, 1)]
+        best = float(sum(promoted))
+        ceiling = best + sum(max(0, 4 - p) for p in promoted)
+        if best < ceiling:
+            for move in _moves(position):
+                value = self.move_value(position, move)
+                if value > best:
+                    best = value
+                    if best >= ceiling - _EPSILON:
+                        break
+        self._values[key] = best
+        return best
+
+    def move_value(self, position: Seen, move: Move) -> float:
+        """The expected final score after `move`, played on well from there."""
+        outcomes = _after(position, move)
+        if len(outcomes) == 1:
+            return self.value(outcomes[0][1])
+        ways = [(self.ways(shown), after) for shown, after in outcomes]
+        return sum(w * self.value(after) for w, after in ways if w) / sum(w for w, _ in ways)
+
+    def ways(self, position: Seen) -> int:
+        """How many colourings of the hidden pieces agree with `position`: the pieces still
+        unaccounted for, spread over the hidden 2s and 1s (with `no_monochrome`, leaving no nest
+        of one colour). Zero when `position` cannot be."""
+        key = _key(position)
+        known = self._ways.get(key)
+        if known is None:
+            known = self._ways[key] = _ways(position, self.no_monochrome)
+        return known
+
+    def move_values(self, state: SolaceState) -> dict[str, float]:
+        """The expected final score after each legal move of `state` (`stop`: its score)."""
+        legal = state.legal_moves(0)
+        if not legal:
+            return {}
+        position = seen(state)
+        by_look = {
+            _look(position, move[1], move[2]): self.move_value(position, move)
+            for move in _moves(position)
+        }
+        values = {name: by_look[_look(position, *PARSE[name])] for name in legal if name != STOP}
+        values[STOP] = float(state.score)
+        return values
+
+
+def _ways(position: Seen, no_monochrome: bool) -> int:
+    black_seen = [0, 0, 0]  # black pieces of each size (index: 0 the 3s) outside hidden slots
+    hidden = [0, 0, 0]
+    nests: list[tuple[int, int, int]] = []  # colours (3, 2, 1) of nests that still hold a 2
+    for s, (_left, tower, *colours, promoted) in enumerate(position):
+        row = ROW_OF[s]
+        if row == BLACK:  # towers and promoted towers are their row's colour
+            for size_index, height in ((1, 2), (2, 3)):
+                black_seen[size_index] += promoted or tower >= height
+        for idx, colour in enumerate(colours):
+            if colour == UNKNOWN:
+                hidden[idx] += 1
+            elif colour == BLACK:
+                black_seen[idx] += 1
+        if colours[1] != GONE:  # its 3 is its row's colour, moved or not
+            nests.append((row, colours[1], colours[2]))
+    black_hidden = [5 - black_seen[1], 5 - black_seen[2]]
+    if not 0 <= black_hidden[0] <= hidden[1] or not 0 <= black_hidden[1] <= hidden[2]:
+        return 0
+    if not no_monochrome:
+        return comb(hidden[1], black_hidden[0]) * comb(hidden[2], black_hidden[1])
+    # Count nest by nest: ways[(black 2s used, black 1s used)].
+    ways = {(0, 0): 1}
+    for three, two, one in nests:
+        step: dict[tuple[int, int], int] = {}
+        for c2 in _choices(two):
+            for c1 in _choices(one):
+                if three == c2 == c1:
+                    continue
+                d2, d1 = int(two == UNKNOWN and c2 == BLACK), int(one == UNKNOWN and c1 == BLACK)
+                for (u2, u1), count in ways.items():
+                    step[(u2 + d2, u1 + d1)] = step.get((u2 + d2, u1 + d1), 0) + count
+        ways = step
+    return ways.get((black_hidden[0], black_hidden[1]), 0)
+
+
+def _choices(colour: int) -> Sequence[int]:
+    return (BLACK, CLEAR) if colour == UNKNOWN else (colour,)
+
+
+_SEARCHES: dict[bool, Search] = {}
+
+
+def search_for(no_monochrome: bool) -> Search:
+    """The process's search for a deal rule (its tables are shared by every game)."""
+    if no_monochrome not in _SEARCHES:
+        _SEARCHES[no_monochrome] = Search(no_monochrome)
+    return _SEARCHES[no_monochrome]
+
+
+def expected_score(state: SolaceState) -> float:
+    """The best expected final score from `state` for a player who sees what the player sees."""
+    return search_for(state.no_monochrome).value(seen(state))
 
 
 class SolaceBot:
-    """Plays one game at a time; call `choose` with each position of the game in turn."""
+    """Plays the move with the best expected final score; the first such in legal order (black
+    row first), and `stop` when no move can gain. By default it uses the process's shared
+    search for the game's deal rule; `search` gives it another (a cold one, for benchmarks)."""
 
-    def __init__(
-        self,
-        rng: random.Random,
-        samples: int = DEFAULT_SAMPLES,
-        candidates: int = DEFAULT_CANDIDATES,
-    ) -> None:
-        if samples < 1 or candidates < 1:
-            raise ValueError("samples and candidates must be at least 1")
-        self.rng = rng
-        self.samples = samples
-        self.candidates = candidates
-        self._worlds: list[DealSolver] = []
-
-    def _refresh(self, state: SolaceState) -> list[DealSolver]:
-        """Worlds consistent with what `state` shows (the true deal when nothing is hidden)."""
-        if not state.hidden_slots():
-            return [DealSolver(state)]
-        visible = _visible_slots(state)
-        seen = state.deal
-        worlds = [
-            world
-            for world in self._worlds
-            if all(world.deal[s][idx] == seen[s][idx] for s, idx in visible)
-        ]
-        while len(worlds) < self.samples:
-            worlds.append(DealSolver(state.determinize(0, self.rng)))
-        self._worlds = worlds
-        return worlds
+    def __init__(self, search: Search | None = None) -> None:
+        self.search = search
 
     def choose(self, state: SolaceState) -> str:
-        """The move to play in `state` (canonical notation; `stop` when nothing can gain)."""
-        legal = state.legal_moves(0)
-        if not legal:
+        search = self.search or search_for(state.no_monochrome)
+        if search.no_monochrome != state.no_monochrome:
+            raise ValueError("this search is for the other deal rule (no_monochrome)")
+        values = search.move_values(state)
+        if not values:
             raise ValueError("the game is over; there is no move to choose")
-        board = legal[:-1]  # "stop" is listed last
-        if len(board) == 1:
-            return board[0]
-        worlds = self._refresh(state)
-        values = [world.move_values(state) for world in worlds]
-        totals = {move: sum(v[move] for v in values) for move in board}
-        best = max(totals.values())
-        if best <= state.score * len(worlds):
-            return "stop"
-        # Ties keep the legal order (B-row moves first; see the module's docstring).
-        ranked = sorted(board, key=lambda move: -totals[move])[: self.candidates]
-        if len(worlds) == 1 or len(ranked) == 1:
-            return ranked[0]
-        informed = {move: self._informed_total(state, worlds, move) for move in ranked}
-        return max(ranked, key=lambda move: (informed[move], totals[move]))
-
-    def _informed_total(self, state: SolaceState, worlds: list[DealSolver], move: str) -> int:
-        """The worlds' total value of `move` when the next move is chosen knowing what `move`
-        reveals (but not the rest): worlds are grouped by what `move` shows in them, and each
-        group plays its best next move on average. Unlike a plain per-world optimum, this does
-        not assume every hidden piece will be known, only the ones `move` uncovers."""
-        s, t = PARSE[move]
-        count, tower, promoted = list(state.counts), list(state.towers), list(state.promoted)
-        if count[s] == 3 and tower[s] == 3:  # promotion
-            tower[s] = 0
-            promoted[t] = True
-        else:
-            count[s] -= 1
-            tower[t] += 1
-        after = (tuple(count), tuple(tower), tuple(promoted))
-        groups: dict[tuple[int, ...], list[tuple[DealSolver, SolaceState]]] = {}
-        for world in worlds:
-            position = SolaceState(0, state.no_monochrome, world.deal, *after, False, 0)
-            groups.setdefault(_shown(world.deal[s], count[s]), []).append((world, position))
-        total = 0
-        for group in groups.values():
-            sums: dict[str, int] = {}
-            for world, position in group:
-                for name, value in world.move_values(position).items():
-                    sums[name] = sums.get(name, 0) + value
-            total += max(sums.values()) if sums else sum(p.score for _, p in group)
-        return total
+        board = [move for move in state.legal_moves(0) if move != STOP]
+        best = max(values[move] for move in board) if board else 0.0
+        if not board or best <= state.score + _EPSILON:
+            return STOP
+        return next(move for move in board if values[move] >= best - _EPSILON)
 
 
-def play(state: SolaceState, rng: random.Random, samples: int = DEFAULT_SAMPLES) -> SolaceState:
-    """Play `state` to its end with a fresh bot; returns the final state."""
-    bot = SolaceBot(rng, samples)
+def play(state: SolaceState) -> SolaceState:
+    """Play `state` to its end with the bot; returns the final state."""
+    bot = SolaceBot()
     while state.to_act():
         state, _ = state.apply(0, bot.choose(state))
     return state

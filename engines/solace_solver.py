@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engines.solace import MOVE_NAMES, NUM_SPACES, ROW_SPACES, SPACE_INDEX, SolaceState
+from engines.solace import MOVE_NAMES, NUM_SPACES, ROW_SPACES, SolaceState
 
 # A move: (kind, from, to); kinds ordered so that promotions are tried first.
 _PROMOTION = 0
@@ -180,42 +180,3 @@ def solve(state: SolaceState) -> Solution:
     search = _Search(state)
     best = search.value()
     return Solution(best, search.line(best))
-
-
-class DealSolver:
-    """Exact move values for one fully known deal, keeping its transposition table between calls
-    (positions of one deal share it, so later calls along a game cost little)."""
-
-    def __init__(self, state: SolaceState) -> None:
-        self.deal = state.deal
-        self._search = _Search(state)
-
-    def move_values(self, state: SolaceState) -> dict[str, int]:
-        """The best score reachable after each legal move of `state` (`stop`: the current
-        score), the position's pieces taken from this solver's deal: `state` may be a position
-        of another deal that shows the same pieces (its legal moves are then the same). Empty
-        when the game is over."""
-        legal = state.legal_moves(0)
-        if not legal:
-            return {}
-        search = self._search
-        search.set_position(state)
-        values: dict[str, int] = {}
-        by_source: dict[int, int] = {}
-        for move in search.moves():
-            search.do(move)
-            value = search.value()
-            search.undo(move)
-            values[MOVE_NAMES[move[1]][move[2]]] = value
-            if move[0] == _PROMOTION:
-                by_source[move[1]] = value
-        for name in legal:
-            if name not in values:  # "stop", or a promotion into another open space of the row
-                values[name] = state.score if name == "stop" else by_source[SPACE_INDEX[name[:2]]]
-        return values
-
-
-def move_values(state: SolaceState) -> dict[str, int]:
-    """The best score reachable after each legal move of `state` (every piece known); `stop` is
-    worth the current score. Empty when the game is over."""
-    return DealSolver(state).move_values(state)

@@ -4,7 +4,9 @@ Deals N seeded games (seeds S, S+1, ..., S+N-1) and, for each, finds the perfect
 maximum (`solace_solver`: every piece known) and plays it with the bot (`solace_bot`: visible
 pieces only). Prints the distribution of the maximum over 0..10, the highest maximum any deal
 allowed, and the bot's mean score next to the perfect-information mean, with how often the bot
-reached its deal's maximum.
+reached its deal's maximum. The bot's search also gives, for each deal, the best expected score
+from its start for a player who cannot see inside black pieces: its mean over the deals is the
+most any such player (bot or person) can expect, the bot's own expectation.
 
 The computation (`run_study`) is pure; only `main` prints.
 """
@@ -12,7 +14,6 @@ The computation (`run_study`) is pure; only `main` prints.
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from collections import Counter
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from engines.solace import RULES
-from engines.solace_bot import DEFAULT_SAMPLES, SolaceBot
+from engines.solace_bot import SolaceBot, expected_score
 from engines.solace_solver import solve
 
 DEFAULT_DEALS = 10_000
@@ -36,6 +37,9 @@ class DealOutcome:
     """The perfect-information maximum of the deal."""
     bot: int
     """The bot's score on the deal."""
+    expected: float
+    """The best expected score from the deal's start for a player who sees what the player
+    sees (the bot plays to it)."""
 
 
 @dataclass(slots=True)
@@ -65,6 +69,10 @@ class Study:
         return sum(o.bot for o in self.outcomes) / self.deals
 
     @property
+    def expected_mean(self) -> float:
+        return sum(o.expected for o in self.outcomes) / self.deals
+
+    @property
     def bot_reached_best(self) -> float:
         """The share of deals where the bot scored its deal's maximum."""
         return sum(o.bot == o.best for o in self.outcomes) / self.deals
@@ -87,36 +95,34 @@ class Study:
             f"highest score any deal allows: {self.highest}",
             f"perfect-information mean:      {self.best_mean:.3f}",
             f"bot mean (visible pieces only): {self.bot_mean:.3f}",
+            f"best expected mean without seeing inside black pieces: {self.expected_mean:.3f}",
             f"bot reached its deal's maximum: {100 * self.bot_reached_best:.2f}% of deals",
         ]
         return out
 
 
-def play_deal(
-    seed: int, samples: int = DEFAULT_SAMPLES, no_monochrome: bool = False
-) -> DealOutcome:
-    """Solve deal `seed` and play it with the bot (its random generator seeded with `seed`)."""
+def play_deal(seed: int, no_monochrome: bool = False) -> DealOutcome:
+    """Solve deal `seed` and play it with the bot."""
     start = RULES.new_game(seed, {"no_monochrome": no_monochrome})
     best = solve(start).best_score
-    bot = SolaceBot(random.Random(seed), samples)
+    bot = SolaceBot()
     state = start
     while state.to_act():
         state, _ = state.apply(0, bot.choose(state))
     assert state.best_score == best  # the engine keeps the same maximum in the finished game
-    return DealOutcome(seed, best, state.score)
+    return DealOutcome(seed, best, state.score, expected_score(start))
 
 
 def run_study(
     deals: int = DEFAULT_DEALS,
     seed: int = 0,
-    samples: int = DEFAULT_SAMPLES,
     no_monochrome: bool = False,
     jobs: int = 1,
 ) -> Study:
     """Study deals seed .. seed + deals - 1; `jobs` > 1 plays them in that many processes (the
     outcomes are the same, in the same order)."""
     seeds = range(seed, seed + deals)
-    play = partial(play_deal, samples=samples, no_monochrome=no_monochrome)
+    play = partial(play_deal, no_monochrome=no_monochrome)
     if jobs <= 1:
         return Study([play(s) for s in seeds])
     with ProcessPoolExecutor(jobs) as pool:
@@ -129,16 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--deals", type=int, default=DEFAULT_DEALS, help="deals to study")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first deal")
-    parser.add_argument(
-        "--samples", type=int, default=DEFAULT_SAMPLES, help="the bot's sampled deals per move"
-    )
     parser.add_argument("--no-monochrome", action="store_true", help="deal with no_monochrome")
     parser.add_argument("--jobs", type=int, default=1, help="processes to play deals in")
     args = parser.parse_args(argv)
-    if args.deals < 1 or args.samples < 1:
-        parser.error("--deals and --samples must be at least 1")
+    if args.deals < 1:
+        parser.error("--deals must be at least 1")
     began = time.perf_counter()
-    study = run_study(args.deals, args.seed, args.samples, args.no_monochrome, args.jobs)
+    study = run_study(args.deals, args.seed, args.no_monochrome, args.jobs)
     for line in study.lines():
         print(line)
     print(f"({time.perf_counter() - began:.1f} s)")

@@ -110,10 +110,10 @@ def _play(bot: StrongBot, state: SolaceState, seed: int) -> tuple[SolaceState, l
 
 
 def test_solace_strong_is_deterministic_and_a_used_bot_plays_like_a_fresh_one() -> None:
-    used = StrongBot(samples=4, candidates=2)
-    _play(used, RULES.new_game(10), seed=1)  # its sampled deals belong to deal 10
+    used = StrongBot()
+    _play(used, RULES.new_game(10), seed=1)
     again, moves = _play(used, RULES.new_game(11), seed=2)
-    fresh, fresh_moves = _play(StrongBot(samples=4, candidates=2), RULES.new_game(11), seed=2)
+    fresh, fresh_moves = _play(StrongBot(), RULES.new_game(11), seed=3)
     assert moves == fresh_moves
     assert again.score == fresh.score
 
@@ -123,7 +123,7 @@ def test_solace_strong_plays_from_any_position_with_a_fresh_bot() -> None:
         positions = list(_positions(seed))
         middle = positions[len(positions) // 2]
         if middle.to_act():
-            move = StrongBot(samples=3).choose(_turn(middle, 0.1), random.Random(0))
+            move = StrongBot().choose(_turn(middle, 0.1), random.Random(0))
             assert move in middle.legal_moves(0)
 
 

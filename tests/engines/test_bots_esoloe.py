@@ -8,7 +8,6 @@ rules engine shows up as a broken premise rather than a puzzling bot failure.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -17,6 +16,7 @@ from engines.bots import arena
 from engines.bots import esoloe as bots
 from engines.bots.base import Bot, Turn, levels
 from engines.esoloe import RULES, EsoloeState
+from tests.engines.fake_clock import FakeClock
 
 SMALL_SEARCH = 400
 """Nodes for the strong bot where a test needs only a legal, deterministic answer."""
@@ -164,13 +164,15 @@ def test_strong_finds_a_forced_win() -> None:
         assert forces_a_win(state, move)
 
 
-def test_strong_answers_within_its_budget() -> None:
-    """The budget is soft: the search checks the clock every few positions."""
+def test_strong_stops_at_the_first_clock_check_past_its_budget() -> None:
+    """The budget is soft: past the first depth, the search reads its clock every 8 positions
+    and stops at the first reading past the deadline (a fake clock here: one read, one step)."""
     state = play("a12")
-    start = time.perf_counter()
-    move = bots.StrongBot().choose(turn(state, budget=0.2), random.Random(0))
+    bot = bots.StrongBot()
+    bot.clock = clock = FakeClock()
+    move = bot.choose(turn(state, budget=200 * clock.step), random.Random(0))
     assert move in state.legal_moves(1)
-    assert time.perf_counter() - start < 2.0  # generous: the machine may be busy
+    assert clock.reads == 202  # the deadline's reading, 200 within the budget, 1 past it
 
 
 # --------------------------------------------------------------------------------------------

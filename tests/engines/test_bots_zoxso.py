@@ -8,7 +8,6 @@ asked, by playing the moves out with the engine.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterator, Mapping
 
 import pytest
@@ -17,6 +16,7 @@ from engines.bots import arena
 from engines.bots import zoxso as bots
 from engines.bots.base import Bot, RandomBot, Turn, levels
 from engines.zoxso import RULES, ZoxsoState
+from tests.engines.fake_clock import FakeClock
 
 SMALL_SEARCH = 150
 """Nodes for the strong bot where a test needs only a legal, deterministic answer."""
@@ -163,17 +163,15 @@ def test_strong_finds_a_forced_win() -> None:
         assert move in ("B4^c4-d4", "B4^c5-d5")
 
 
-def test_strong_answers_within_its_budget() -> None:
-    """The budget is soft: the search checks the clock every few positions."""
+def test_strong_stops_at_the_first_clock_check_past_its_budget() -> None:
+    """The budget is soft: past the first depth, the search reads its clock every 8 positions
+    and stops at the first reading past the deadline (a fake clock here: one read, one step)."""
     state = RULES.new_game(0)
-    rng = random.Random(3)
-    for _ in range(24):
-        state, _ = state.apply(state.to_move, rng.choice(state.legal_moves(state.to_move)))
-    assert not state.finished
-    start = time.perf_counter()
-    move = bots.StrongBot().choose(turn(state, budget=0.2), random.Random(0))
+    bot = bots.StrongBot()
+    bot.clock = clock = FakeClock()
+    move = bot.choose(turn(state, budget=200 * clock.step), random.Random(0))
     assert move in state.legal_moves(state.to_move)
-    assert time.perf_counter() - start < 2.0  # generous: the machine may be busy
+    assert clock.reads == 202  # the deadline's reading, 200 within the budget, 1 past it
 
 
 def test_greedy_keeps_its_xing_out_of_reach_in_phase_1() -> None:
