@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -15,14 +14,21 @@ from hypothesis import strategies as st
 from engines.bots.base import RandomBot, Turn, levels
 from engines.bots.solo import (
     CONFIDENCE,
+    FINAL_MARGIN,
     MARGIN,
+    SWAPS,
     GreedyBot,
     StrongBot,
+    Table,
     _pick,
+    _redeal,
     candidates,
+    greedy_move,
     playout,
+    seats_that_drew,
 )
-from engines.solo import RULES, SoloState
+from engines.solo import PLAYABLE, RULES, SoloState
+from tests.engines.fake_clock import FakeClock
 
 
 def make(
@@ -293,13 +299,16 @@ def test_strong_swaps_for_the_one_card_hand() -> None:
     assert move == "play rX@1!"
 
 
-def test_strong_respects_its_budget() -> None:
-    """Searching without a cap, only the clock stops it (loose bound: the CPU may be shared)."""
+def test_strong_stops_at_its_budget() -> None:
+    """Searching without a cap, only the clock stops it (a fake clock: one read, one step): the
+    first sample always completes, and the search ends at the first reading past the budget."""
     state = RULES.new_game(3, {"players": 4})
-    start = time.perf_counter()
-    move = StrongBot().choose(turn(state, 0, budget=0.2), random.Random(0))
-    assert 0.2 <= time.perf_counter() - start < 2.0
+    bot = StrongBot()
+    bot.clock = clock = FakeClock()
+    move = bot.choose(turn(state, 0, budget=200 * clock.step), random.Random(0))
     assert move in state.legal_moves(0)
+    assert clock.now > 200 * clock.step
+    assert clock.reads < 2_000  # stopped soon after the budget, not after a full search
 
 
 def test_strong_with_no_budget_answers_like_greedy() -> None:
@@ -313,3 +322,56 @@ def test_random_bot_may_let_an_optional_chance_pass() -> None:
     state, _ = state.apply(2, "draw")  # type: ignore[assignment]
     picks = {RandomBot().choose(turn(state, 1), random.Random(i)) for i in range(30)}
     assert None in picks
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_strong_bots_redeal_keeps_what_the_seat_sees(players: int) -> None:
+    """_redeal moves only unseen cards: the seat's view and legal moves stay, every size stays,
+    and seats known to have drawn for want of a playable card get none."""
+    rng = random.Random(players)
+    constrained = 0
+    for seed in range(40):
+        state = RULES.new_game(seed, {"players": players, "mode": "rounds", "rounds": 1})
+        for _ in range(120):
+            if state.over:
+                break
+            seat = state.current
+            view = state.view(seat)
+            drew = seats_that_drew(view, seat)
+            forbidden = PLAYABLE[(view["top"], view["colour"])] - SWAPS
+            sample = RULES.from_view(view, seat, rng)
+            pooled = sorted(
+                sample.pile + [c for s in range(players) if s != seat for c in sample.hands[s]]
+            )
+            _redeal(sample, seat, drew, forbidden, rng)
+            assert sample.view(seat) == view
+            assert sample.legal_moves(seat) == state.legal_moves(seat)
+            after = sorted(
+                sample.pile + [c for s in range(players) if s != seat for c in sample.hands[s]]
+            )
+            assert after == pooled
+            for other in drew:
+                if not forbidden.intersection(state.hands[other]):  # the inference held
+                    assert not forbidden.intersection(sample.hands[other])
+                    constrained += 1
+            table = Table.of_state(state, seat)
+            move = greedy_move(table, state.legal_moves(seat), False)
+            assert move is not None
+            new, _ = state.apply(seat, move)
+            assert isinstance(new, SoloState)
+            state = new
+    assert constrained > 0
+
+
+def test_two_seat_values_count_the_game_when_the_round_decides_it() -> None:
+    """A round that ends the game is worth winning the game; any other, the round and MARGIN
+    per 100 points of the swing (with a smaller FINAL_MARGIN when the game is decided)."""
+    hands = {"hands": [["r7"], ["b1", "b2", "b3"]], "draw_pile": ["g1"], "discard": ["r5"]}
+    going_on = RULES.new_game(1, {"players": 2}, hands)
+    assert playout(going_on, 1) == pytest.approx(-MARGIN * 6 / 100)
+    last = RULES.new_game(1, {"players": 2, "mode": "rounds", "rounds": 1}, hands)
+    assert playout(last, 0) == pytest.approx(1 + FINAL_MARGIN * 6 / 100)
+    assert playout(last, 1) == pytest.approx(-FINAL_MARGIN * 6 / 100)
+    # Points mode: seat 1 at 5 points falls below 0, so this round decides the game.
+    low = RULES.new_game(1, {"players": 2, "start_points": 5}, hands)
+    assert playout(low, 0) == pytest.approx(1 + FINAL_MARGIN * 6 / 100)
