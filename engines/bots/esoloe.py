@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from engines.bots.base import Turn
-from engines.bots.search import EXACT, LOWER, UPPER, IterativeDeepening
+from engines.bots.search import IterativeDeepening
 from engines.esoloe import RULES, EsoloeState
 
 WIN: Final = 10_000
@@ -117,51 +117,11 @@ class StrongBot(IterativeDeepening):
             if not moves:
                 return -FORK  # the threat is on a full stack: no cube can go there
             return self._search_best(state, seat, moves, depth, alpha, beta, ply)[0]
-        key = state.serialize()
-        entry = self._table.get(key)
-        first: str | None = None
-        if entry is not None:
-            entry_depth, flag, value, first = entry
-            if entry_depth >= depth and (
-                flag == EXACT
-                or (flag == LOWER and value >= beta)
-                or (flag == UPPER and value <= alpha)
-            ):
-                return value
-        killers = self._killers[ply]
-        ordered = sorted(
-            moves,
-            key=lambda m: (m != first, m not in killers, m[0] not in threats),
-        )
-        start = alpha
-        value, best = self._search_best(state, seat, ordered, depth, alpha, beta, ply)
-        if best is not None and value >= beta and best not in killers:
-            killers.insert(0, best)
-            del killers[2:]
-        flag = UPPER if value <= start else LOWER if value >= beta else EXACT
-        self._table[key] = (depth, flag, value, best)
-        return value
 
-    def _search_best(
-        self,
-        state: EsoloeState,
-        seat: int,
-        moves: Sequence[str],
-        depth: int,
-        alpha: int,
-        beta: int,
-        ply: int,
-    ) -> tuple[int, str | None]:
-        """Fail-hard alpha-beta over `moves`: (value, the move that set it, if any)."""
-        best: str | None = None
-        for move in moves:
-            child, _ = state.apply(seat, move)
-            value = -self._negamax(child, depth - 1, -beta, -alpha, ply + 1)
-            if value > alpha:
-                alpha, best = value, move
-                if alpha >= beta:
-                    break
-        return alpha, best
+        def order(first: str | None, killers: list[str]) -> list[str]:
+            return sorted(moves, key=lambda m: (m != first, m not in killers, m[0] not in threats))
+
+        return self._search_node(state.serialize(), state, order, depth, alpha, beta, ply)
 
 
 def greedy() -> GreedyBot:

@@ -2,7 +2,8 @@
 variation search) deepened one ply at a time until the budget runs out, or, when `max_nodes`
 is given, until that many positions were searched (deterministic, for tests). The first depth
 is always searched to the end, so a move is never chosen blind. Each game adds its node search
-(`_negamax`): its evaluation, move ordering, transposition table and killer moves.
+(`_negamax`): its evaluation and move ordering, on top of the shared transposition table and
+killer moves (`_search_node`).
 """
 
 from __future__ import annotations
@@ -87,3 +88,63 @@ class IterativeDeepening:
     def _negamax(self, state: Any, depth: int, alpha: int, beta: int, ply: int) -> int:
         """The value of `state` for its mover, searched `depth` plies deep (calls `_tick`)."""
         raise NotImplementedError
+
+    def _probe(
+        self, key: bytes, depth: int, alpha: int, beta: int
+    ) -> tuple[int | None, str | None]:
+        """(the stored value when it settles this node, else None; the stored best move)."""
+        entry = self._table.get(key)
+        if entry is None:
+            return None, None
+        entry_depth, flag, value, first = entry
+        if entry_depth >= depth and (
+            flag == EXACT or (flag == LOWER and value >= beta) or (flag == UPPER and value <= alpha)
+        ):
+            return value, first
+        return None, first
+
+    def _search_best(
+        self,
+        state: Any,
+        seat: int,
+        moves: Sequence[str],
+        depth: int,
+        alpha: int,
+        beta: int,
+        ply: int,
+    ) -> tuple[int, str | None]:
+        """Fail-hard alpha-beta over `moves`: (value, the move that set it, if any)."""
+        best: str | None = None
+        for move in moves:
+            child, _ = state.apply(seat, move)
+            value = -self._negamax(child, depth - 1, -beta, -alpha, ply + 1)
+            if value > alpha:
+                alpha, best = value, move
+                if alpha >= beta:
+                    break
+        return alpha, best
+
+    def _search_node(
+        self,
+        key: bytes,
+        state: Any,
+        order: Callable[[str | None, list[str]], list[str]],
+        depth: int,
+        alpha: int,
+        beta: int,
+        ply: int,
+    ) -> int:
+        """`_search_best` with the transposition table (`key`: the position) and killer moves:
+        `order(table's move, killers)` gives the mover's moves in the order to try them."""
+        value, first = self._probe(key, depth, alpha, beta)
+        if value is not None:
+            return value
+        killers = self._killers[ply]
+        seat = state.to_move
+        value, best = self._search_best(state, seat, order(first, killers), depth, alpha, beta, ply)
+        if best is not None and value >= beta and best not in killers:
+            killers.insert(0, best)
+            del killers[2:]
+        flag = UPPER if value <= alpha else LOWER if value >= beta else EXACT
+        self._table[key] = (depth, flag, value, best)
+        return value

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from engines.bots.base import Turn
-from engines.bots.search import EXACT, LOWER, UPPER, IterativeDeepening
+from engines.bots.search import IterativeDeepening
 from engines.zoxso import (
     DAO,
     MA,
@@ -207,40 +207,13 @@ class StrongBot(IterativeDeepening):
             return evaluate(state, seat)
         pearls, stones = state.boards()
         key = bytes(pearls) + bytes(stones) + bytes((seat, state.phase))
-        entry = self._table.get(key)
-        first: str | None = None
-        if entry is not None:
-            entry_depth, flag, value, first = entry
-            if entry_depth >= depth and (
-                flag == EXACT
-                or (flag == LOWER and value >= beta)
-                or (flag == UPPER and value <= alpha)
-            ):
-                return value
-        killers = self._killers[ply]
-        ordered = sorted(
-            moves,
-            key=lambda m: (
-                m != first,
-                -captured_value(state, m),
-                m not in killers,
-            ),
-        )
-        start = alpha
-        best: str | None = None
-        for move in ordered:
-            child, _ = state.apply(seat, move)
-            value = -self._negamax(child, depth - 1, -beta, -alpha, ply + 1)
-            if value > alpha:
-                alpha, best = value, move
-                if alpha >= beta:
-                    break
-        if best is not None and alpha >= beta and best not in killers:
-            killers.insert(0, best)
-            del killers[2:]
-        flag = UPPER if alpha <= start else LOWER if alpha >= beta else EXACT
-        self._table[key] = (depth, flag, alpha, best)
-        return alpha
+
+        def order(first: str | None, killers: list[str]) -> list[str]:
+            return sorted(
+                moves, key=lambda m: (m != first, -captured_value(state, m), m not in killers)
+            )
+
+        return self._search_node(key, state, order, depth, alpha, beta, ply)
 
 
 def greedy() -> GreedyBot:

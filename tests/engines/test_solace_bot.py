@@ -16,30 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.solace import RULES, SPACES, SolaceState
+from engines.solace import RULES, SolaceState
 from engines.solace_bot import Search, SolaceBot, _ways, expected_score, play, seen
 from engines.solace_solver import solve
+from tests.engines.test_solace import game
+from tests.engines.test_solace_solver import _random_prefix
 
 # Twin deals: the same but for pieces inside black pieces (see tests/engines/test_solace.py).
 DEAL_A = "b3b2c1 b3c2c1 b3c2b1 b3c2c1 b3b2b1 c3b2b1 c3b2c1 c3c2b1 c3c2b1 c3b2c1"
 DEAL_B = "b3c2c1 b3c2c1 b3b2b1 b3c2c1 b3b2b1 c3b2c1 c3b2b1 c3c2b1 c3c2b1 c3b2c1"
-
-
-def game(spec: str) -> SolaceState:
-    tokens = spec.split()
-    setup = {"nests": {s: [t[0:2], t[2:4], t[4:6]] for s, t in zip(SPACES, tokens, strict=True)}}
-    return RULES.new_game(1, None, setup)
-
-
-def random_position(seed: int, plies: int, no_monochrome: bool = False) -> SolaceState:
-    rng = random.Random(seed)
-    state = RULES.new_game(seed, {"no_monochrome": no_monochrome})
-    for _ in range(plies):
-        board = state.legal_moves(0)[:-1]
-        if not board:
-            break
-        state, _ = state.apply(0, rng.choice(board))
-    return state
 
 
 def consistent_deals(state: SolaceState) -> list[SolaceState]:
@@ -84,7 +69,7 @@ def reference_value(worlds: Sequence[SolaceState], memo: dict[str, float]) -> fl
 def test_search_matches_an_independent_expectimax(no_monochrome: bool) -> None:
     checked = 0
     for seed in range(3000):
-        state = random_position(seed, 9 + seed % 5, no_monochrome)
+        state = _random_prefix(seed, 9 + seed % 5, no_monochrome)
         if not state.to_act() or len(state.hidden_slots()) > 5:
             continue
         worlds = consistent_deals(state)
@@ -101,7 +86,7 @@ def test_a_position_the_player_can_work_out_is_worth_the_solvers_maximum() -> No
     is the perfect-information one."""
     found = 0
     for seed in range(300):
-        state = random_position(seed, 6 + seed % 10)
+        state = _random_prefix(seed, 6 + seed % 10)
         if state.to_act() and len(consistent_deals(state)) == 1:
             assert expected_score(state) == solve(state).best_score, seed
             found += 1
@@ -111,7 +96,7 @@ def test_a_position_the_player_can_work_out_is_worth_the_solvers_maximum() -> No
 def test_ways_counts_the_consistent_deals() -> None:
     for seed in range(120):
         no_monochrome = seed % 2 == 0
-        state = random_position(seed, seed % 12, no_monochrome)
+        state = _random_prefix(seed, seed % 12, no_monochrome)
         assert _ways(seen(state), no_monochrome) == len(consistent_deals(state)), seed
 
 

@@ -89,9 +89,10 @@ def test_solve_does_not_change_the_state() -> None:
     assert state.serialize() == before
 
 
-def _random_prefix(seed: int, plies: int) -> SolaceState:
+def _random_prefix(seed: int, plies: int, no_monochrome: bool = False) -> SolaceState:
+    """Deal `seed`, then up to `plies` random board moves (never `stop`)."""
     rng = random.Random(seed)
-    state = RULES.new_game(seed)
+    state = RULES.new_game(seed, {"no_monochrome": no_monochrome})
     for _ in range(plies):
         moves = state.legal_moves(0)[:-1]
         if not moves:
