@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 
+from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import Gateway, GatewaySettings
 from services.runtime.apis import GAME_APIS
 from services.runtime.config import env_float, env_int, env_str
@@ -35,6 +36,8 @@ def settings_from_env() -> GatewaySettings:
         grace_seconds=env_float("GRACE_SECONDS", 10.0),
         bot_key=env_str("BOT_KEY", ""),
         redis_url=env_str("REDIS_URL", ""),
+        relay_links=env_int("RELAY_LINKS", LINKS),
+        relay_max_age_seconds=env_float("RELAY_MAX_AGE_SECONDS", MAX_AGE_SECONDS),
     )
 
 

@@ -29,6 +29,7 @@ from engines.bots.base import LEVEL_NAMES
 from engines.contract import GameError
 from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.ratelimit import RateLimiter
+from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
 from services.bots.identity import BOT_ID_PATTERN, new_bot_id
 from services.matchmaker.store import LobbyStore, Ticket, pool_key
 from services.runtime.apis import GAME_APIS, channel_options
@@ -64,6 +65,11 @@ class GatewaySettings:
     """Bot workers log in with this key (BotLogin); empty: no bot logins."""
     redis_url: str = ""
     """Where matchmaking tickets live; empty: no matchmaking (FindMatch answers UNAVAILABLE)."""
+    relay_links: int = LINKS
+    """Relay links (long-lived streams carrying the game calls) kept open to each game's target;
+    spread over its replicas by round robin."""
+    relay_max_age_seconds: float = MAX_AGE_SECONDS
+    """A relay link takes no new calls after this long, so new replicas get their share."""
 
 
 class Guard:
@@ -333,69 +339,78 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
 
 
 class Proxy(grpc.GenericRpcHandler):
-    """Routes each public game method to its backend, passing bytes through."""
+    """Routes each public game method to its backend, passing bytes through: unary calls over
+    the game's relay links, Watch streams as calls of their own."""
 
-    def __init__(self, guard: Guard, channels: Mapping[str, grpc.aio.Channel]) -> None:
+    def __init__(self, guard: Guard, relays: Mapping[str, Relay]) -> None:
         self.guard = guard
         # Request ids unique across gateway processes and restarts, without a syscall per call.
         self._request_prefix = f"g{secrets.token_hex(6)}-"
         self._request_counter = itertools.count()
         self.handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
-        for game, channel in channels.items():
+        for game, relay in relays.items():
             service = GAME_APIS[game].descriptor
             for method in service.methods:
                 path = f"/{service.full_name}/{method.name}"
                 if method.server_streaming:
-                    stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(
-                        path
+                    stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = (
+                        relay.channel.unary_stream(path)
                     )
                     self.handlers[path] = grpc.unary_stream_rpc_method_handler(
                         self._streaming(stream)
                     )
                 else:
-                    unary: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
-                        path
+                    self.handlers[path] = grpc.unary_unary_rpc_method_handler(
+                        self._unary(relay, method.name)
                     )
-                    self.handlers[path] = grpc.unary_unary_rpc_method_handler(self._unary(unary))
 
     def service(
         self, handler_call_details: grpc.HandlerCallDetails
     ) -> grpc.RpcMethodHandler[bytes, bytes] | None:
         return self.handlers.get(handler_call_details.method)
 
-    async def _admit(self, context: Context) -> tuple[tuple[str, str], ...]:
-        """Authenticate and rate-limit; the metadata to forward."""
+    async def _admit(self, context: Context) -> tuple[str, str]:
+        """Authenticate and rate-limit; the player and a new request id."""
         try:
             identity = self.guard.admit(context)
         except ApiError as error:
             await abort(context, error)
-        request_id = f"{self._request_prefix}{next(self._request_counter)}"
-        return ((PLAYER_METADATA, identity.player_id), (REQUEST_METADATA, request_id))
+        return identity.player_id, f"{self._request_prefix}{next(self._request_counter)}"
 
     @staticmethod
     def _timeout(context: Context) -> float:
         remaining = context.time_remaining()
         return DEFAULT_TIMEOUT if remaining is None else max(0.001, remaining)
 
-    def _unary(self, call: grpc.aio.UnaryUnaryMultiCallable) -> Any:  # type: ignore[type-arg]
+    def _unary(self, relay: Relay, method: str) -> Any:
         async def forward(request: bytes, context: Context) -> bytes:
-            metadata = await self._admit(context)
-            try:
-                response: bytes = await call(
-                    request, metadata=metadata, timeout=self._timeout(context)
-                )
-            except grpc.aio.AioRpcError as error:
+            player, request_id = await self._admit(context)
+            answer = await relay.call(
+                method,
+                request,
+                player_id=player,
+                request_id=request_id,
+                seconds=self._timeout(context),
+            )
+            if answer.code:
                 await context.abort(
-                    error.code(), error.details() or "", _passable(error.trailing_metadata())
+                    status_code(answer),
+                    answer.details,
+                    tuple(
+                        (t.key, t.value if t.key.endswith("-bin") else t.value.decode())
+                        for t in answer.trailers
+                    ),
                 )
-            return response
+            return answer.response
 
         return forward
 
     def _streaming(self, call: grpc.aio.UnaryStreamMultiCallable) -> Any:  # type: ignore[type-arg]
         async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
-            metadata = await self._admit(context)
-            stream = call(request, metadata=metadata)
+            player, request_id = await self._admit(context)
+            stream = call(
+                request, metadata=((PLAYER_METADATA, player), (REQUEST_METADATA, request_id))
+            )
             try:
                 async for message in stream:
                     yield message
@@ -438,7 +453,11 @@ class Gateway:
         self.redis = connect_redis(settings.redis_url) if settings.redis_url else None
         self.lobby = LobbyStore(self.redis) if self.redis is not None else None
         guard = Guard(self.issuer, self.limiter)
-        self.base.server.add_generic_rpc_handlers((Proxy(guard, self.channels),))
+        self.relays = {
+            game: Relay(channel, links=settings.relay_links, max_age=settings.relay_max_age_seconds)
+            for game, channel in self.channels.items()
+        }
+        self.base.server.add_generic_rpc_handlers((Proxy(guard, self.relays),))
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
             AuthServicer(
                 self.issuer,
@@ -481,6 +500,8 @@ class Gateway:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
         await self.base.stop(grace)
+        for relay in self.relays.values():
+            await relay.close()
         for channel in self.channels.values():
             await channel.close()
         if self.redis is not None:

@@ -19,6 +19,7 @@ from services.matchmaker.matchmaker import Matchmaker
 from services.runtime.config import ServiceSettings
 from services.runtime.errors import error_info
 from services.runtime.main import connect_redis, start_game_service
+from services.runtime.relay import RelayServicer
 from services.runtime.server import Server
 from tabletop.common.v1 import common_pb2
 
@@ -47,6 +48,8 @@ class Platform:
         self.replica_count = replicas
         self.rate = (rate_per_second, rate_burst)
         self.servers: dict[str, list[Server]] = {}
+        self.relays: dict[str, list[RelayServicer]] = {}
+        """Each replica's end of the gateway's relay links."""
         self._redis: list[Redis] = []
         self.gateway: Gateway | None = None
         self.bot_workers = bot_workers
@@ -74,10 +77,12 @@ class Platform:
         backends = self.backends
         for game in self.games:
             self.servers[game] = []
+            self.relays[game] = []
             for _ in range(self.replica_count):
-                server, redis = await start_game_service(game, settings)
-                self.servers[game].append(server)
-                self._redis.append(redis)
+                service = await start_game_service(game, settings)
+                self.servers[game].append(service.server)
+                self.relays[game].append(service.relay)
+                self._redis.append(service.redis)
             ports = ",".join(f"127.0.0.1:{s.port}" for s in self.servers[game])
             backends[game] = f"ipv4:{ports}"
         self.gateway = Gateway(

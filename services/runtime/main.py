@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, cast
 
@@ -12,6 +13,7 @@ from redis.asyncio.cluster import RedisCluster
 from services.runtime.apis import GAME_APIS
 from services.runtime.config import ServiceSettings, env_bool
 from services.runtime.observability import ACTIVE_GAMES, configure_logging, serve_metrics
+from services.runtime.relay import RelayServicer
 from services.runtime.server import Server, run
 from services.runtime.servicer import Adapter, GameServicer
 from services.runtime.store import GameStore
@@ -52,8 +54,17 @@ def adapter_of(game: str) -> Adapter:
     return adapter
 
 
-async def start_game_service(game: str, settings: ServiceSettings) -> tuple[Server, Redis]:
-    """Start a game service on settings.listen; returns the server (its .port) and its Redis."""
+@dataclass(frozen=True)
+class GameService:
+    """A running game service: its server (`.port`), its Redis client and its relay servicer."""
+
+    server: Server
+    redis: Redis
+    relay: RelayServicer
+
+
+async def start_game_service(game: str, settings: ServiceSettings) -> GameService:
+    """Start a game service on settings.listen."""
     api = GAME_APIS[game]
     redis = connect_redis(settings.redis_url)
     store = GameStore(redis, ttl_seconds=settings.game_ttl_seconds)
@@ -65,9 +76,13 @@ async def start_game_service(game: str, settings: ServiceSettings) -> tuple[Serv
     server = Server(
         settings.listen, [api.full_name], ready=ready, grace_seconds=settings.grace_seconds
     )
-    api.add_servicer(GameServicer(adapter_of(game), store), server.server)
+    servicer = GameServicer(adapter_of(game), store)
+    api.add_servicer(servicer, server.server)
+    relay = RelayServicer(api.descriptor, servicer)
+    relay.add_to(server.server)
+    server.on_stop.append(relay.drain)
     await server.start()
-    return server, redis
+    return GameService(server, redis, relay)
 
 
 def run_game_service(game: str) -> None:
@@ -75,10 +90,12 @@ def run_game_service(game: str) -> None:
     settings = ServiceSettings.from_env(GAME_APIS[game].default_port)
 
     async def main() -> None:
-        server, redis = await start_game_service(game, settings)
+        service = await start_game_service(game, settings)
         serve_metrics(settings.metrics_port)
-        log.info("listening", extra={"port": server.port, "metrics_port": settings.metrics_port})
-        await server.serve_until_signal()
-        await redis.aclose()
+        log.info(
+            "listening", extra={"port": service.server.port, "metrics_port": settings.metrics_port}
+        )
+        await service.server.serve_until_signal()
+        await service.redis.aclose()
 
     run(main())

@@ -65,6 +65,9 @@ class Server:
         self._grace = grace_seconds
         self._checker: asyncio.Task[None] | None = None
         self._stopping = False
+        self.on_stop: list[Callable[[], Awaitable[None]]] = []
+        """Run when stopping begins: health says NOT_SERVING, new calls are refused, the calls in
+        flight have their grace period."""
 
     async def _set_all(self, serving: bool) -> None:
         status = (
@@ -106,7 +109,11 @@ class Server:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._checker
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(self._grace if grace is None else grace)
+        # New calls are refused from here on while the hooks run (calls in flight go on).
+        stopped = asyncio.create_task(self.server.stop(self._grace if grace is None else grace))
+        for hook in self.on_stop:
+            await hook()
+        await stopped
 
     async def serve_until_signal(self) -> None:
         """Once started: run until SIGTERM or SIGINT, then stop gracefully."""

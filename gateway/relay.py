@@ -1,0 +1,201 @@
+"""The gateway's end of its relay links to a game service (proto/tabletop/relay/v1/relay.proto).
+
+The gateway sends each unary game call as one message on a long-lived stream, a link, instead of
+as a gRPC call of its own: an open stream carries a message for about half the CPU and latency of
+a new call at both ends. A `Relay` keeps up to `links` links open to one game service's target.
+The channel's round-robin policy places each new link on the next replica, so links spread over
+the replicas; a link is retired after `max_age` seconds, so replicas added later get their share.
+
+Failures behave as the direct calls' retry policy did: a call whose link breaks, or that the
+service answers UNAVAILABLE, is tried again on another link (up to ATTEMPTS times in all, with
+backoff, within the caller's deadline). That is safe: the gateway gives every call a request id,
+so a retried move is applied once. A service that stops gracefully first asks the gateway to send
+no new calls on its links, then answers the calls in flight, so a rolling restart fails no call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+
+import grpc
+
+from services.runtime.errors import ApiError
+from services.runtime.relay import CODES, RELAY_METHOD, failure
+from tabletop.relay.v1 import relay_pb2
+
+LINKS = 8
+"""Links kept open to a game service's target, by default (round robin spreads them)."""
+MAX_AGE_SECONDS = 60.0
+"""A link takes no new calls after this long, by default."""
+ATTEMPTS = 4
+BACKOFF_SECONDS = 0.05
+MAX_BACKOFF_SECONDS = 0.5
+
+
+class Link:
+    """One relay stream to a game service, carrying many calls at once."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        open_stream: grpc.aio.StreamStreamMultiCallable[bytes, relay_pb2.RelayResponse] = (
+            channel.stream_stream(
+                RELAY_METHOD, response_deserializer=relay_pb2.RelayResponse.FromString
+            )
+        )
+        self.stream = open_stream()
+        self.opened = time.monotonic()
+        self.open = True
+        """Takes new calls (false once retired, drained or broken)."""
+        self.pending: dict[int, asyncio.Future[relay_pb2.RelayResponse | None]] = {}
+        self._ids = itertools.count(1)
+        # One writer sends every message, in turn: a caller that gives up never cuts a write
+        # short (grpc cancels the whole stream when a write is cancelled).
+        self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.writer = asyncio.create_task(self._write())
+        self.reader = asyncio.create_task(self._read())
+
+    async def call(
+        self, request: relay_pb2.RelayRequest, deadline: float
+    ) -> relay_pb2.RelayResponse | None:
+        """The service's answer; None when the link broke first (the call may or may not have
+        been served). Raises TimeoutError at `deadline` (event loop time)."""
+        call_id = request.call_id = next(self._ids)
+        answer: asyncio.Future[relay_pb2.RelayResponse | None] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.pending[call_id] = answer
+        self._outbox.put_nowait(request.SerializeToString())
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await answer
+        finally:
+            del self.pending[call_id]
+            if not self.open and not self.pending:
+                self.close()
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                message = await self._outbox.get()
+                if message is None:
+                    await self.stream.done_writing()
+                    return
+                await self.stream.write(message)
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
+            self.stream.cancel()  # broken: the reader ends and the calls due are tried again
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                response = await self.stream.read()
+                if not isinstance(response, relay_pb2.RelayResponse):
+                    break  # EOF
+                if response.drain:
+                    self.retire()
+                    continue
+                answer = self.pending.get(response.call_id)
+                if answer is not None and not answer.done():
+                    answer.set_result(response)
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass  # the service went away, or the gateway is stopping
+        finally:
+            self.open = False
+            for answer in self.pending.values():
+                if not answer.done():
+                    answer.set_result(None)
+            self.writer.cancel()
+
+    def retire(self) -> None:
+        """Take no new calls; close once the calls still due are answered."""
+        self.open = False
+        if not self.pending:
+            self.close()
+
+    def close(self) -> None:
+        """Close the gateway's side (after the messages already queued); the service then
+        finishes the stream."""
+        self._outbox.put_nowait(None)
+
+    @property
+    def finished(self) -> bool:
+        return self.reader.done()
+
+
+class Relay:
+    """Calls one game service's unary methods over a few relay links."""
+
+    def __init__(
+        self, channel: grpc.aio.Channel, *, links: int = LINKS, max_age: float = MAX_AGE_SECONDS
+    ) -> None:
+        self.channel = channel
+        self.links_wanted = links
+        self.max_age = max_age
+        self.links: list[Link] = []
+        self._turn = itertools.count()
+        self.opened = 0
+        """Links opened so far."""
+
+    def _link(self) -> Link:
+        now = time.monotonic()
+        live = []
+        for link in self.links:
+            if link.open and now - link.opened > self.max_age:
+                link.retire()
+            if link.open:
+                live.append(link)
+        self.links = [link for link in self.links if not link.finished]
+        if len(live) < self.links_wanted:
+            link = Link(self.channel)
+            self.links.append(link)
+            self.opened += 1
+            return link
+        return live[next(self._turn) % len(live)]
+
+    async def call(
+        self, method: str, request: bytes, *, player_id: str, request_id: str, seconds: float
+    ) -> relay_pb2.RelayResponse:
+        """The answer to one call of `method` within `seconds` (UNAVAILABLE or DEADLINE_EXCEEDED
+        when none came)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        message = relay_pb2.RelayRequest(
+            method=method, request=request, player_id=player_id, request_id=request_id
+        )
+        backoff = BACKOFF_SECONDS
+        for attempt in range(1, ATTEMPTS + 1):
+            left = deadline - loop.time()
+            message.timeout_ms = max(1, int(left * 1000))
+            try:
+                response = await self._link().call(message, deadline)
+            except TimeoutError:
+                return failure(0, grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+            if response is not None and response.code != grpc.StatusCode.UNAVAILABLE.value[0]:
+                return response
+            if attempt == ATTEMPTS or deadline - loop.time() <= backoff:
+                break
+            await asyncio.sleep(backoff)
+            backoff = min(MAX_BACKOFF_SECONDS, backoff * 2)
+        if response is not None:
+            return response
+        status = ApiError("UNAVAILABLE", "the game service cannot be reached; retry").to_status()
+        return failure(0, status.code, status.details, status.trailing_metadata)
+
+    async def __aenter__(self) -> Relay:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Cut every link (calls still due fail) and wait until they are gone."""
+        for link in self.links:
+            link.stream.cancel()
+        await asyncio.gather(
+            *(task for link in self.links for task in (link.reader, link.writer)),
+            return_exceptions=True,
+        )
+
+
+def status_code(response: relay_pb2.RelayResponse) -> grpc.StatusCode:
+    return CODES.get(response.code, grpc.StatusCode.UNKNOWN)

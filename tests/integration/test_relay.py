@@ -1,0 +1,276 @@
+"""The gateway's relay links to the game services: many calls on one stream, each answered as if
+it had been a call of its own; links spread over replicas, renew, survive replicas that stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+
+from client.session import Session
+from gateway.relay import ATTEMPTS, Relay, status_code
+from services.runtime.apis import GAME_APIS
+from services.runtime.localredis import free_port
+from services.runtime.relay import RelayServicer
+from services.runtime.server import Server
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+from tabletop.relay.v1 import relay_pb2
+from tests.platform import Platform, assert_refused, logged_in
+
+pytestmark = pytest.mark.integration
+
+ESOLOE = GAME_APIS["esoloe"]
+_ids = itertools.count()
+
+
+async def relayed(relay: Relay, method: str, request: Any, player: str = "p-alice") -> Any:
+    """Call `method` over the relay; its response message, or AioRpcError-like failure."""
+    answer = await relay.call(
+        method,
+        request.SerializeToString(),
+        player_id=player,
+        request_id=f"test-{next(_ids)}",
+        seconds=10.0,
+    )
+    assert answer.code == 0, (status_code(answer), answer.details)
+    response_class = {
+        "CreateGame": ESOLOE.pb2.CreateGameResponse,
+        "GetView": ESOLOE.pb2.GetViewResponse,
+    }
+    return response_class[method].FromString(answer.response)
+
+
+async def test_many_calls_on_one_link_each_get_their_own_answer(platform: Platform) -> None:
+    async with (
+        grpc.aio.insecure_channel(platform.replica_target(0)) as channel,
+        Relay(channel, links=1) as relay,
+    ):
+        created = await asyncio.gather(*(
+            relayed(relay, "CreateGame", esoloe_pb2.CreateGameRequest(players=["p-a", f"p-{i}"]))
+            for i in range(30)
+        ))  # fmt: skip
+        ids = [c.status.game_id for c in created]
+        assert len(set(ids)) == 30
+        assert [c.status.seats[1].player_id for c in created] == [f"p-{i}" for i in range(30)]
+        views = await asyncio.gather(*(
+            relayed(relay, "GetView", common_pb2.GetViewRequest(game_id=game_id, public=True))
+            for game_id in ids
+        ))  # fmt: skip
+        assert [v.status.game_id for v in views] == ids
+        assert relay.opened == 1
+        assert platform.relays["esoloe"][0].calls == 60
+
+
+async def test_relayed_failures_keep_their_status_and_reason(platform: Platform) -> None:
+    async with (
+        grpc.aio.insecure_channel(platform.replica_target(0)) as channel,
+        Relay(channel) as relay,
+    ):
+
+        async def answer(method: str, request: bytes) -> relay_pb2.RelayResponse:
+            return await relay.call(
+                method, request, player_id="p-alice", request_id="r", seconds=10.0
+            )
+
+        unknown = await answer("Admin", b"")
+        assert status_code(unknown) == grpc.StatusCode.UNIMPLEMENTED
+        assert "Admin" in unknown.details
+        junk = await answer("Play", b"\xff\xff\xff")
+        assert status_code(junk) == grpc.StatusCode.INVALID_ARGUMENT
+        assert "PlayRequest" in junk.details or "Play" in junk.details
+        missing = await answer(
+            "GetView", common_pb2.GetViewRequest(game_id="esoloe-" + "0" * 20).SerializeToString()
+        )
+        assert status_code(missing) == grpc.StatusCode.NOT_FOUND
+        assert [t.key for t in missing.trailers] == ["grpc-status-details-bin"]
+    # The same failure through the gateway: status, reason and message as a direct call gives.
+    (alice,) = await logged_in(platform, "alice")
+    await assert_refused(
+        alice.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id="esoloe-" + "0" * 20), metadata=alice.metadata
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "GAME_NOT_FOUND",
+        "esoloe-" + "0" * 20,
+    )
+
+
+async def test_links_spread_over_the_replicas(platform: Platform) -> None:
+    (alice,) = await logged_in(platform, "alice")
+    stub = alice.game("esoloe")
+    created = await stub.CreateGame(
+        esoloe_pb2.CreateGameRequest(players=[alice.player_id, "p-bob"]), metadata=alice.metadata
+    )
+    request = common_pb2.GetViewRequest(game_id=created.status.game_id)
+    await asyncio.gather(*(stub.GetView(request, metadata=alice.metadata) for _ in range(40)))
+    calls = [relay.calls for relay in platform.relays["esoloe"]]
+    assert sum(calls) == 41
+    assert min(calls) > 0, calls
+
+
+async def test_links_are_renewed_without_failing_a_call(platform: Platform) -> None:
+    async with (
+        grpc.aio.insecure_channel(platform.replica_target(0)) as channel,
+        Relay(channel, links=2, max_age=0.02) as relay,
+    ):
+        created = await relayed(
+            relay, "CreateGame", esoloe_pb2.CreateGameRequest(players=["p-alice", "p-bob"])
+        )
+        request = common_pb2.GetViewRequest(game_id=created.status.game_id, public=True)
+
+        async def caller() -> int:
+            loop = asyncio.get_running_loop()
+            end, done = loop.time() + 0.4, 0
+            while loop.time() < end:
+                await relayed(relay, "GetView", request)
+                done += 1
+            return done
+
+        done = await asyncio.gather(*(caller() for _ in range(4)))
+        assert min(done) > 0
+        assert relay.opened > 2  # links older than max_age were retired and replaced
+
+
+async def test_a_replica_stopping_gracefully_fails_no_call(platform: Platform) -> None:
+    """While calls flow, one replica stops with a grace period. It drains its links: the
+    gateway sends no new calls there, only the calls already on their way are served, and no
+    call fails."""
+    alice, bob = await logged_in(platform, "alice", "bob")
+    stub = alice.game("esoloe")
+    created = await stub.CreateGame(
+        esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
+        metadata=alice.metadata,
+    )
+    request = common_pb2.GetViewRequest(game_id=created.status.game_id)
+    stopping = asyncio.Event()
+    after_stop = 0
+
+    async def caller() -> None:
+        nonlocal after_stop
+        while after_stop < 300:
+            await stub.GetView(request, metadata=alice.metadata)  # raises on any failure
+            if stopping.is_set():
+                after_stop += 1
+
+    callers = [asyncio.create_task(caller()) for _ in range(8)]
+    await asyncio.sleep(0.3)
+    stopped, staying = platform.relays["esoloe"]
+    assert stopped.calls > 0
+    assert staying.calls > 0
+    served_before = stopped.calls
+    stop = asyncio.create_task(platform.replicas[0].stop(5.0))
+    stopping.set()
+    await asyncio.gather(*callers)
+    await stop
+    # Without the drain the stopping replica would go on serving new calls for its grace period
+    # (about half of the 300); with it, at most the calls on their way (one per caller).
+    assert stopped.calls - served_before <= 8
+
+
+class _Hanging:
+    """A stand-in for a game servicer whose GetView answers only once released, while `hang`."""
+
+    def __init__(self, hang: bool, expected: int = 1) -> None:
+        self.hang = hang
+        self.arrived = 0
+        self.expected = expected
+        self.all_arrived = asyncio.Event()
+        self.released = asyncio.Event()
+
+    async def GetView(self, request: Any, context: Any) -> Any:
+        self.arrived += 1
+        if self.arrived >= self.expected:
+            self.all_arrived.set()
+        if self.hang:
+            await self.released.wait()
+        return ESOLOE.pb2.GetViewResponse(status=common_pb2.GameStatus(game_id=request.game_id))
+
+    def __getattr__(self, name: str) -> Any:
+        async def unused(request: Any, context: Any) -> Any:
+            raise AssertionError(name)
+
+        return unused
+
+
+@contextlib.asynccontextmanager
+async def _serving(servicer: _Hanging) -> AsyncIterator[int]:
+    """A server relaying to `servicer` (its port), stopped at the end whatever happens."""
+    server = Server("127.0.0.1:0", [ESOLOE.full_name], grace_seconds=0.0)
+    relay = RelayServicer(ESOLOE.descriptor, servicer)
+    relay.add_to(server.server)
+    server.on_stop.append(relay.drain)
+    await server.start()
+    try:
+        yield server.port
+    finally:
+        servicer.released.set()
+        await server.stop(0)
+
+
+async def test_calls_on_a_link_that_breaks_are_tried_again_on_a_new_one() -> None:
+    stand_in = _Hanging(hang=True, expected=10)
+    async with (
+        _serving(stand_in) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        Relay(channel, links=2) as relay,
+    ):
+        request = common_pb2.GetViewRequest(game_id="esoloe-" + "1" * 20)
+        calls = [asyncio.create_task(relayed(relay, "GetView", request)) for _ in range(10)]
+        await stand_in.all_arrived.wait()
+        stand_in.hang = False  # the calls tried again are answered
+        for link in relay.links:
+            link.stream.cancel()  # as a connection that breaks, with every call still due
+        views = await asyncio.gather(*calls, return_exceptions=True)
+        assert [getattr(v, "status", v) for v in views] == [
+            common_pb2.GameStatus(game_id=request.game_id)
+        ] * 10
+        assert stand_in.arrived == 20
+        assert relay.opened == 4
+
+
+async def test_a_call_past_its_deadline_fails_alone() -> None:
+    async with (
+        _serving(_Hanging(hang=True)) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        Relay(channel, links=1) as relay,
+    ):
+        request = common_pb2.GetViewRequest(game_id="esoloe-" + "1" * 20).SerializeToString()
+        answer = await relay.call("GetView", request, player_id="p", request_id="r", seconds=0.2)
+        assert status_code(answer) == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert relay.links[0].open  # the link itself is fine
+
+
+async def test_the_relay_is_not_reachable_through_the_gateway(platform: Platform) -> None:
+    session = Session(platform.target)
+    await session.login("alice")
+    call: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = session.channel.stream_stream(
+        "/tabletop.relay.v1.RelayService/Relay"
+    )
+    stream = call(metadata=session.metadata)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.read()
+    assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    await session.close()
+
+
+async def test_a_service_that_cannot_be_reached_is_unavailable_with_its_reason() -> None:
+    async with (
+        grpc.aio.insecure_channel(f"127.0.0.1:{free_port()}") as channel,
+        Relay(channel) as relay,
+    ):
+        request = common_pb2.GetViewRequest(game_id="esoloe-" + "1" * 20).SerializeToString()
+        answer = await relay.call("GetView", request, player_id="p", request_id="r", seconds=5.0)
+        assert status_code(answer) == grpc.StatusCode.UNAVAILABLE
+        assert "cannot be reached" in answer.details
+        (trailer,) = answer.trailers
+        info = error_details_pb2.ErrorInfo()
+        assert status_pb2.Status.FromString(trailer.value).details[0].Unpack(info)
+        assert info.reason == "UNAVAILABLE"
+        assert relay.opened == ATTEMPTS  # each attempt on a new link: the last one broke
