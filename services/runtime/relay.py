@@ -168,8 +168,13 @@ class RelayServicer:
                 grpc.StatusCode.UNIMPLEMENTED,
                 f"no unary method {request.method[:80]!r} here",
             )
+        seconds = request.timeout_ms / 1000 if request.timeout_ms else None
         try:
-            reply = await behavior(request.request, RelayedContext(request))
+            # Past its deadline a call stops, as a direct call's handler is cancelled.
+            async with asyncio.timeout(seconds):
+                reply = await behavior(request.request, RelayedContext(request))
+        except TimeoutError:
+            return failure(request.call_id, grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
         except Aborted as error:
             return failure(request.call_id, error.code, error.details, error.trailers)
         except Exception:

@@ -183,13 +183,18 @@ class _Hanging:
         self.expected = expected
         self.all_arrived = asyncio.Event()
         self.released = asyncio.Event()
+        self.cancelled: asyncio.Queue[None] = asyncio.Queue()
 
     async def GetView(self, request: Any, context: Any) -> Any:
         self.arrived += 1
         if self.arrived >= self.expected:
             self.all_arrived.set()
         if self.hang:
-            await self.released.wait()
+            try:
+                await self.released.wait()
+            except asyncio.CancelledError:
+                self.cancelled.put_nowait(None)
+                raise
         return ESOLOE.pb2.GetViewResponse(status=common_pb2.GameStatus(game_id=request.game_id))
 
     def __getattr__(self, name: str) -> Any:
@@ -236,8 +241,9 @@ async def test_calls_on_a_link_that_breaks_are_tried_again_on_a_new_one() -> Non
 
 
 async def test_a_call_past_its_deadline_fails_alone() -> None:
+    stand_in = _Hanging(hang=True)
     async with (
-        _serving(_Hanging(hang=True)) as port,
+        _serving(stand_in) as port,
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
         Relay(channel, links=1) as relay,
     ):
@@ -245,6 +251,9 @@ async def test_a_call_past_its_deadline_fails_alone() -> None:
         answer = await relay.call("GetView", request, player_id="p", request_id="r", seconds=0.2)
         assert status_code(answer) == grpc.StatusCode.DEADLINE_EXCEEDED
         assert relay.links[0].open  # the link itself is fine
+        # The service stops the call too (as gRPC cancels a direct call's handler).
+        async with asyncio.timeout(5):
+            await stand_in.cancelled.get()
 
 
 async def test_the_relay_is_not_reachable_through_the_gateway(platform: Platform) -> None:
