@@ -16,7 +16,7 @@ import itertools
 import logging
 import random
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,6 +173,17 @@ def _ticket_message(ticket: Ticket, state: str | None = None, **fields: Any) -> 
     )
 
 
+@contextlib.contextmanager
+def _lobby_reachable() -> Iterator[None]:
+    """A Redis failure inside answers UNAVAILABLE (retrying is safe), not a server error."""
+    try:
+        yield
+    except Exception as error:
+        if not redis_failed(error):
+            raise
+        raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
+
+
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     """Matchmaking tickets (the matchmaker forms the games) and games against bots."""
 
@@ -211,7 +222,8 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         return self.lobby
 
     async def _own_ticket(self, ticket_id: str, player: str) -> Ticket:
-        ticket = await self._store().get(ticket_id) if ticket_id.isalnum() else None
+        with _lobby_reachable():
+            ticket = await self._store().get(ticket_id) if ticket_id.isalnum() else None
         if ticket is None or ticket.player != player:
             raise ApiError("TICKET_NOT_FOUND", f"you have no ticket {ticket_id[:40]!r}")
         return ticket
@@ -239,7 +251,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 **adapter_of(game).options(create),
             }
             ticket_id = secrets.token_hex(10)
-            try:
+            with _lobby_reachable():
                 queued, existing = await self._store().enqueue(
                     ticket_id,
                     player=identity.player_id,
@@ -251,10 +263,6 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                     level=request.level or "random",
                     pool=pool_key(game, seats, options),
                 )
-            except Exception as error:
-                if not redis_failed(error):
-                    raise
-                raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
             if not queued:
                 raise ApiError(
                     "TICKET_LIVE",
@@ -277,11 +285,10 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         after = "0-0"
         while True:
             try:
-                events = await self._store().events(ticket.ticket_id, after, block_ms=4000)
-            except Exception as error:
-                if not redis_failed(error):
-                    raise
-                await abort(context, ApiError("UNAVAILABLE", "the lobby cannot be reached"))
+                with _lobby_reachable():
+                    events = await self._store().events(ticket.ticket_id, after, block_ms=4000)
+            except ApiError as error:
+                await abort(context, error)
             for entry_id, fields in events:
                 after = entry_id
                 state = fields["state"]
@@ -295,13 +302,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         try:
             identity = self.guard.admit(context)
             ticket = await self._own_ticket(request.ticket_id, identity.player_id)
-            try:
+            with _lobby_reachable():
                 await self._store().close(ticket, "cancelled")
                 final = await self._store().get(ticket.ticket_id)
-            except Exception as error:
-                if not redis_failed(error):
-                    raise
-                raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
         except ApiError as error:
             await abort(context, error)
         return _ticket_message(final or ticket)

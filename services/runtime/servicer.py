@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import random
+import re
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -44,7 +45,9 @@ the gateway's own retries are applied once."""
 
 MAX_MOVE_CHARS = 200
 MAX_REQUEST_ID_CHARS = 64
-MAX_PLAYER_ID_CHARS = 64
+PLAYER_ID_PATTERN = re.compile(r"[\x21-\x7e]{1,64}")
+"""Player ids are 1..64 printable ASCII characters without spaces: what a seat's holder can be
+named by in the `x-tabletop-player` metadata (the gateway issues `p-<hex>` and `bot-...`)."""
 COMMIT_ATTEMPTS = 3
 WATCH_BLOCK_MS = 4_000
 WATCH_RETRY_SECONDS = 0.5
@@ -277,10 +280,11 @@ class GameServicer:
         try:
             players = list(request.players)
             for player in players:
-                if not player or len(player) > MAX_PLAYER_ID_CHARS:
+                if not PLAYER_ID_PATTERN.fullmatch(player):
                     raise ApiError(
                         "INVALID_ARGUMENT",
-                        f"player ids must be 1..{MAX_PLAYER_ID_CHARS} characters",
+                        f"player id {player[:80]!r} is not valid; player ids are 1..64 "
+                        "printable ASCII characters without spaces",
                     )
             try:
                 options = self.adapter.options(request)

@@ -259,6 +259,17 @@ async def test_create_game_checks_players(table: Table) -> None:
         "INVALID_ARGUMENT",
         "2 seats",
     )
+    # A seat's holder must be nameable in the x-tabletop-player metadata, or nobody could act.
+    for junk in ["", "p bob", "p-bob\n", "p-b\u00f6b", "p-" + "b" * 63]:
+        await assert_refused(
+            stub.CreateGame(
+                esoloe_pb2.CreateGameRequest(players=[table.alice.player_id, junk]),
+                metadata=table.alice.metadata,
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_ARGUMENT",
+            "printable ASCII characters without spaces",
+        )
 
 
 async def test_rate_limit(redis_url: str) -> None:

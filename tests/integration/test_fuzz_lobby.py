@@ -179,15 +179,17 @@ class World:
 
     def close(self) -> None:
         async def stop() -> None:
-            await self.tidy()
-            for session in self.sessions.values():
-                await session.close()
-            for channel in self.direct_channels.values():
-                await channel.close()
-            assert self.redis is not None
-            assert self.platform is not None
-            await self.redis.aclose()
-            await self.platform.__aexit__(None, None, None)
+            try:
+                await self.tidy()
+            finally:  # whatever happened, leave no connection open for the later tests
+                for session in self.sessions.values():
+                    await session.close()
+                for channel in self.direct_channels.values():
+                    await channel.close()
+                assert self.redis is not None
+                assert self.platform is not None
+                await self.redis.aclose()
+                await self.platform.__aexit__(None, None, None)
 
         self.run(stop())
         self.run(_settle())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -18,7 +19,8 @@ from services.runtime.localredis import LocalRedis
 from services.runtime.store import store_unreachable
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
-from tests.platform import Platform
+from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tests.platform import Platform, assert_refused, logged_in
 
 pytestmark = pytest.mark.integration
 
@@ -107,3 +109,34 @@ def test_store_unreachable_tells_outages_from_mistakes() -> None:
     with pytest.raises(RuntimeError) as ours:
         raise RuntimeError("a bug of ours")
     assert not store_unreachable(ours.value)
+
+
+async def test_lobby_calls_while_redis_is_down_are_unavailable(own_redis: LocalRedis) -> None:
+    """Every lobby call that needs Redis answers UNAVAILABLE (safe to retry) while it is down,
+    never a server error; once it is back the ticket is there."""
+    async with Platform(own_redis.url) as platform:
+        (alice,) = await logged_in(platform, "alice")
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(alice.channel)
+        ticket = await lobby.FindMatch(
+            lobby_pb2.FindMatchRequest(game="esoloe"), metadata=alice.metadata
+        )
+        restart = asyncio.create_task(asyncio.to_thread(own_redis.restart, 3.0))
+        await asyncio.sleep(0.5)
+        by_id = lobby_pb2.WatchTicketRequest(ticket_id=ticket.ticket_id)
+        calls = {
+            "WatchTicket": anext(aiter(lobby.WatchTicket(by_id, metadata=alice.metadata))),
+            "CancelTicket": lobby.CancelTicket(
+                lobby_pb2.CancelTicketRequest(ticket_id=ticket.ticket_id), metadata=alice.metadata
+            ),
+            "FindMatch": lobby.FindMatch(
+                lobby_pb2.FindMatchRequest(game="esoloe", level="greedy"), metadata=alice.metadata
+            ),
+        }
+        for name, call in calls.items():
+            message = await assert_refused(call, grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE")
+            assert "lobby cannot be reached" in message, name
+        await restart
+        cancelled = await lobby.CancelTicket(
+            lobby_pb2.CancelTicketRequest(ticket_id=ticket.ticket_id), metadata=alice.metadata
+        )
+        assert cancelled.state == lobby_pb2.TICKET_STATE_CANCELLED
