@@ -28,6 +28,12 @@ SERVER_OPTIONS: list[tuple[str, int]] = [
     ("grpc.keepalive_permit_without_calls", 1),
 ]
 
+MAX_CONNECTION_AGE_SECONDS = 300.0
+"""After this long a client's connection is told (HTTP/2 GOAWAY) to take new calls elsewhere:
+it reconnects, and its channel resolves the target's name again, so replicas started since
+(a Deployment scaled up) get their share. Streams already open on the old connection go on
+until they end (Watch streams are not cut; the gateway's relay links move at their own age)."""
+
 
 class Server:
     """A grpc.aio server with the standard health and reflection services.
@@ -44,8 +50,15 @@ class Server:
         ready: Callable[[], Awaitable[bool]] | None = None,
         check_interval: float = 2.0,
         grace_seconds: float = 10.0,
+        max_connection_age: float = MAX_CONNECTION_AGE_SECONDS,
     ) -> None:
-        self.server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[MetricsInterceptor()])
+        self.server = grpc.aio.server(
+            options=[
+                *SERVER_OPTIONS,
+                ("grpc.max_connection_age_ms", int(max_connection_age * 1000)),
+            ],
+            interceptors=[MetricsInterceptor()],
+        )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.service_names = list(service_names)

@@ -184,8 +184,11 @@ class _Hanging:
         self.all_arrived = asyncio.Event()
         self.released = asyncio.Event()
         self.cancelled: asyncio.Queue[None] = asyncio.Queue()
+        self.peers: set[str] = set()
 
     async def GetView(self, request: Any, context: Any) -> Any:
+        if hasattr(context, "peer"):  # a direct call: which connection it came on
+            self.peers.add(context.peer())
         self.arrived += 1
         if self.arrived >= self.expected:
             self.all_arrived.set()
@@ -197,6 +200,11 @@ class _Hanging:
                 raise
         return ESOLOE.pb2.GetViewResponse(status=common_pb2.GameStatus(game_id=request.game_id))
 
+    async def Watch(self, request: Any, context: Any) -> AsyncIterator[Any]:
+        for version in range(request.from_version, request.from_version + 30):
+            await asyncio.sleep(0.05)
+            yield ESOLOE.pb2.WatchResponse(envelope=common_pb2.EventEnvelope(version=version))
+
     def __getattr__(self, name: str) -> Any:
         async def unused(request: Any, context: Any) -> Any:
             raise AssertionError(name)
@@ -205,9 +213,16 @@ class _Hanging:
 
 
 @contextlib.asynccontextmanager
-async def _serving(servicer: _Hanging) -> AsyncIterator[int]:
-    """A server relaying to `servicer` (its port), stopped at the end whatever happens."""
-    server = Server("127.0.0.1:0", [ESOLOE.full_name], grace_seconds=0.0)
+async def _serving(servicer: _Hanging, max_connection_age: float = 300.0) -> AsyncIterator[int]:
+    """A server of `servicer`, direct and relayed (its port), stopped at the end whatever
+    happens."""
+    server = Server(
+        "127.0.0.1:0",
+        [ESOLOE.full_name],
+        grace_seconds=0.0,
+        max_connection_age=max_connection_age,
+    )
+    ESOLOE.add_servicer(servicer, server.server)
     relay = RelayServicer(ESOLOE.descriptor, servicer)
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
@@ -283,3 +298,23 @@ async def test_a_service_that_cannot_be_reached_is_unavailable_with_its_reason()
         assert status_pb2.Status.FromString(trailer.value).details[0].Unpack(info)
         assert info.reason == "UNAVAILABLE"
         assert relay.opened == ATTEMPTS  # each attempt on a new link: the last one broke
+
+
+async def test_connections_are_renewed_at_their_age_without_cutting_a_stream() -> None:
+    """A server tells a connection older than its max age to take new calls elsewhere, so the
+    client reconnects (and resolves the target again: replicas added since get calls); a
+    stream open on the old connection, a Watch, goes on to its end."""
+    stand_in = _Hanging(hang=False)
+    async with (
+        _serving(stand_in, max_connection_age=0.3) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+    ):
+        stub = ESOLOE.stub(channel)
+        watch = stub.Watch(common_pb2.WatchRequest(game_id="esoloe-" + "1" * 20))
+        request = common_pb2.GetViewRequest(game_id="esoloe-" + "1" * 20)
+        versions = []
+        async for update in watch:  # 30 messages over 1.5 s, calls in between
+            versions.append(update.envelope.version)
+            await stub.GetView(request)
+        assert versions == list(range(30))
+        assert len(stand_in.peers) >= 3, stand_in.peers  # new connections as the old aged
