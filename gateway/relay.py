@@ -52,6 +52,7 @@ class Link:
         # One writer sends every message, in turn: a caller that gives up never cuts a write
         # short (grpc cancels the whole stream when a write is cancelled).
         self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._closing = False
         self.writer = asyncio.create_task(self._write())
         self.reader = asyncio.create_task(self._read())
 
@@ -115,7 +116,9 @@ class Link:
     def close(self) -> None:
         """Close the gateway's side (after the messages already queued); the service then
         finishes the stream."""
-        self._outbox.put_nowait(None)
+        if not self._closing:
+            self._closing = True
+            self._outbox.put_nowait(None)
 
     @property
     def finished(self) -> bool:

@@ -444,19 +444,23 @@ class StrongBot:
 def _prune(samples: Sequence[Sequence[float]], alive: list[int], default: int) -> list[int]:
     """`alive` less the options that the leader (the best mean) beats by more than PRUNE
     standard errors of their paired differences; `default` always stays."""
+    leader = max(alive, key=lambda index: sum(values[index] for values in samples))
+    return [
+        index
+        for index in alive
+        if index in (leader, default) or not _beats(samples, leader, index, PRUNE)
+    ]
+
+
+def _beats(samples: Sequence[Sequence[float]], better: int, worse: int, errors: float) -> bool:
+    """Whether option `better` beats `worse` by more than `errors` standard errors of their
+    paired differences (sample by sample: the common random numbers cancel out). Needs 2+
+    samples."""
     count = len(samples)
-    means = {index: sum(values[index] for values in samples) / count for index in alive}
-    leader = max(alive, key=means.__getitem__)
-    kept = []
-    for index in alive:
-        if index not in (leader, default):
-            diffs = [values[leader] - values[index] for values in samples]
-            mean = means[leader] - means[index]
-            variance = sum((d - mean) ** 2 for d in diffs) / (count - 1)
-            if mean > PRUNE * (variance / count) ** 0.5:
-                continue
-        kept.append(index)
-    return kept
+    diffs = [values[better] - values[worse] for values in samples]
+    mean = sum(diffs) / count
+    variance = sum((d - mean) ** 2 for d in diffs) / (count - 1)
+    return mean > errors * math.sqrt(variance / count)
 
 
 def _pick(samples: Sequence[Sequence[float]], default: int, confidence: float = CONFIDENCE) -> int:
@@ -465,12 +469,9 @@ def _pick(samples: Sequence[Sequence[float]], default: int, confidence: float = 
     count = len(samples)
     means = [sum(column) / count for column in zip(*samples, strict=True)]
     best = max(range(len(means)), key=means.__getitem__)
-    if best == default or count < 2:
-        return default if count < 2 else best
-    diffs = [values[best] - values[default] for values in samples]
-    mean = sum(diffs) / count
-    variance = sum((d - mean) ** 2 for d in diffs) / (count - 1)
-    return best if mean > confidence * (variance / count) ** 0.5 else default
+    if count < 2 or best == default:
+        return default
+    return best if _beats(samples, best, default, confidence) else default
 
 
 greedy = GreedyBot
