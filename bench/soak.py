@@ -48,6 +48,7 @@ from services.runtime.apis import GAME_APIS
 from services.runtime.errors import error_info
 from services.runtime.localredis import LocalRedis, LocalRedisCluster, free_port
 from services.runtime.main import connect_redis
+from services.runtime.servicer import edition_of
 from services.runtime.store import Entry, GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -390,7 +391,11 @@ def audit_game(
     problems = []
     if [e.version for e in entries] != list(range(version + 1)):
         problems.append(f"{name}: stream versions are not 0..{version} exactly")
-    position = registry.get(seated[0].game).new_game(int(meta["seed"]), meta["options"])
+    rules = registry.get(seated[0].game)
+    position = rules.new_game(int(meta["seed"]), meta["options"], edition=edition_of(meta))
+    opening = [e.to_json() for e in position.opening_events()]
+    if entries and [Event.from_json(e).to_json() for e in entries[0].events] != opening:
+        problems.append(f"{name}: version 0 holds other events than the game's opening")
     for entry in entries[1:]:
         try:
             if entry.move == "resign":
@@ -402,7 +407,7 @@ def audit_game(
             return problems
         if [e.to_json() for e in events] != [Event.from_json(e).to_json() for e in entry.events]:
             problems.append(f"{name}: version {entry.version} replays with other events")
-    if position.serialize() != state[b"snapshot"]:
+    if position != rules.deserialize(state[b"snapshot"]):
         problems.append(f"{name}: the replayed position differs from the stored snapshot")
     by_version = {e.version: e for e in entries}
     for joined in seated:

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
+from google.protobuf.descriptor import EnumDescriptor
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from client.narrate import seat_name, seat_names, side_name
 from engines import zoxso
-from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.solace.v1 import solace_pb2
 from tabletop.solo.v1 import solo_pb2
@@ -29,15 +29,6 @@ from tabletop.zoxso.v1 import zoxso_pb2
 
 SEAT_STYLES = {0: "bold red", 1: "bold blue"}
 """The two sides of e-SOLO-e and ZoxSo (seat 0 = front / Dark, seat 1 = back / Light)."""
-
-
-def seat_name(status: common_pb2.GameStatus, seat: int, me: int) -> str:
-    """`seat 1 (you)` or `seat 2 (bot-random-4f1c)`: who sits where, as a player reads it."""
-    if seat == me:
-        return f"seat {seat} (you)"
-    if 0 <= seat < len(status.seats):
-        return f"seat {seat} ({status.seats[seat].player_id})"
-    return f"seat {seat}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -85,8 +76,11 @@ def esoloe_board(reply: esoloe_pb2.GetViewResponse, me: int) -> RenderableType:
     for seat, count in enumerate(view.cubes_left):
         left.append(f"{seat_name(reply.status, seat, me)} {count}", style=SEAT_STYLES[seat])
         left.append("   ")
+    front, back = (seat_name(reply.status, seat, me) for seat in (0, 1))
+    marks = "your" if back == "you" else f"{back}'s"
+    sits = "sit" if front == "you" else "sits"
     legend = Text(
-        "1 2 3 symbols, # a blank face, ' marks seat 1's cubes; seat 0 sits at the front",
+        f"1 2 3 symbols, # a blank face, ' marks {marks} cubes; {front} {sits} at the front",
         style="dim",
     )
     return Group(views, Text(""), upper, left, legend)
@@ -130,22 +124,22 @@ def solo_board(reply: solo_pb2.GetViewResponse, me: int) -> RenderableType:
         table_line.append(f"   colour in force: {colour}", style=_CARD_STYLES.get(view.colour))
     table_line.append(f"   pending draw: {view.pending_draw or 'none'}")
     table_line.append(f"   draw pile: {view.draw_pile_size}")
+    names = seat_names(reply.status, me)
     seats = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("", "seat", "player", "cards", "points", ""):
         seats.add_column(name)
     for seat in range(view.players):
         notes = []
         if view.solo_called and view.solo_called[seat]:
-            notes.append("called solo")
+            notes.append("called Solo")
         if seat == view.late_call_seat:
-            notes.append("may still call solo")
+            notes.append("one card, no Solo call: draws 2 at the next card played")
         if seat == view.top_played_by:
             notes.append("played the top card")
-        player = reply.status.seats[seat].player_id if seat < len(reply.status.seats) else ""
         seats.add_row(
             ">" if seat == view.to_move else "",
             str(seat),
-            "you" if seat == me else player,
+            names[seat] if seat < len(names) else "",
             str(view.hand_sizes[seat]),
             str(view.points[seat]),
             ", ".join(notes),
@@ -161,8 +155,6 @@ def solo_board(reply: solo_pb2.GetViewResponse, me: int) -> RenderableType:
             drawn.append_text(solo_card(view.drawn_card))
             drawn.append(": play it, or keep it with `pass`")
             parts.append(drawn)
-    if view.finished:
-        parts.append(Text(f"game over; winners: {', '.join(map(str, view.winners))}"))
     return Group(*parts)
 
 
@@ -312,7 +304,7 @@ def zoxso_board(reply: zoxso_pb2.GetViewResponse, me: int) -> RenderableType:
                 for counts in (force.in_hand, force.on_pearls, force.on_stones)
             ),
         )
-    turn = "" if view.to_move < 0 else f", {('Dark', 'Light')[view.to_move]} to move"
+    turn = "" if view.to_move < 0 else f", {side_name(reply.status, view.to_move, me)} to move"
     head = Text(f"ZoxSo, phase {view.phase}, ply {view.ply}/{view.max_plies}{turn}")
     legend = Text(
         "d Dark, l Light; M Ma, D Dao, X Xing; Pearls a1..h8, Stones A1..G7 between them\n"
@@ -338,74 +330,3 @@ def enum_prefix(enum: EnumDescriptor) -> str:
     return (
         "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(enum.name)).upper() + "_"
     )
-
-
-def _value(field: FieldDescriptor, value: Any) -> str:
-    if field.enum_type is not None:
-        name: str = field.enum_type.values_by_number[value].name
-        return name.removeprefix(enum_prefix(field.enum_type)).lower()
-    if field.message_type is not None:
-        return "{" + _fields(value) + "}"
-    return str(value)
-
-
-def _fields(message: Any) -> str:
-    """The fields that say something: zero numbers are kept (seat 0), while empty text, false
-    flags, unset enums and the `move` (already on the line) are left out."""
-    parts = []
-    for field in message.DESCRIPTOR.fields:
-        value = getattr(message, field.name)
-        if field.name == "move":
-            continue
-        if field.is_repeated:
-            if value:
-                shown = ", ".join(_value(field, item) for item in value)
-                parts.append(f"{field.name} [{shown}]")
-        elif field.message_type is not None:
-            if message.HasField(field.name):
-                parts.append(f"{field.name} {_value(field, value)}")
-        elif value or (type(value) is int and field.enum_type is None):
-            parts.append(f"{field.name} {_value(field, value)}")
-    return ", ".join(parts)
-
-
-def describe_event(event: Any) -> str:
-    """One event of any game as a line, e.g. `drew: seat 1, count 2, reason stack`."""
-    kind = event.WhichOneof("kind")
-    if kind is None:
-        return "?"
-    body = _fields(getattr(event, kind))
-    return f"{kind}: {body}" if body else kind
-
-
-def describe_update(update: Any, me: int) -> str:
-    """A Watch message as one line: the version, who moved, the move, and what it caused."""
-    envelope = update.envelope
-    if envelope.actor < 0:
-        who = "game created"
-    else:
-        who = f"{seat_name(update.status, envelope.actor, me)}: {envelope.move}"
-    events = "; ".join(describe_event(event) for event in update.events)
-    return f"#{envelope.version} {who}" + (f"  [{events}]" if events else "")
-
-
-def describe_result(status: common_pb2.GameStatus, me: int) -> str:
-    """How a finished game ended, from the caller's side of the table."""
-    result = status.result
-    if len(status.seats) == 1:
-        verdict = "finished"
-    elif not result.winners:
-        verdict = "a draw"
-    elif list(result.winners) == [me]:
-        verdict = "you win"
-    else:
-        verdict = "won by " + ", ".join(seat_name(status, seat, me) for seat in result.winners)
-    if me >= 0 and me not in result.winners and result.winners:
-        verdict += " (you lose)"
-    scores = ", ".join(f"seat {seat}: {score:g}" for seat, score in sorted(result.scores.items()))
-    text = f"game over: {verdict}"
-    if scores:
-        text += f"; scores: {scores}"
-    if result.detail_json and result.detail_json != "{}":
-        text += f"; {result.detail_json}"
-    return text

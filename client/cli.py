@@ -1,13 +1,21 @@
 """The `tabletop` command.
 
-tabletop play GAME [--bots N] [--level LEVEL] [--options JSON] [--gateway HOST:PORT] [--name NAME]
-tabletop watch GAME [GAME_ID] [--gateway HOST:PORT]
-tabletop replay GAME [--seed N] [--options JSON] [--setup JSON] SEAT:MOVE ...
-tabletop hotseat esoloe [--target HOST:PORT] [MOVE ...]
-tabletop health [--target HOST:PORT]
+tabletop play GAME [--bots N] [--level LEVEL] [--options JSON] [--seat N] [--name NAME]
+tabletop play GAME --match [--bots-after SECONDS]
+tabletop play --game ID            sit back down at one of your games (any kind)
+tabletop games [--live]            your live and recent games
+tabletop watch GAME [GAME_ID]
+tabletop replay GAME [--seed N] [--options JSON] [--setup JSON] [--edition N] SEAT:MOVE ...
+tabletop hotseat esoloe [MOVE ...]
+tabletop health
 
-At the table, type a move in the game's notation, or: help (legal moves), board, wait, auto,
-resign, quit. docs/client.md shows each game.
+Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
+else the address a local platform (`make run`) announced, else 127.0.0.1:50050. Who you are on a
+gateway (your login) is kept in the state directory, so that `tabletop games` and
+`tabletop play --game ID` find your games again; `--name` logs in anew under another name.
+
+At the table, type a move in the game's notation (any case; in Solo a card alone plays it), or:
+help (legal moves), board, wait, auto, resign, quit. docs/client.md shows each game.
 """
 
 from __future__ import annotations
@@ -24,15 +32,31 @@ from typing import Any
 from engines import registry
 from engines.contract import GameError
 from engines.replay import parse_seat_move, replay
+from services.runtime.config import gateway_address
 
-DEFAULT_TARGET = os.environ.get("TABLETOP_GATEWAY", "127.0.0.1:50050")
 LEVELS = ("random", "greedy", "strong")
+NAME_HELP = (
+    "your display name; without it the name you last played under on this gateway (first time: "
+    "your user name). Another name is a new login: a new player"
+)
 
 
 def _default_name() -> str:
     """The login name, made acceptable to Login (1..32 letters, digits, spaces, - or _)."""
     name = re.sub(r"[^A-Za-z0-9 _-]", "", os.environ.get("USER", ""))[:32].strip()
     return name or "player"
+
+
+def _gateway_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--gateway",
+        "--target",
+        dest="gateway",
+        default=None,
+        metavar="HOST:PORT",
+        help="the platform's gateway (default: TABLETOP_GATEWAY, else the address `make run` "
+        "announced, else 127.0.0.1:50050)",
+    )
 
 
 def _json_arg(text: str) -> Any:
@@ -45,7 +69,14 @@ def _json_arg(text: str) -> Any:
 def _replay(args: argparse.Namespace) -> int:
     try:
         moves = [parse_seat_move(text) for text in args.moves]
-        report = replay(args.game, moves, seed=args.seed, options=args.options, setup=args.setup)
+        report = replay(
+            args.game,
+            moves,
+            seed=args.seed,
+            options=args.options,
+            setup=args.setup,
+            edition=args.edition,
+        )
     except (ValueError, KeyError, GameError) as error:
         message = error.args[0] if error.args else str(error)
         print(f"tabletop replay: {message}", file=sys.stderr)
@@ -81,11 +112,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
     rp.add_argument("--setup", type=_json_arg, default=None, help="explicit setup as JSON")
+    rp.add_argument(
+        "--edition",
+        type=int,
+        default=None,
+        help="the rules edition (default: the current one; older games keep theirs)",
+    )
     rp.add_argument("moves", nargs="*", metavar="SEAT:MOVE")
 
     hs = commands.add_parser("hotseat", help="two players at one terminal, through the gateway")
     hs.add_argument("game", choices=["esoloe"])
-    hs.add_argument("--target", default=DEFAULT_TARGET)
+    _gateway_flag(hs)
     hs.add_argument(
         "moves",
         nargs="*",
@@ -94,10 +131,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     hc = commands.add_parser("health", help="ask a server whether it is SERVING")
-    hc.add_argument("--target", default=DEFAULT_TARGET)
+    _gateway_flag(hc)
 
-    pl = commands.add_parser("play", help="play a game against bots (or people) at the terminal")
-    pl.add_argument("game", choices=registry.names())
+    pl = commands.add_parser(
+        "play",
+        help="play a game against bots (or people) at the terminal, or rejoin one (--game ID)",
+    )
+    pl.add_argument("game", nargs="?", choices=registry.names(), help="the game to start")
+    pl.add_argument(
+        "--game",
+        dest="game_id",
+        default=None,
+        metavar="ID",
+        help="sit back down at one of your games (`tabletop games` lists them)",
+    )
     pl.add_argument(
         "--bots", type=int, default=None, help="bots at the table (Solo: 1..9; default: all seats)"
     )
@@ -114,8 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     pl.add_argument("--seat", type=int, default=None, help="the seat you want (default: random)")
     pl.add_argument("--level", choices=LEVELS, default="random", help="the bots' level")
     pl.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
-    pl.add_argument("--gateway", default=DEFAULT_TARGET, metavar="HOST:PORT")
-    pl.add_argument("--name", default=_default_name(), help="your display name")
+    _gateway_flag(pl)
+    pl.add_argument("--name", default=None, help=NAME_HELP)
+
+    gl = commands.add_parser("games", help="your live and recent games on the gateway")
+    gl.add_argument("--live", action="store_true", help="only games still being played")
+    _gateway_flag(gl)
 
     wt = commands.add_parser(
         "watch", help="watch a game as a spectator (a finished one is replayed from its log)"
@@ -124,26 +175,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     wt.add_argument("game_id", nargs="?", help="default: a new game with bots in every seat")
     wt.add_argument("--level", choices=LEVELS, default="random", help="the bots' level")
     wt.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
-    wt.add_argument("--gateway", default=DEFAULT_TARGET, metavar="HOST:PORT")
-    wt.add_argument("--name", default=_default_name(), help="your display name")
+    _gateway_flag(wt)
+    wt.add_argument("--name", default=None, help=NAME_HELP)
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["replay"]:
         # Options may come anywhere among the moves: `replay solo --seed 3 0:draw 1:pass`.
         return _replay(rp.parse_intermixed_args(argv[1:]))
     args = parser.parse_args(argv)
+    args.gateway = gateway_address(args.gateway)
+    args.default_name = _default_name()
     if args.command == "health":
-        return asyncio.run(_health(args.target))
-    if args.command in ("play", "watch"):
+        return asyncio.run(_health(args.gateway))
+    if args.command in ("play", "watch", "games"):
+        from client.games import list_games
         from client.play import run_table
 
         try:
-            return asyncio.run(run_table(args))
+            return asyncio.run(list_games(args) if args.command == "games" else run_table(args))
         except KeyboardInterrupt:
             return 130
     from client.hotseat import hotseat
 
-    return asyncio.run(hotseat(args.target, args.moves))
+    return asyncio.run(hotseat(args.gateway, args.moves))
 
 
 if __name__ == "__main__":

@@ -22,43 +22,42 @@ def _moves_from_stdin() -> Iterator[str]:
 
 async def hotseat(target: str, moves: list[str]) -> int:
     console = Console(highlight=False, markup=False, soft_wrap=True)
-    players = [Session(target), Session(target)]
-    await players[0].login("front")
-    await players[1].login("back")
-    stub = players[0].game("esoloe")
+    player = Session(target)
+    await player.login("hotseat")
+    stub = player.game("esoloe")
     created = await stub.CreateGame(
-        esoloe_pb2.CreateGameRequest(players=[p.player_id for p in players]),
-        metadata=players[0].metadata,
+        esoloe_pb2.CreateGameRequest(players=[player.player_id, player.player_id]),
+        metadata=player.metadata,
     )
     game_id = created.status.game_id
-    print(f"game {game_id}: seat 0 = {players[0].player_id}, seat 1 = {players[1].player_id}")
+    print(f"game {game_id}: both seats are yours (seat 0 at the front, seat 1 at the back)")
     interactive = not moves
     source: Iterable[str] = _moves_from_stdin() if interactive else moves
     view = await stub.GetView(
-        common_pb2.GetViewRequest(game_id=game_id), metadata=players[0].metadata
+        common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=player.metadata
     )
     console.print(esoloe_board(view, -1))
     if interactive:
         print(f"seat {view.view.to_move} to move (e.g. c12; 'help' lists legal moves)")
     for move in source:
         seat = view.view.to_move
-        player = players[seat]
         if move == "help":
             legal = await stub.LegalMoves(
-                common_pb2.LegalMovesRequest(game_id=game_id), metadata=player.metadata
+                common_pb2.LegalMovesRequest(game_id=game_id, seat=seat), metadata=player.metadata
             )
             print(" ".join(legal.moves))
             continue
         try:
             reply = await stub.Play(
-                common_pb2.PlayRequest(game_id=game_id, move=move), metadata=player.metadata
+                common_pb2.PlayRequest(game_id=game_id, move=move, seat=seat),
+                metadata=player.metadata,
             )
         except grpc.aio.AioRpcError as error:
             reason, _ = error_info(error)
             print(f"refused ({error.code().name} {reason}): {error.details()}")
             continue
         view = await stub.GetView(
-            common_pb2.GetViewRequest(game_id=game_id), metadata=players[0].metadata
+            common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=player.metadata
         )
         print(f"seat {seat} played {move}")
         console.print(esoloe_board(view, -1))
@@ -71,6 +70,5 @@ async def hotseat(target: str, moves: list[str]) -> int:
             break
         if interactive:
             print(f"seat {view.view.to_move} to move")
-    for player in players:
-        await player.close()
+    await player.close()
     return 0

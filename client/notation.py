@@ -20,12 +20,18 @@ def notation_error(game: str, text: str) -> str | None:
     notation, and only the server knows whether a well-formed move is legal now, so that
     question is left to it.
     """
+    problem = _malformed(game, text)
+    bare_card = game == "solo" and not text.startswith("play ")  # `r5` for `play r5`
+    if problem is not None and bare_card and _malformed(game, f"play {text}") is None:
+        return f"{problem} (did you mean `play {text}`?)"
+    return problem
+
+
+def _malformed(game: str, text: str) -> str | None:
     state = _fresh(game)
     try:
         state.apply(state.to_act()[0], text)
     except MalformedMove as error:
-        if game == "solo" and notation_error(game, f"play {text}") is None:
-            return f"{error.message} (did you mean `play {text}`?)"
         return error.message
     except GameError:
         pass

@@ -1,13 +1,16 @@
 """Playing and watching games from the terminal, through the gateway only.
 
 A `Table` follows one game for one seat (or a spectator): a Watch stream prints every move as it
-comes and shows the board when it is the seat's turn, while typed lines are read at any time, so
-that Solo jump-ins and late calls can be played during other seats' turns. Input is read line by
-line from any stream (a terminal, a pipe, a file), which is how the tests script whole games.
+comes, in sentences, and shows the board when it is the seat's turn, while typed lines are read at
+any time, so that Solo jump-ins can be played during other seats' turns (the client says the
+moment one is open). Input is read line by line from any stream (a terminal, a pipe, a file),
+which is how the tests script whole games. What a typed line means is decided by
+`client.interpret.interpret`, a pure function.
 
-Commands at the table: a move in the game's notation; `help` (or `moves`) lists the legal
-moves; `board`; `wait` (until it is your turn: for scripts); `auto` (from now on play the first
-legal move whenever it is your turn); `resign`; `quit` (leave; the game goes on).
+Commands at the table (any case): a move in the game's notation (in Solo a bare card plays it);
+`help` (or `moves`) lists the legal moves; `board`; `wait` (until it is your turn: for scripts);
+`auto` (from now on play the first legal move whenever it is your turn); `resign` (asks first);
+`quit` (leave; the game goes on and `tabletop play --game ID` takes you back to your seat).
 """
 
 from __future__ import annotations
@@ -20,15 +23,18 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 import grpc
-from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from rich.console import Console
 
-from client.boards import BOARDS, describe_result, describe_update, enum_prefix, seat_name
-from client.notation import notation_error
+from client.boards import BOARDS, enum_prefix
+from client.games import my_seat
+from client.identity import Account
+from client.interpret import Command, Nothing, Send, Tell, command_of, interpret
+from client.narrate import actor_name, describe_result, describe_update, seat_label, short_result
 from client.session import Session
 from engines import registry
 from services.runtime.apis import GAME_APIS
@@ -39,15 +45,28 @@ from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 CALL_TIMEOUT = 10.0
 WATCH_RETRIES = 5
 RATE_RETRIES = 20
+RECENT_MOVES = 6
+"""Moves shown again when a player sits back down at a game."""
 
 COMMANDS = (
     "commands: a move in the game's notation | help, moves: legal moves | board | "
-    "wait: until your turn | auto: play the first legal move on each turn | resign | quit"
+    "wait: until your turn | auto: play the first legal move on each turn | "
+    "resign (asks first) | quit: leave, the game goes on"
 )
+SOLO_COMMANDS = "in Solo a card alone plays it: r5 is play r5; add ! to call Solo (play r5!)"
 
 
 class UsageError(Exception):
     """A command-line request that cannot make a game (the message says what is allowed)."""
+
+
+def rejoin_hint(game_id: str) -> str:
+    return f"rejoin with `tabletop play --game {game_id}`"
+
+
+def left_message(game_id: str) -> str:
+    """What a player who leaves a running game is told (quit, end of input, Ctrl-C)."""
+    return f"you left game {game_id}; it goes on: {rejoin_hint(game_id)}"
 
 
 def read_lines(stream: TextIO) -> asyncio.Queue[str | None]:
@@ -67,11 +86,14 @@ def read_lines(stream: TextIO) -> asyncio.Queue[str | None]:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pending = ""
         fd = stream.fileno()
-        while chunk := os.read(fd, 4096):
-            pending += decoder.decode(chunk)
-            *lines, pending = pending.split("\n")
-            for line in lines:
-                post(line.strip())
+        try:
+            while chunk := os.read(fd, 4096):
+                pending += decoder.decode(chunk)
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    post(line.strip())
+        except OSError:
+            pass
         if pending.strip():
             post(pending.strip())
         post(None)
@@ -80,24 +102,52 @@ def read_lines(stream: TextIO) -> asyncio.Queue[str | None]:
     return queue
 
 
-def game_options(game: str, options: Mapping[str, Any] | None) -> lobby_pb2.GameOptions:
-    """Options given as JSON (`{"players": 2, "mode": "rounds"}`) as the lobby's GameOptions.
+# --------------------------------------------------------------------------------------------
+# Options
 
-    Enum values may be written as the rulings name them (`rounds`) or as the proto does
-    (`MODE_ROUNDS`).
-    """
+
+def _option_value(game: str, field: FieldDescriptor, value: Any) -> Any:
+    """`value` (from JSON) as the proto field wants it, or a UsageError saying what it takes."""
+    name = field.name
+    enum = field.enum_type
+    if enum is not None:
+        prefix = enum_prefix(enum)
+        allowed = [v.name.removeprefix(prefix).lower() for v in enum.values if v.number != 0]
+        if isinstance(value, str):
+            full = value if value.upper().startswith(prefix) else prefix + value
+            found = enum.values_by_name.get(full.upper())
+            if found is not None and found.number != 0:
+                return found.number
+        raise UsageError(f"bad {game} options: {name} is one of {', '.join(allowed)}")
+    if field.cpp_type == FieldDescriptor.CPPTYPE_BOOL:
+        if isinstance(value, bool):
+            return value
+        raise UsageError(f"bad {game} options: {name} is true or false")
+    if field.cpp_type in (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**31:
+            return value
+        raise UsageError(f"bad {game} options: {name} is a whole number")
+    if field.cpp_type == FieldDescriptor.CPPTYPE_STRING and isinstance(value, str):
+        return value
+    raise UsageError(f"bad {game} options: {name} cannot be set from the command line")
+
+
+def game_options(game: str, options: Mapping[str, Any] | None) -> lobby_pb2.GameOptions:
+    """Options given as JSON (`{"players": 2, "mode": "rounds", "max_plies": 100}`) as the
+    lobby's GameOptions. Names are the options' names as the docs write them (the proto field
+    names); enum values may be written as the docs name them (`rounds`) or as the proto does
+    (`MODE_ROUNDS`)."""
     message = GAME_APIS[game].pb2.Options()
-    given = dict(options or {})
-    for name, value in given.items():
-        field = message.DESCRIPTOR.fields_by_name.get(name)
-        if field is not None and field.enum_type is not None and isinstance(value, str):
-            full = enum_prefix(field.enum_type) + value.upper()
-            if full in field.enum_type.values_by_name:
-                given[name] = full
-    try:
-        json_format.ParseDict(given, message)
-    except json_format.ParseError as error:
-        raise UsageError(f"bad {game} options: {error}") from None
+    fields = message.DESCRIPTOR.fields_by_name
+    if options is not None and not isinstance(options, Mapping):
+        raise UsageError(f"bad {game} options: give a JSON object, e.g. '{{\"name\": value}}'")
+    for name, value in (options or {}).items():
+        field = fields.get(name)
+        if field is None:
+            valid = ", ".join(fields)
+            known = f"{game} options are: {valid}" if valid else f"{game} has no options"
+            raise UsageError(f"bad {game} options: unknown option {name!r}; {known}")
+        setattr(message, name, _option_value(game, field, value))
     wrapper = lobby_pb2.GameOptions()
     getattr(wrapper, game).CopyFrom(message)
     return wrapper
@@ -122,6 +172,21 @@ def with_bots(game: str, options: Mapping[str, Any] | None, bots: int | None) ->
             f"{game} is played by {rules.max_seats}: --bots must be {rules.max_seats - 1}"
         )
     return merged
+
+
+def game_of_id(game_id: str) -> str:
+    """The game kind a game id names (ids start with it: `zoxso-4f1c...`)."""
+    kind = game_id.split("-", 1)[0]
+    if kind not in registry.names() or "-" not in game_id:
+        raise UsageError(
+            f"{game_id!r} is not a game id; ids start with the game's name, e.g. solo-4f1c..., "
+            "and `tabletop games` lists yours"
+        )
+    return kind
+
+
+# --------------------------------------------------------------------------------------------
+# Getting a seat
 
 
 async def bot_game(
@@ -175,6 +240,7 @@ async def find_match(
             metadata=session.metadata,
             timeout=CALL_TIMEOUT,
         )
+        console.print("you stopped waiting; the ticket is cancelled")
         raise
     if ticket.state != lobby_pb2.TICKET_STATE_MATCHED:
         state = lobby_pb2.TicketState.Name(ticket.state).removeprefix("TICKET_STATE_").lower()
@@ -182,11 +248,20 @@ async def find_match(
     return ticket.game_id, ticket.seat
 
 
+# --------------------------------------------------------------------------------------------
+# The table
+
+
 class Table:
     """One game followed by one seat (`seat` -1: a spectator, who sees the public view)."""
 
     def __init__(
-        self, session: Session, game: str, game_id: str, seat: int, console: Console
+        self,
+        session: Session,
+        game: str,
+        game_id: str,
+        seat: int,
+        console: Console,
     ) -> None:
         self.session = session
         self.game = game
@@ -198,8 +273,18 @@ class Table:
         self.auto = False
         self.ready = asyncio.Event()
         """Set while the seat may act in turn, or once the game is over (what `wait` waits for)."""
+        self.confirming = False
+        """True after `resign`, until the next line says whether it is meant."""
+        self.left = False
+        """True once the player left a running game (quit, end of input)."""
         self._shown = -1
         self._auto_version = -1
+        self._offered_at = -1
+        self._offered: list[str] = []
+        self._final_events: Sequence[Any] = ()
+
+    def say(self, text: str, style: str | None = None) -> None:
+        self.console.print(text, style=style)
 
     async def _call(self, method: str, request: Any) -> Any:
         """A unary call of the game's service. A RATE_LIMITED refusal is waited out as the
@@ -217,6 +302,11 @@ class Table:
                 await asyncio.sleep(int(info.get("retry_after_ms", "100")) / 1000)
         raise AssertionError("unreachable")
 
+    def _seat_of(self, request: Any) -> Any:
+        if self.seat >= 0:
+            request.seat = self.seat
+        return request
+
     # ---- what the table knows
 
     def _learn(self, status: common_pb2.GameStatus) -> None:
@@ -233,11 +323,14 @@ class Table:
         return not self.status.finished and self.seat in self.status.to_act
 
     async def _view(self) -> Any:
-        reply = await self._call(
-            "GetView", common_pb2.GetViewRequest(game_id=self.game_id, public=self.seat < 0)
-        )
+        request = common_pb2.GetViewRequest(game_id=self.game_id, public=self.seat < 0)
+        reply = await self._call("GetView", self._seat_of(request))
         self._learn(reply.status)
         return reply
+
+    async def _legal(self) -> Any:
+        request = common_pb2.LegalMovesRequest(game_id=self.game_id)
+        return await self._call("LegalMoves", self._seat_of(request))
 
     async def show_board(self, *, at: int | None = None) -> None:
         """Draw the board. With `at`, only while the game is still at that version (the board
@@ -252,96 +345,151 @@ class Table:
         self._shown = version
         self.console.print(BOARDS[self.game](reply, self.seat))
 
+    def whose_turn(self) -> str:
+        """`your turn`, `strong bot to move`, or the result once the game is over."""
+        if self.status.finished:
+            return "game over. " + describe_result(self.status, self.seat, self._final_events)
+        if self.my_turn:
+            return "your turn: type a move (help lists them)"
+        acting = [actor_name(self.game, self.status, s, self.seat) for s in self.status.to_act]
+        return f"{', '.join(acting) or 'nobody'} to move"
+
     async def show_moves(self) -> None:
         if self.seat < 0:
-            self.console.print("you are watching: no moves. " + COMMANDS)
+            self.say("you are watching: no moves. " + COMMANDS)
             return
-        legal = await self._call("LegalMoves", common_pb2.LegalMovesRequest(game_id=self.game_id))
+        legal = await self._legal()
         if legal.moves:
-            self.console.print(f"legal moves ({len(legal.moves)}): " + ", ".join(legal.moves))
+            self.say(f"legal moves ({len(legal.moves)}): " + ", ".join(legal.moves))
         else:
-            turn = ", ".join(seat_name(self.status, s, self.seat) for s in self.status.to_act)
-            self.console.print(f"no legal move now (to act: {turn or 'nobody'})")
-        self.console.print(COMMANDS, style="dim")
+            self.say(f"no legal move now ({self.whose_turn()})")
+        self.say(COMMANDS, style="dim")
+        if self.game == "solo":
+            self.say(SOLO_COMMANDS, style="dim")
 
     # ---- acting
 
-    async def play(self, move: str, expected_version: int | None = None) -> bool:
-        """Send a move; a refusal is printed with the server's reason and message, except a
-        stale `expected_version` (auto play lost a race: the next update brings a new turn)."""
+    async def play(self, move: str, expected_version: int | None = None, hint: str = "") -> bool:
+        """Send a move; a refusal is printed with the server's reason and message (and `hint`),
+        except a stale `expected_version` (auto play lost a race: the next update brings a new
+        turn)."""
         request = common_pb2.PlayRequest(
             game_id=self.game_id, move=move, request_id=uuid.uuid4().hex
         )
         if expected_version is not None:
             request.expected_version = expected_version
         try:
-            reply = await self._call("Play", request)
+            reply = await self._call("Play", self._seat_of(request))
         except grpc.aio.AioRpcError as error:
             reason, _ = error_info(error)
             if expected_version is not None and reason == "STALE_VERSION":
                 return False
-            self.console.print(
-                f"refused by the server ({reason or error.code().name}): {error.details()}",
-                style="bold red",
-            )
+            if reason == "STALE_VERSION":
+                text = f"{move} came too late: the game moved on first"
+            else:
+                text = f"refused by the server ({reason or error.code().name}): {error.details()}"
+            self.say(text + (f"; {hint}" if hint else ""), style="bold red")
             return False
         self._learn(reply.status)
         return True
 
     async def resign(self) -> bool:
+        request = common_pb2.ResignRequest(game_id=self.game_id, request_id=uuid.uuid4().hex)
         try:
-            reply = await self._call(
-                "Resign",
-                common_pb2.ResignRequest(game_id=self.game_id, request_id=uuid.uuid4().hex),
-            )
+            reply = await self._call("Resign", self._seat_of(request))
         except grpc.aio.AioRpcError as error:
             reason, _ = error_info(error)
-            self.console.print(f"resign refused ({reason}): {error.details()}", style="bold red")
+            self.say(f"resign refused ({reason}): {error.details()}", style="bold red")
             return False
         self._learn(reply.status)
-        self.console.print("you resigned")
+        self.say("you resigned")
         return True
 
     async def _autoplay(self) -> None:
         if not self.auto or not self.my_turn or self.status.version == self._auto_version:
             return
         self._auto_version = self.status.version
-        legal = await self._call("LegalMoves", common_pb2.LegalMovesRequest(game_id=self.game_id))
+        legal = await self._legal()
         if legal.moves:
-            self.console.print(f"auto: {legal.moves[0]}", style="dim")
+            self.say(f"auto: {legal.moves[0]}", style="dim")
             await self.play(legal.moves[0], expected_version=legal.version)
 
     async def command(self, line: str) -> bool:
-        """Carry out one typed line; False when the player leaves the table."""
-        verb = line.strip().lower()
-        if not verb:
+        """Carry out one typed line; False when the player leaves the table. A call the server
+        refuses or cannot answer is reported, never raised."""
+        try:
+            return await self._command(line)
+        except grpc.aio.AioRpcError as error:
+            reason, _ = error_info(error)
+            text = f"the server did not answer ({reason or error.code().name}): {error.details()}"
+            if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+                text += (
+                    "; your login has run out (a login lasts a day, and a new login is a new "
+                    "player, who holds no seat here)"
+                )
+            self.say(text, style="bold red")
             return True
-        if verb in ("help", "moves", "?"):
-            await self.show_moves()
-        elif verb == "board":
-            await self.show_board()
-        elif verb in ("quit", "exit"):
+
+    async def _command(self, line: str) -> bool:
+        if self.confirming:
+            self.confirming = False
+            if command_of(line) == "yes":
+                return not await self.resign()
+            self.say("not resigned; the game goes on")
+            if command_of(line) == "no":
+                return True
+        verb = command_of(line)
+        if verb == "quit":
             if self.seat >= 0 and not self.status.finished:
-                self.console.print(f"leaving game {self.game_id}; it goes on without you")
+                self.say(left_message(self.game_id))
+                self.left = True
+            elif self.seat < 0:
+                self.say(f"stopped watching game {self.game_id}")
             return False
-        elif self.seat < 0:
-            self.console.print(f"you are watching: {verb!r} is not a spectator command")
-        elif verb == "resign":
-            return not await self.resign()
+        if verb == "help":
+            await self.show_moves()
+            return True
+        if verb == "board":
+            await self.show_board()
+            if self.seat >= 0:
+                self.say(self.whose_turn())
+            return True
+        if self.seat < 0:
+            if line.strip():
+                self.say(f"you are watching: {line.strip()[:40]!r} is not a spectator command")
+            return True
+        if self.status.finished and verb != "wait":
+            if line.strip():
+                self.say(f"game {self.game_id} is over: " + short_result(self.status, self.seat))
+            return True
+        if verb == "resign":
+            self.confirming = True
+            self.say(f"resign game {self.game_id}? type yes")
         elif verb == "auto":
             self.auto = True
-            self.console.print("auto: playing the first legal move on each of your turns")
+            self.say("auto: playing the first legal move on each of your turns")
             await self._autoplay()
         elif verb == "wait":
             await self.ready.wait()
-        else:
-            move = line.strip()
-            problem = notation_error(self.game, move)
-            if problem is not None:
-                self.console.print(f"not a move: {problem}. Type help for the legal moves.")
-            else:
-                await self.play(move)
+        elif verb in ("yes", "no"):
+            self.say("nothing to confirm")
+        elif line.strip():
+            await self._move(line)
         return True
+
+    async def _move(self, line: str) -> None:
+        legal, view = await asyncio.gather(self._legal(), self._view())
+        action = interpret(line, self.game, list(legal.moves), view)
+        if isinstance(action, Send):
+            if action.note:
+                self.say(action.note, style="dim")
+            await self.play(action.move, hint=action.hint)
+        elif isinstance(action, Tell):
+            self.say(action.text)
+        elif isinstance(action, Command):  # already handled above; kept for completeness
+            self.say(f"{action.name}: type it alone on a line")
+        else:
+            assert isinstance(action, Nothing)
 
     # ---- following the game
 
@@ -351,11 +499,11 @@ class Table:
         failures = 0
         while True:
             try:
+                request = common_pb2.WatchRequest(
+                    game_id=self.game_id, from_version=from_version, public=self.seat < 0
+                )
                 async for update in self.stub.Watch(
-                    common_pb2.WatchRequest(
-                        game_id=self.game_id, from_version=from_version, public=self.seat < 0
-                    ),
-                    metadata=self.session.metadata,
+                    self._seat_of(request), metadata=self.session.metadata
                 ):
                     failures = 0
                     from_version = update.envelope.version + 1
@@ -369,47 +517,110 @@ class Table:
                 )
                 if not retry or failures > WATCH_RETRIES:
                     raise
-                self.console.print(f"connection lost ({error.details()}); reconnecting")
+                self.say(f"connection lost ({error.details()}); reconnecting")
                 await asyncio.sleep(0.5 * failures)
 
     async def _on_update(self, update: Any) -> None:
-        self.console.print(describe_update(update, self.seat))
+        self.say(describe_update(self.game, update, self.seat))
         self._learn(update.status)
-        if update.status.finished:
-            return
         version = update.envelope.version
+        if update.status.finished:
+            self._final_events = list(update.events)
+            return
+        live = version >= self.status.version  # nothing newer is known yet
         if self.seat < 0:
             await self.show_board(at=version)
         elif self.my_turn:
+            self._offered = []
             if self.auto:
                 await self._autoplay()
-            else:
+            elif live:
                 await self.show_board(at=version)
-                self.console.print("your turn: type a move (help lists them)", style="bold")
-        elif self.game == "solo" and not self.auto:
-            await self._offer_out_of_turn()
+                await self._your_turn()
+        elif self.game == "solo" and not self.auto and live:
+            await self._offer_jump_in()
 
-    async def _offer_out_of_turn(self) -> None:
-        """Tell the player when a jump-in or a late solo call is open to them (S11, S12)."""
-        legal = await self._call("LegalMoves", common_pb2.LegalMovesRequest(game_id=self.game_id))
-        if legal.moves and legal.version == self.status.version:
-            self.console.print("you may play now: " + ", ".join(legal.moves), style="bold")
+    async def _your_turn(self) -> None:
+        self.say("your turn: type a move (help lists them)", style="bold")
+        if self.game != "solo":
+            return
+        legal = await self._legal()
+        calls = [move for move in legal.moves if move.endswith("!")]
+        if calls:
+            self.say(
+                "you can play down to one card: call Solo with that play by adding ! "
+                f"({', '.join(calls[:3])})",
+                style="bold",
+            )
 
-    async def run(self, lines: asyncio.Queue[str | None], *, from_start: bool = False) -> int:
+    async def _offer_jump_in(self) -> None:
+        """Tell the player the moment a jump-in is open to them (S11): only LegalMoves shows it,
+        since a jump-in is private (it tells a card of the hand)."""
+        version = self.status.version
+        if version == self._offered_at:
+            return
+        self._offered_at = version
+        legal = await self._legal()
+        moves = list(legal.moves) if legal.version == self.status.version else []
+        if moves == self._offered:
+            return  # the same chance, still open: said already
+        self._offered = moves
+        plays = [move for move in moves if move.startswith("play ")]
+        others = [move for move in moves if not move.startswith("play ")]
+        if plays:
+            self.say("you may jump in now: " + ", ".join(plays), style="bold")
+        if others:
+            self.say("you may act now: " + ", ".join(others), style="bold")
+
+    async def recent_moves(self, version: int) -> None:
+        """Print the last moves up to `version` (a player sitting back down sees where the game
+        is), from the game's log."""
+        start = max(1, version - RECENT_MOVES + 1)
+        if version < start:
+            self.say("no move has been played yet")
+            return
+        self.say(f"the last moves (of {version}):" if start > 1 else "the moves so far:")
+        request = common_pb2.WatchRequest(game_id=self.game_id, from_version=start)
+        stream = self.stub.Watch(self._seat_of(request), metadata=self.session.metadata)
+        try:
+            async for update in stream:
+                self.say(describe_update(self.game, update, self.seat))
+                if update.status.finished:
+                    self._final_events = list(update.events)
+                if update.envelope.version >= version:
+                    break
+        finally:
+            stream.cancel()
+
+    async def run(self, lines: asyncio.Queue[str | None], *, mode: str = "new") -> int:
         """Follow the game and carry out typed lines until it ends or the player leaves.
 
-        With from_start, every move since the game's creation is shown first (a finished game
-        is replayed from its log); otherwise the game is shown as it is now."""
-        if from_start:
+        `mode`: "new" shows the game as it is now; "watch" shows every move since the game's
+        creation first (a finished game is replayed from its log); "rejoin" shows the last moves,
+        the board and whose turn it is."""
+        if mode == "watch":
             await self._view()  # where the game is now: the moves before it are its log
             start_version = 0
+        elif mode == "rejoin":
+            await self._view()
+            await self.recent_moves(self.status.version)
+            await self.show_board()
+            start_version = self.status.version + 1
+            if self.status.finished:
+                self.say(self.whose_turn(), style="bold")
+                return 0
+            if self.my_turn:
+                await self._your_turn()
+            else:
+                self.say(self.whose_turn())
+                if self.game == "solo":
+                    await self._offer_jump_in()
         else:
             await self.show_board()
             start_version = self.status.version + 1
+            if self.my_turn:
+                await self._your_turn()
         follower = asyncio.create_task(self.follow(start_version))
-        if self.my_turn:
-            self.console.print("your turn: type a move (help lists them)", style="bold")
-        left = False
         try:
             while not follower.done():
                 line_task = asyncio.create_task(lines.get())
@@ -421,14 +632,13 @@ class Table:
                 if line is None:  # end of input: a spectator or an auto player sees it out
                     if self.seat < 0 or self.auto:
                         await follower
-                    else:
-                        self.console.print(f"input ended; leaving game {self.game_id}")
-                        left = True
+                    elif not self.status.finished:
+                        self.say(left_message(self.game_id))
+                        self.left = True
                     break
                 if not await self.command(line):
-                    left = not self.status.finished
                     break
-            if not left and not follower.done():  # resigned: see the final moves
+            if not self.left and not follower.done():  # resigned: see the final moves
                 await asyncio.wait({follower}, timeout=CALL_TIMEOUT)
             if follower.done():
                 follower.result()  # a stream that failed for good raises here
@@ -437,50 +647,43 @@ class Table:
         if self.status.finished:
             if self._shown < self.status.version:
                 await self.show_board()
-            self.console.print(describe_result(self.status, self.seat), style="bold")
+            self.say(self.whose_turn(), style="bold")
         return 0
 
 
-async def run_table(args: argparse.Namespace) -> int:
-    """`tabletop play` and `tabletop watch`: log in, get a seat (or a game to watch), follow it."""
+# --------------------------------------------------------------------------------------------
+# The commands
+
+
+def _console() -> Console:
     # Server text (moves, events, messages) is never read as rich markup: `[r5]` is a card list.
-    console = Console(highlight=False, markup=False, soft_wrap=True)
+    return Console(highlight=False, markup=False, soft_wrap=True)
+
+
+async def run_table(args: argparse.Namespace) -> int:
+    """`tabletop play` and `tabletop watch`: sign in, get a seat (or a game to watch), follow it.
+
+    Ctrl-C (the task is cancelled) prints how to come back before it ends the program."""
+    console = _console()
     session = Session(args.gateway)
+    account = Account(session, args.name, args.default_name)
+    table: Table | None = None
     try:
-        await session.login(args.name)
-        if args.command == "watch" and args.game_id:
-            game_id, seat = args.game_id, -1
-        elif args.command == "watch":
-            options = game_options(args.game, args.options)
-            game_id, seat = await bot_game(
-                session, args.game, options, level=args.level, watch_only=True
-            )
-        else:
-            if args.match and args.bots is not None:
-                raise UsageError("--match seats people first; use --bots-after for bots")
-            options = game_options(args.game, with_bots(args.game, args.options, args.bots))
-            if args.match:
-                game_id, seat = await find_match(
-                    session,
-                    args.game,
-                    options,
-                    level=args.level,
-                    bots_after=args.bots_after,
-                    console=console,
-                )
-            else:
-                game_id, seat = await bot_game(
-                    session, args.game, options, level=args.level, seat=args.seat
-                )
+        options = _checked_options(args)  # before any call: a usage error needs no server
+        await account.sign_in()
+        game, game_id, seat, mode = await _seat(args, session, account, console, options)
+        names = f", playing as {account.name}" if account.name else ""
         if seat < 0:
-            console.print(f"watching {args.game} game {game_id}")
+            console.print(f"watching {game} game {game_id}")
+        elif mode == "rejoin":
+            console.print(f"{game} game {game_id}, you are back in {seat_label(game, seat)}{names}")
         else:
             console.print(
-                f"{args.game} game {game_id}, you are seat {seat}; to watch it elsewhere: "
-                f"tabletop watch {args.game} {game_id}"
+                f"{game} game {game_id}, you are {seat_label(game, seat)}{names}; "
+                f"{rejoin_hint(game_id)}; watch it with `tabletop watch {game} {game_id}`"
             )
-        table = Table(session, args.game, game_id, seat, console)
-        return await table.run(read_lines(sys.stdin), from_start=args.command == "watch")
+        table = Table(session, game, game_id, seat, console)
+        return await table.run(read_lines(sys.stdin), mode=mode)
     except UsageError as error:
         print(f"tabletop {args.command}: {error}", file=sys.stderr)
         return 2
@@ -491,5 +694,80 @@ async def run_table(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    except asyncio.CancelledError:  # Ctrl-C
+        if table is not None and table.seat >= 0 and not table.status.finished:
+            console.print("\n" + left_message(table.game_id))
+        elif table is not None and table.seat < 0:
+            console.print(f"\nstopped watching game {table.game_id}")
+        raise
     finally:
         await session.close()
+
+
+def _checked_options(args: argparse.Namespace) -> lobby_pb2.GameOptions | None:
+    """The options of the game a `play` or `watch` command would start (None: it starts none),
+    or a UsageError for a request that cannot make a game."""
+    if args.command == "watch":
+        return None if args.game_id else game_options(args.game, args.options)
+    if args.game_id:
+        game = game_of_id(args.game_id)
+        if args.game and args.game != game:
+            raise UsageError(f"game {args.game_id} is a {game} game, not {args.game}")
+        return None
+    if not args.game:
+        raise UsageError(
+            "which game? `tabletop play GAME` starts one (esoloe, solo, solace, zoxso); "
+            "`tabletop play --game ID` sits you back at one (`tabletop games` lists yours)"
+        )
+    if args.match and args.bots is not None:
+        raise UsageError("--match seats people first; use --bots-after for bots")
+    return game_options(args.game, with_bots(args.game, args.options, args.bots))
+
+
+async def _seat(
+    args: argparse.Namespace,
+    session: Session,
+    account: Account,
+    console: Console,
+    options: lobby_pb2.GameOptions | None,
+) -> tuple[str, str, int, str]:
+    """The game, game id, seat and table mode a `play` or `watch` command asks for."""
+    if args.command == "watch" and args.game_id:
+        return args.game, args.game_id, -1, "watch"
+    if args.game_id:
+        game = game_of_id(args.game_id)
+        seat = await account.call(lambda: my_seat(session, game, args.game_id, args.seat))
+        if seat < 0:
+            who = f" as {account.name}" if account.name else ""
+            renewed = (
+                " (your saved login had expired or was refused: this is a new player)"
+                if account.renewed
+                else ""
+            )
+            raise UsageError(
+                f"you{who} hold no seat in game {args.game_id}{renewed}; watch it with "
+                f"`tabletop watch {game} {args.game_id}`"
+            )
+        return game, args.game_id, seat, "rejoin"
+    assert options is not None
+    if args.command == "watch":
+        game_id, seat = await account.call(
+            lambda: bot_game(session, args.game, options, level=args.level, watch_only=True)
+        )
+        return args.game, game_id, seat, "watch"
+    if args.match:
+        game_id, seat = await account.call(
+            lambda: find_match(
+                session,
+                args.game,
+                options,
+                level=args.level,
+                bots_after=args.bots_after,
+                console=console,
+            )
+        )
+    else:
+        game_id, seat = await account.call(
+            lambda: bot_game(session, args.game, options, level=args.level, seat=args.seat)
+        )
+    return args.game, game_id, seat, "new"

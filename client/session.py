@@ -26,6 +26,14 @@ class Session:
         self.player_id = reply.player_id
         return reply
 
+    async def refresh(self) -> lobby_pb2.LoginResponse:
+        """A new token for the same player, valid from now."""
+        reply: lobby_pb2.LoginResponse = await self.auth.Refresh(
+            lobby_pb2.RefreshRequest(), metadata=self.metadata
+        )
+        self.token = reply.token
+        return reply
+
     async def bot_login(self, player_id: str, key: str) -> lobby_pb2.LoginResponse:
         """Log in as a bot seat (bot workers only: needs the platform's bot key)."""
         reply: lobby_pb2.LoginResponse = await self.auth.BotLogin(

@@ -1,7 +1,8 @@
 """The one contract every game engine implements.
 
 Engines are pure: no I/O, no asyncio, no Redis, no protobuf. Given the same seed, options, setup
-and moves they always reach the same state. Moves travel as notation strings (see RULINGS.md).
+and moves they always reach the same state. Moves travel as notation strings (each game's
+docs/rules/<game>.md defines its notation).
 
 A game is a `Rules` object (stateless, one per game) that makes `State` objects. States are
 immutable from the outside: `apply` returns a new state and never changes the one it was called
@@ -134,6 +135,13 @@ class State(ABC):
     def num_seats(self) -> int:
         """How many seats the game has (fixed for its whole life)."""
 
+    @property
+    def edition(self) -> int:
+        """The rules edition this game is played under (see `Rules.edition`): fixed for the
+        game's whole life, so a game started before a ruling was revised finishes under the
+        rules it started with."""
+        return 1
+
     @abstractmethod
     def to_act(self) -> tuple[Seat, ...]:
         """Seats that have at least one legal move now, in increasing order. Empty when over."""
@@ -143,6 +151,13 @@ class State(ABC):
         depends on hidden information (a Solo jump-in shows that a hand holds a card). This is
         what game statuses show to players and spectators."""
         return self.to_act()
+
+    def opening_events(self) -> list[Event]:
+        """What a state fresh from `Rules.new_game` shows as it begins, as events (the log's
+        version 0): for a game that deals, the first deal, told privately to each seat, so that
+        a client that builds its state from events needs no special case for the start. Only
+        meaningful on a new game's state; most games have none."""
+        return []
 
     @abstractmethod
     def legal_moves(self, seat: Seat) -> list[str]:
@@ -203,14 +218,26 @@ class Rules(Protocol):
     min_seats: int
     max_seats: int
 
+    edition: int
+    """The rules edition new games are played under. It goes up by one whenever a ruling of the
+    game is revised in a way that changes play; the engine keeps playing every edition in
+    `editions` so that games stored under an older one finish under their own rules."""
+
+    editions: tuple[int, ...]
+    """Every edition this engine can still play, oldest first; the last one is `edition`."""
+
     def new_game(
         self,
         seed: int,
         options: Mapping[str, JSON] | None = None,
         setup: Mapping[str, JSON] | None = None,
+        *,
+        edition: int | None = None,
     ) -> State:
         """A new game. Options not given take their defaults; unknown options raise InvalidOptions.
-        `setup` fixes what the seed would otherwise deal (for replays and tests)."""
+        `setup` fixes what the seed would otherwise deal (for replays and tests). `edition`
+        (default: the current one) replays a game of an older edition; one not in `editions`
+        raises InvalidOptions (see `check_edition`)."""
         ...
 
     def default_options(self) -> dict[str, JSON]:
@@ -234,6 +261,19 @@ def check_seat(state: State, seat: Seat) -> None:
     """Raise InvalidSeat unless `seat` is one of the state's seats."""
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state.num_seats:
         raise InvalidSeat(f"seat {seat!r} does not exist; seats are 0..{state.num_seats - 1}")
+
+
+def check_edition(rules: Rules, edition: int | None) -> int:
+    """The edition a new game is played under: `edition`, or the current one when None."""
+    if edition is None:
+        return rules.edition
+    if isinstance(edition, bool) or edition not in rules.editions:
+        known = ", ".join(map(str, rules.editions))
+        raise InvalidOptions(
+            f"{rules.name} has no rules edition {edition!r}; editions are {known} "
+            f"(new games are played under {rules.edition})"
+        )
+    return edition
 
 
 def check_options(

@@ -1,4 +1,4 @@
-"""e-SOLO-e (game id ``esoloe``): the rules engine, RULINGS E1–E9.
+"""e-SOLO-e (game id ``esoloe``): the rules engine, rulings E1–E9 (docs/rules/esoloe.md).
 
 Two seats, five squares ``a``..``e`` in one row, eight cubes each; seat 0 moves first and sits at
 the front, seat 1 at the back (E2, E3). A move places one cube: ``<square><top><front>``, e.g.
@@ -25,8 +25,24 @@ Winning (E5–E9) is checked after every placement for the mover only; every met
 reported in the ``won`` event: ``{"seat", "methods", "lines"}``, methods in the order
 ``colour`` (E6), ``symbol`` (E7), ``two_sets`` (E8); each line is ``{"view", "method", "cells"}``
 (plus ``symbol`` for symbol runs and sets, and ``new`` for sets: the mover's sets that made the
-win). If the player to move has no legal placement the game is drawn (E9); in play this only
-happens after the 15th cube fills every stack to 3 and seat 1 has no winning 4th cube.
+win). Cells are always the positions of the cubes that show the line. If the player to move has
+no legal placement the game is drawn (E9); in play this only happens after the 15th cube fills
+every stack to 3 and seat 1 has no winning 4th cube.
+
+E8 (revised): a set (a maximal run of exactly 3 equal symbols in a line) is identified by its
+view, its symbol and its cells in that view's grid (F/B: square and level; L/R: level; U:
+square). A cube that covers a U square, or becomes the leftmost/rightmost cube of a level, and
+shows the symbol shown there before leaves that set as it was: not new. After a move every set
+that did not exist before is the mover's, every other set is held by whoever owns 2 of its 3
+cubes now (so such a re-cover can bring a set over to the mover). The mover wins with 2+ sets
+of its own, at least one new.
+
+Rules editions (`RULES.edition` = 2, `RULES.editions` = (1, 2); a state keeps its edition for
+the whole game, and serializes and shows it as "edition"; a snapshot without it is edition 1):
+- 2 (current): E8 as revised, above.
+- 1 (before the revised E8): a set was identified by the cubes forming it, so a re-cover with
+  the same symbol made a new set (the mover's) and wiped out the old one. Everything else is
+  the same.
 
 Events: ``placed`` ``{"seat", "square", "level", "top", "front", "move"}``, then ``won``
 ``{"seat", "methods", "lines"}`` or ``draw`` ``{"reason": "no_legal_placement", "seat"}``
@@ -35,7 +51,8 @@ Events: ``placed`` ``{"seat", "square", "level", "top", "front", "move"}``, then
 
 Speed: legal moves on a full stack need a win check per orientation. The check looks only at
 the view cells the new cube changes; it is exact for every position reached by play, since a run
-of 4+ anywhere would already have ended the game. A win is then reported from the whole position.
+of 4+ anywhere would already have ended the game. A win is then reported from the whole position
+(`_full_check`, which keys sets by view cells, or by cubes in edition 1).
 What a new cube does in one line depends only on that line's owners and symbols, so it is
 tabulated once per line content and shared by every position (bots ask for the threats of both
 seats, `winning_placements`, at every position they search).
@@ -64,6 +81,7 @@ from engines.contract import (
     Result,
     Seat,
     State,
+    check_edition,
     check_options,
     check_seat,
 )
@@ -244,7 +262,7 @@ _LINES_THROUGH: Final[tuple[tuple[int, ...], ...]] = tuple(
 _LINES_THROUGH_AT: Final[tuple[tuple[tuple[int, int], ...], ...]] = tuple(
     tuple((li, _LINE_CELLS[li].index(c)) for li in _LINES_THROUGH[c]) for c in range(_NCELLS)
 )
-_SetKey = tuple[int, tuple[int, ...]]  # (symbol, positions) of a set within one line
+_SetKey = tuple[int, int, tuple[int, ...]]  # a set's identity: (line, symbol, cells or cubes)
 _NONE: Final = _NCELLS  # a sentinel cell: always empty
 
 
@@ -281,26 +299,32 @@ def _runs(values: list[int]) -> list[tuple[int, int, int]]:
 
 
 # A cell's effect in lines (see _Analysis.cell_effect) packed in one int, so that the effects of
-# several lines and cells add up: 10 bits each for the sets lost, the new sets, the symbol runs
-# of 4+ and the colour runs of 4+ (never more than 20 of anything: 5 cells of 4 lines).
+# several lines and cells add up: 10 bits each for the sets lost, the old sets gained, the new
+# sets, the symbol runs of 4+ and the colour runs of 4+ (never more than 20 of anything: 5 cells
+# of 4 lines).
 _LOST: Final = 1
-_NEW: Final = 1 << 10
-_SYMBOL: Final = 1 << 20
-_COLOUR: Final = 1 << 30
+_GAINED: Final = 1 << 10
+_NEW: Final = 1 << 20
+_SYMBOL: Final = 1 << 30
+_COLOUR: Final = 1 << 40
 _FIELD: Final = (1 << 10) - 1
 _RUN4: Final = _SYMBOL  # an effect at least this large holds a run of 4+: a win
 _LineTable = tuple[tuple[int, ...], ...]
-_LINE_TABLES: dict[tuple[tuple[int, ...], tuple[int, ...]], _LineTable] = {}
-_LINE_TABLES_MAX: Final = 20_000  # about 18 MB; cleared when full
+_LINE_TABLES: Final[dict[int, dict[tuple[tuple[int, ...], tuple[int, ...]], _LineTable]]] = {
+    1: {},
+    2: {},
+}  # per rules edition
+_LINE_TABLES_MAX: Final = 20_000  # about 18 MB an edition; cleared when full
 
 
-def _line_table(own: tuple[int, ...], sym: tuple[int, ...]) -> _LineTable:
+def _line_table(own: tuple[int, ...], sym: tuple[int, ...], edition: int) -> _LineTable:
     """What a new cube of seat m showing symbol sv (0: blank) at index i of a line does in that
     line alone, as table[i][m * 4 + sv] (packed, see _LOST.._COLOUR): see cell_effect. It
-    depends only on the line's owners and symbols, which recur all over a search: tables are
-    shared by every position."""
+    depends only on the line's owners and symbols (and the rules edition), which recur all over
+    a search: tables are shared by every position."""
     key = (own, sym)
-    table = _LINE_TABLES.get(key)
+    tables = _LINE_TABLES[edition]
+    table = tables.get(key)
     if table is not None:
         return table
     n = len(own)
@@ -321,6 +345,20 @@ def _line_table(own: tuple[int, ...], sym: tuple[int, ...]) -> _LineTable:
             colour = _COLOUR if hi - lo >= 4 else 0
             for sv in range(4):
                 effect = colour
+                if sv and sv == sym[i] and edition != 1:
+                    # E8 (revised): the cell shows the symbol it showed before (a cube covering a
+                    # U square, or the new leftmost/rightmost cube of a level): the line shows
+                    # what it showed, so its sets are the same sets, none new, none lost. Only
+                    # the holder of the set through i is counted again, with m's cube at i; it
+                    # can only come over to m. Edition 1 (before the revised E8) skips this
+                    # branch: a set was its cubes, so the run through i is new, below.
+                    for _, start, end, holder in sets:
+                        if holder != m and start <= i < end:
+                            mine = sum(1 for x in range(start, end) if x == i or own[x] == m)
+                            if mine >= 2:
+                                effect += _GAINED
+                    row.append(effect)
+                    continue
                 if sv:
                     lo, hi = i, i + 1
                     while lo and sym[lo - 1] == sv:
@@ -330,7 +368,9 @@ def _line_table(own: tuple[int, ...], sym: tuple[int, ...]) -> _LineTable:
                     if hi - lo >= 4:
                         effect += _SYMBOL
                     elif hi - lo == 3:
-                        effect += _NEW  # it holds the new cube: it cannot have existed before
+                        # a run through the changed cell: new, as the cell showed another
+                        # symbol (edition 1, before the revised E8: new whatever it showed)
+                        effect += _NEW
                 for v, start, end, holder in sets:
                     # a set of m's is gone if i was one of its cells, or if it merges with i
                     if holder == m and (
@@ -339,18 +379,32 @@ def _line_table(own: tuple[int, ...], sym: tuple[int, ...]) -> _LineTable:
                         effect += _LOST
                 row.append(effect)
         rows.append(tuple(row))
-    if len(_LINE_TABLES) >= _LINE_TABLES_MAX:
-        _LINE_TABLES.clear()
-    table = _LINE_TABLES[key] = tuple(rows)
+    if len(tables) >= _LINE_TABLES_MAX:
+        tables.clear()
+    table = tables[key] = tuple(rows)
     return table
 
 
 class _Analysis:
     """What a position shows: per cell its position, face, symbol (0 = none) and owner (-1)."""
 
-    __slots__ = ("changed", "cpos", "face", "line_sets", "memo", "own", "owned", "sym", "tables")
+    __slots__ = (
+        "changed",
+        "cpos",
+        "edition",
+        "face",
+        "line_sets",
+        "memo",
+        "own",
+        "owned",
+        "sym",
+        "tables",
+    )
 
-    def __init__(self, owner: list[int], orient: list[int], heights: list[int]) -> None:
+    def __init__(
+        self, owner: list[int], orient: list[int], heights: list[int], edition: int
+    ) -> None:
+        self.edition = edition
         cpos = [-1] * (_NCELLS + 1)
         for p in range(NUM_SQUARES * LEVELS):
             if owner[p] >= 0:
@@ -411,37 +465,42 @@ class _Analysis:
         self.line_sets = line_sets
         self.owned = owned
         self.changed = changed
-        self.memo: dict[int, tuple[bool, bool, int, int]] = {}
+        self.memo: dict[int, tuple[int, ...]] = {}
         self.tables: list[_LineTable | None] = [None] * len(_LINE_CELLS)
 
     def _table(self, li: int) -> _LineTable:
         cells = _LINE_CELLS[li]
         own, sym = self.own, self.sym
-        return _line_table(tuple([own[x] for x in cells]), tuple([sym[x] for x in cells]))
+        return _line_table(
+            tuple([own[x] for x in cells]), tuple([sym[x] for x in cells]), self.edition
+        )
 
-    def cell_effect(self, c: int, p: int, sv: int, m: int) -> tuple[bool, bool, int, int]:
-        """Cell c now shows symbol sv (0: blank) of seat m's new cube at position p. In the lines
-        through c: is there a colour run of 4+ (E6), a symbol run of 4+ (E7); how many sets are
-        new, and how many old sets held by m are gone (E8)?
+    def cell_effect(self, c: int, sv: int, m: int) -> tuple[bool, bool, int, int, int]:
+        """Cell c now shows symbol sv (0: blank) of seat m's new cube. In the lines through c:
+        is there a colour run of 4+ (E6), a symbol run of 4+ (E7); how many sets are new, how
+        many sets held by m are gone, and how many sets that stay now come over to m (E8)?
 
         Only runs through c can change: in a position reached by play no run of 4+ exists (it
-        would have ended the game), so no run elsewhere can be one, nor split into a set."""
-        key = ((c * 20 + p) * 4 + sv) * 2 + m  # m: bots ask for either seat
+        would have ended the game), so no run elsewhere can be one, nor split into a set. A set
+        is new when it holds c and c showed another symbol before (edition 1: whatever c showed,
+        see _line_table); when c shows the symbol it showed, every set stays and only the holder
+        of the one through c is counted again."""
+        effect = self._effects(c, m)[sv]
+        return (
+            effect >= _COLOUR,
+            (effect >> 30) & _FIELD > 0,
+            (effect >> 20) & _FIELD,
+            effect & _FIELD,
+            (effect >> 10) & _FIELD,
+        )
+
+    def _effects(self, c: int, m: int) -> tuple[int, ...]:
+        """cell_effect(c, sv, m) packed (see _LOST.._COLOUR), for sv = 0..3 (memoized: bots
+        ask for both seats' threats and try every move from the same position)."""
+        key = c * 2 + m
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        effect = self._effects(c, m)[sv]
-        out = (
-            effect >= _COLOUR,
-            (effect >> 20) & _FIELD > 0,
-            (effect >> 10) & _FIELD,
-            effect & _FIELD,
-        )
-        self.memo[key] = out
-        return out
-
-    def _effects(self, c: int, m: int) -> list[int]:
-        """cell_effect(c, _, sv, m) packed (see _LOST.._COLOUR), for sv = 0..3."""
         tables = self.tables
         rows = []
         for li, i in _LINES_THROUGH_AT[c]:
@@ -451,8 +510,11 @@ class _Analysis:
             rows.append(table[i])
         at = m * 4
         if len(rows) == 1:
-            return list(rows[0][at : at + 4])
-        return [sum([row[x] for row in rows]) for x in range(at, at + 4)]
+            out = rows[0][at : at + 4]
+        else:
+            out = tuple([sum([row[x] for row in rows]) for x in range(at, at + 4)])
+        self.memo[key] = out
+        return out
 
     def winning(self, s: int, m: int, heights: list[int]) -> list[int]:
         """The orientations o for which wins(s, o, m, heights) holds, all at once: each changed
@@ -472,8 +534,8 @@ class _Analysis:
             if total >= _RUN4:
                 out.append(o)
             else:
-                new = total >> 10
-                if new and owned - (total & _FIELD) + new >= 2:
+                new = total >> 20
+                if new and owned - (total & _FIELD) + ((total >> 10) & _FIELD) + new >= 2:
                     out.append(o)
         return out
 
@@ -482,21 +544,30 @@ class _Analysis:
 
         Only the view cells the new cube changes are looked at (see cell_effect); when this
         says the cube wins, _full_check examines the whole position for the report."""
-        p = s * LEVELS + heights[s]
-        faces = _OF[o]
-        new = lost = 0
+        shown = _SHOWN[o]
+        total = 0
         for c, kind in self.changed[s]:
-            v = faces[kind]
-            colour, symbol, n, lo = self.cell_effect(c, p, v if v <= 3 else 0, m)
-            if colour or symbol:
-                return True
-            new += n
-            lost += lo
-        return new >= 1 and self.owned[m] - lost + new >= 2
+            total += self._effects(c, m)[shown[kind]]
+        if total >= _RUN4:
+            return True  # a colour or symbol run of 4+
+        new = total >> 20
+        return new > 0 and self.owned[m] - (total & _FIELD) + ((total >> 10) & _FIELD) + new >= 2
 
 
 def _cells_json(ps: tuple[int, ...]) -> list[JSON]:
     return [[SQUARES[q // LEVELS], q % LEVELS] for q in ps]
+
+
+def _set_key(li: int, s: _Set) -> _SetKey:
+    """E8 (revised): a set is identified by its line (so its view), symbol and first cell."""
+    return (li, s[0], (s[1],))
+
+
+def _set_key_edition_1(li: int, s: _Set) -> _SetKey:
+    """Edition 1 (before the revised E8): a set was identified by the cubes forming it, so a
+    cube taking over a cell of L, R or U made a new set even if it showed the same symbol. (A
+    set's holder is the same before and after then: the same cubes.)"""
+    return (li, s[0], s[3])
 
 
 def _full_check(before: _Analysis, after: _Analysis, m: int) -> tuple[list[str], list[JSON]]:
@@ -527,21 +598,21 @@ def _full_check(before: _Analysis, after: _Analysis, m: int) -> tuple[list[str],
     if symbol_lines:
         methods.append("symbol")
         lines += symbol_lines
-    old: dict[tuple[str, _SetKey], int] = {}
-    for li, sets in before.line_sets.items():
-        for v, _, _, ps, holder in sets:
-            old[(_LINES[li][0], (v, ps))] = holder
-    mine: list[tuple[str, _SetKey, bool]] = []
+    # E8 (revised): a set is its view (its line), its symbol and its cells in the view's grid;
+    # a set that did not exist before is the mover's, one that did is its holder's now.
+    key = _set_key if after.edition != 1 else _set_key_edition_1
+    old = {key(li, s) for li, sets in before.line_sets.items() for s in sets}
+    mine: list[tuple[str, int, tuple[int, ...], bool]] = []
     for li, sets in sorted(after.line_sets.items()):
         view = _LINES[li][0]
-        for v, _, _, ps, _ in sets:
-            if (view, (v, ps)) not in old:
-                mine.append((view, (v, ps), True))
-            elif old[(view, (v, ps))] == m:
-                mine.append((view, (v, ps), False))
-    if len(mine) >= 2 and any(is_new for _, _, is_new in mine):
+        for s in sets:
+            v, _, _, ps, holder = s
+            is_new = key(li, s) not in old
+            if is_new or holder == m:
+                mine.append((view, v, ps, is_new))
+    if len(mine) >= 2 and any(is_new for _, _, _, is_new in mine):
         methods.append("two_sets")
-        for view, (v, ps), is_new in mine:
+        for view, v, ps, is_new in mine:
             lines.append(
                 {
                     "view": view,
@@ -561,7 +632,7 @@ def _full_check(before: _Analysis, after: _Analysis, m: int) -> tuple[list[str],
 class EsoloeState(State):
     """A position: who owns each cube position, in which orientation, and the result if over."""
 
-    __slots__ = ("_an", "_heights", "_legal", "_orient", "_owner", "_ply", "_result")
+    __slots__ = ("_an", "_edition", "_heights", "_legal", "_orient", "_owner", "_ply", "_result")
 
     def __init__(
         self,
@@ -570,7 +641,9 @@ class EsoloeState(State):
         heights: list[int],
         ply: int,
         result: Result | None,
+        edition: int,
     ) -> None:
+        self._edition = edition  # the rules edition (see the module docstring): 1 or 2
         self._owner = owner  # per position p = square * 4 + level: seat, or -1 when empty
         self._orient = orient  # per position: index into ORIENTATIONS, or -1
         self._heights = heights
@@ -584,6 +657,10 @@ class EsoloeState(State):
     @property
     def num_seats(self) -> int:
         return 2
+
+    @property
+    def edition(self) -> int:
+        return self._edition
 
     @property
     def to_move(self) -> Seat | None:
@@ -665,6 +742,7 @@ class EsoloeState(State):
             self._heights,
             self._ply,
             Result((1 - seat,), {}, {"reason": "resignation"}),
+            self._edition,
         )
         return after, [Event("resigned", {"seat": seat})]
 
@@ -681,6 +759,7 @@ class EsoloeState(State):
             stacks.append(stack)
         return {
             "game": "esoloe",
+            "edition": self._edition,
             "stacks": stacks,
             "views": views(self),
             "cubes_left": [self.cubes_left(0), self.cubes_left(1)],
@@ -698,7 +777,7 @@ class EsoloeState(State):
             for s in range(NUM_SQUARES)
         ]
         result = None if self._result is None else self._result.to_json()
-        data = {"result": result, "stacks": stacks}
+        data = {"edition": self._edition, "result": result, "stacks": stacks}
         return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
     def determinize(self, seat: Seat | None, rng: random.Random) -> EsoloeState:
@@ -709,7 +788,7 @@ class EsoloeState(State):
     def _analysis(self) -> _Analysis:
         an = self._an
         if an is None:
-            an = self._an = _Analysis(self._owner, self._orient, self._heights)
+            an = self._an = _Analysis(self._owner, self._orient, self._heights, self._edition)
         return an
 
     def winning_placements(self, seat: Seat) -> list[str]:
@@ -761,7 +840,7 @@ class EsoloeState(State):
         owner[p] = self._ply % 2
         orient[p] = o
         heights[s] += 1
-        return EsoloeState(owner, orient, heights, self._ply + 1, None)
+        return EsoloeState(owner, orient, heights, self._ply + 1, None, self._edition)
 
 
 def views(state: EsoloeState) -> dict[str, JSON]:
@@ -806,6 +885,8 @@ class EsoloeRules:
     name = "esoloe"
     min_seats = 2
     max_seats = 2
+    edition: int = 2
+    editions: tuple[int, ...] = (1, 2)
 
     def default_options(self) -> dict[str, JSON]:
         return {}
@@ -815,26 +896,40 @@ class EsoloeRules:
         seed: int,
         options: Mapping[str, JSON] | None = None,
         setup: Mapping[str, JSON] | None = None,
+        *,
+        edition: int | None = None,
     ) -> EsoloeState:
+        played = check_edition(self, edition)
         check_options(options, self.default_options())
         if setup is not None:
             raise InvalidSetup("e-SOLO-e has no setup; every game starts on an empty board")
         n = NUM_SQUARES * LEVELS
-        return EsoloeState([-1] * n, [-1] * n, [0] * NUM_SQUARES, 0, None)
+        return EsoloeState([-1] * n, [-1] * n, [0] * NUM_SQUARES, 0, None, played)
+
+    def _edition_of(self, value: object, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value not in self.editions:
+            known = ", ".join(map(str, self.editions))
+            raise ValueError(f"{where}: no e-SOLO-e rules edition {value!r}; editions are {known}")
+        return value
 
     def deserialize(self, data: bytes) -> EsoloeState:
         obj = json.loads(data)
-        return _rebuild(obj["stacks"], obj["result"])
+        # Snapshots stored before rules editions existed carry none: they are edition 1.
+        edition = self._edition_of(obj.get("edition", 1), "serialized state")
+        return _rebuild(obj["stacks"], obj["result"], edition)
 
     def from_view(self, view: Mapping[str, JSON], seat: Seat, rng: random.Random) -> EsoloeState:
         """The exact position: e-SOLO-e hides nothing, so the stacks and the result say it all
-        (`ply` and `to_move` follow from them and are only checked)."""
+        (`ply` and `to_move` follow from them and are only checked), in the view's rules edition
+        (the current one when the view has none)."""
+        edition = self._edition_of(view.get("edition", self.edition), "view")
         stacks = view["stacks"]
         if not isinstance(stacks, list):
             raise ValueError("view stacks must be a list of 5 stacks")
         state = _rebuild(
             [[[cube["seat"], cube["top"], cube["front"]] for cube in stack] for stack in stacks],
             view["result"],
+            edition,
         )
         if view.get("ply", state._ply) != state._ply or view.get("to_move") != state.to_move:
             raise ValueError(
@@ -844,9 +939,9 @@ class EsoloeRules:
         return state
 
 
-def _rebuild(stacks: JSON, res: JSON) -> EsoloeState:
-    """The state with these stacks (bottom first, cubes as [seat, top, front]) and this result
-    (as Result.to_json gives it, or None): what serialize and view both carry."""
+def _rebuild(stacks: JSON, res: JSON, edition: int) -> EsoloeState:
+    """The state with these stacks (bottom first, cubes as [seat, top, front]), this result
+    (as Result.to_json gives it, or None) and rules edition: what serialize and view carry."""
     if not isinstance(stacks, list) or len(stacks) != NUM_SQUARES:
         raise ValueError("stacks must be a list of 5 stacks")
     n = NUM_SQUARES * LEVELS
@@ -873,7 +968,7 @@ def _rebuild(stacks: JSON, res: JSON) -> EsoloeState:
             {int(k): v for k, v in res["scores"].items()},
             dict(res["detail"]),
         )
-    return EsoloeState(owner, orient, heights, count[0] + count[1], result)
+    return EsoloeState(owner, orient, heights, count[0] + count[1], result, edition)
 
 
 RULES = EsoloeRules()

@@ -35,10 +35,12 @@ def replay(
     seed: int = 0,
     options: Mapping[str, Any] | None = None,
     setup: Mapping[str, Any] | None = None,
+    edition: int | None = None,
 ) -> dict[str, Any]:
-    """Apply `moves` in order from a new game; stop at the first refused move and report it."""
+    """Apply `moves` in order from a new game of the given rules edition (default: the current
+    one); stop at the first refused move and report it."""
     rules = registry.get(game)
-    state = rules.new_game(seed, options, setup)
+    state = rules.new_game(seed, options, setup, edition=edition)
     applied = 0
     error = None
     for index, (seat, move) in enumerate(moves):
@@ -53,4 +55,10 @@ def replay(
             }
             break
         applied += 1
-    return {"game": game, "applied": applied, "error": error, **describe(game, state)}
+    return {
+        "game": game,
+        "edition": state.edition,
+        "applied": applied,
+        "error": error,
+        **describe(game, state),
+    }

@@ -1,4 +1,4 @@
-"""Solace (`solace`): Dale Newfield's Black Ice patience, one seat. Rulings L1-L7 (RULINGS.md).
+"""Solace (`solace`): Dale Newfield's Black Ice patience, one seat (docs/rules/solace.md, L1-L7).
 
 Model
 -----
@@ -76,6 +76,7 @@ from engines.contract import (
     Result,
     Seat,
     State,
+    check_edition,
     check_options,
     check_seat,
 )
@@ -663,6 +664,8 @@ class SolaceRules:
     name = "solace"
     min_seats = 1
     max_seats = 1
+    edition = 1
+    editions: tuple[int, ...] = (1,)
 
     def default_options(self) -> dict[str, JSON]:
         return {"no_monochrome": False}
@@ -672,7 +675,10 @@ class SolaceRules:
         seed: int,
         options: Mapping[str, JSON] | None = None,
         setup: Mapping[str, JSON] | None = None,
+        *,
+        edition: int | None = None,
     ) -> SolaceState:
+        check_edition(self, edition)
         merged = check_options(options, self.default_options())
         no_mono = merged["no_monochrome"]
         if not isinstance(no_mono, bool):

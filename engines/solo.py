@@ -1,4 +1,18 @@
-"""Solo (`solo`): Amigo's UNO-like card game for 2-10 seats. Rulings S1-S14 (RULINGS.md).
+"""Solo (`solo`): Amigo's UNO-like card game for 2-10 seats. Rulings S1-S14 (docs/rules/solo.md).
+
+Rules editions
+--------------
+A game keeps the edition it was created with (`SoloState.edition`; serialized, and shown in
+views). Edition 2 (the current one) plays the revised S11 and S12; edition 1 (before them) is kept
+so that games stored before the revision finish under their own rules. They differ in two places
+only, each marked "edition 1 (before the revised S11/S12)" in the code:
+- S11: in edition 2 any seat but the seat to move may jump in, the one that played the top card
+  included (it may play its second copy on its own card); in edition 1 that seat may not.
+- S12: in edition 2 the call is made only with the play (`!`); `solo` is not a move (refused as
+  malformed: it is not in the edition's notation) and no `solo` event exists. In edition 1 a
+  seat whose own play left it one card without the call may still call late with `solo`
+  (listed for it, and in to_act/public_to_act, until another seat's next card is played).
+The 2-card penalty and its timing are the same in both.
 
 Model
 -----
@@ -25,25 +39,29 @@ Sub-states of the seat to move and its legal moves (S4/S5/S9)
   drawer's moves are that card's plays and `pass` (keep it; the turn ends). An unplayable drawn
   card, or drawing nothing from an empty pile (S6), ends the turn at once.
 Other seats act out of turn (several seats can act at once; to_act() lists them all):
-- *Jump-in* (S11): a seat other than the seat to move and other than the seat that played the top
-  card may play a card identical to the top card (same colour and rank; for jokers the same joker
-  kind), in all its forms. Effects apply, play continues after the jumper, a waiting drawn card
-  stays in the drawer's hand, a jumped D / W4 adds to the pending draw (or starts a new one). The
-  seat to move never "jumps in": its identical card is an ordinary play (or an extension); while
-  its drawn card waits it may only play that card (S5).
-- *Late call* (S12): `solo`, listed for the seat whose own play left it one card without the
-  call, while it still holds one card and until another seat's next card is played. Calling is
-  also recorded by a `!` play; `solo_called` in the view shows who called and still holds one
-  card (the flag drops when the hand size changes away from one).
+- *Jump-in* (S11): a seat other than the seat to move (edition 1: and other than the seat that
+  played the top card) may play a card identical to the top card (same colour and rank; for
+  jokers the same joker kind), in all its forms. Effects apply, play continues after the
+  jumper, a waiting drawn card stays in the drawer's hand, a jumped D / W4 adds to the pending
+  draw (or starts a new one). The seat to move never "jumps in": its identical card is an
+  ordinary play (or an extension); while its drawn card waits it may only play that card (S5).
+  A jump-in is hidden information: public_to_act() never lists it (S14).
+- *Late call* (S12, edition 1 only): `solo`, listed for the seat whose own play left it one card
+  without the call, while it still holds one card and until another seat's next card is played.
+In both editions calling is recorded by a `!` play; `solo_called` in the view shows who called
+and still holds one card (the flag drops when the hand size changes away from one), and
+`exposed` the seat whose own play left it one card without the call: it draws the penalty when
+another seat's next card is played, unless (edition 1) it calls late first.
 
 S12 details: a play "after which (its effects included) the player holds exactly one card" is
 computed with the effects: a coloured X gives the mover the target's hand, a WX the hand of the
-seat before the mover in the current direction, and when the play closes someone's late-call
+seat before the mover in the current direction, and when the play closes someone's penalty
 window the 2-card penalty (drawn before the effect, S12) is counted in that hand. A play of one's
 last card ends the round (S13), so it never carries `!`. The penalty is checked whenever another
-seat plays a card, including a jump-in and a round-ending last card; the penalised seat draws 2
-(or what exists, S6) with the card already on the discard pile, so the pile reshuffle may include
-the card below it.
+seat plays a card, including a jump-in and a round-ending last card (the exposed seat's own
+jump-in is not another seat's card: it closes nothing); the penalised seat draws 2 (or what
+exists, S6) with the card already on the discard pile, so the pile reshuffle may include the
+card below it.
 
 Other decisions
 ---------------
@@ -59,9 +77,10 @@ Other decisions
 - Result: winners are all seats tied at the top (S13 "most points wins"; no tie-break), scores
   are the points per seat.
 - Events (S14): public `round_start`, `play`, `drew` {seat, count, reason: turn|stack|penalty},
-  `reshuffled`, `kept`, `solo`, `skipped`, `reversed`, `swapped` (sizes only), `hands_passed`
-  (sizes only), `round_end` (all hands revealed, penalties, points), `game_end`, `resigned`;
-  private `dealt` {cards} and `drew_cards` {cards} to the seat concerned.
+  `reshuffled`, `kept`, `solo` (a late call: edition 1 only), `skipped`, `reversed`, `swapped`
+  (sizes only), `hands_passed` (sizes only), `round_end` (all hands revealed, penalties,
+  points), `game_end`, `resigned`; private `dealt` {cards} and `drew_cards` {cards} to the seat
+  concerned.
 - determinize(seat, rng): the other hands and the draw pile are redealt keeping all sizes; a card
   waiting in another seat's hand after its draw is redrawn among the pooled cards that are
   playable there (the waiting card is known to be playable). from_view(view, seat, rng) deals
@@ -91,6 +110,7 @@ from engines.contract import (
     Result,
     Seat,
     State,
+    check_edition,
     check_options,
     check_seat,
 )
@@ -188,9 +208,14 @@ MOVE_RE: Final = re.compile(
     r"(?:@(?P<target>[0-9]{1,3}))?(?P<call>!)?"
 )
 NOTATION_HELP: Final = (
-    "moves are `play <card>[:<colour>][@<seat>][!]`, `draw`, `pass`, `solo`; cards are "
+    "moves are `play <card>[:<colour>][@<seat>][!]`, `draw`, `pass`; cards are "
     "r/g/b/y + 1..9, S, R, D, X, and the jokers W, W4, WX; colours r, g, b, y"
 )
+# edition 1 (before the revised S12): the late call `solo` is a move too.
+NOTATION_HELP_1: Final = NOTATION_HELP.replace("`pass`;", "`pass`, `solo`;")
+EDITION: Final[int] = 2
+"""The rules edition new games are played under (see the module docstring)."""
+EDITIONS: Final[tuple[int, ...]] = (1, 2)
 
 DEFAULT_OPTIONS: Final[dict[str, JSON]] = {
     "players": 4,
@@ -225,6 +250,7 @@ class SoloState(State):
         "direction",
         "discard",
         "drawn",
+        "ed",
         "exposed",
         "first_seat",
         "hands",
@@ -262,6 +288,8 @@ class SoloState(State):
     pending: int
     owner: int
     drawn: str
+    ed: int
+    """The rules edition (1 or 2): fixed for the game's life."""
     exposed: int
     called: list[bool]
     over: bool
@@ -274,6 +302,7 @@ class SoloState(State):
     def _clone(self) -> SoloState:
         new = SoloState.__new__(SoloState)
         new.seed = self.seed
+        new.ed = self.ed
         new.n = self.n
         new.start_points = self.start_points
         new.mode = self.mode
@@ -361,6 +390,16 @@ class SoloState(State):
     def num_seats(self) -> int:
         return self.n
 
+    def opening_events(self) -> list[Event]:
+        """Round 1's `round_start` and each seat's private `dealt`, as later rounds send them."""
+        events: list[Event] = []
+        self._round_events(events)
+        return events
+
+    @property
+    def edition(self) -> int:
+        return self.ed
+
     def to_act(self) -> tuple[Seat, ...]:
         acting = self._acting
         if acting is None:
@@ -368,27 +407,32 @@ class SoloState(State):
         return acting
 
     def public_to_act(self) -> tuple[Seat, ...]:
-        """S14: the seat to move, and a seat that may still make its late Solo call (its hand
-        size and call are public); never a jump-in, which would show a card in a hand."""
+        """S14: the seat to move; never a jump-in, which would show a card in a hand. In
+        edition 1 also a seat that may still make its late Solo call (its hand size and the
+        missing call are public)."""
         if self.over:
             return ()
-        exposed = self.exposed
-        late = exposed >= 0 and exposed != self.current and len(self.hands[exposed]) == 1
-        return tuple(sorted((self.current, exposed))) if late else (self.current,)
+        if self.ed == 1:  # edition 1 (before the revised S12): the late call
+            exposed = self.exposed
+            if exposed >= 0 and exposed != self.current and len(self.hands[exposed]) == 1:
+                return tuple(sorted((self.current, exposed)))
+        return (self.current,)
 
     def _compute_acting(self) -> tuple[int, ...]:
         if self.over:
             return ()
         current = self.current
         top = self.discard[-1]
-        owner = self.owner
-        exposed = self.exposed
+        if self.ed == 1:  # edition 1 (before the revised S11/S12): no jump-in on one's own
+            barred, late = self.owner, self.exposed  # card; the late call
+        else:  # S11: anyone holding the top card, its player included; S12: no late call
+            barred = late = -1
         seats = []
         for seat, hand in enumerate(self.hands):
             if (
                 seat == current
-                or (seat != owner and top in hand)
-                or (seat == exposed and len(hand) == 1)
+                or (seat != barred and top in hand)
+                or (seat == late and len(hand) == 1)
             ):
                 seats.append(seat)
         return tuple(seats)
@@ -467,12 +511,12 @@ class SoloState(State):
                             else:
                                 out.extend(forms)
                 out.append("draw")
-        else:
-            top = self.discard[-1]
-            if seat != self.owner and top in hand:  # S11 jump-in
-                self._add_forms(seat, top, out)
-        if seat == self.exposed and len(hand) == 1:  # S12 late call
-            out.append("solo")
+        elif self.discard[-1] in hand and (self.ed != 1 or seat != self.owner):
+            # S11 jump-in, the top card's player included (edition 1, before the revised S11:
+            # no jump-in on one's own card)
+            self._add_forms(seat, self.discard[-1], out)
+        if self.ed == 1 and seat == self.exposed and len(hand) == 1:
+            out.append("solo")  # edition 1 (before the revised S12): the late call
         return out
 
     # ---- apply
@@ -646,8 +690,18 @@ class SoloState(State):
     # ---- refusals (messages name only the acting seat's own cards and public facts)
 
     def _refuse(self, seat: int, move: str) -> NoReturn:
+        old = self.ed == 1  # edition 1 (before the revised S11/S12)
+        notation = NOTATION_HELP_1 if old else NOTATION_HELP
         if not isinstance(move, str):
-            raise MalformedMove(f"a move is a string; {NOTATION_HELP}")
+            raise MalformedMove(f"a move is a string; {notation}")
+        if move == "solo" and not old:
+            # S12 (revised): the call goes with the play; `solo` is no longer in the notation,
+            # so it is malformed whoever sends it and whenever (never legal in this edition).
+            raise MalformedMove(
+                "`solo` is not a move in this game (rules edition 2): the Solo call is made with "
+                "the play that leaves you one card, by adding `!` to it, e.g. `play r5!`; there "
+                f"is no late call; {notation}"
+            )
         if move in ("draw", "pass", "solo"):
             parsed = None
         else:
@@ -655,7 +709,7 @@ class SoloState(State):
             if parsed is None:
                 match = MOVE_RE.fullmatch(move)
                 if match is None:
-                    raise MalformedMove(f"{move!r} is not a Solo move; {NOTATION_HELP}")
+                    raise MalformedMove(f"{move!r} is not a Solo move; {notation}")
                 target = match["target"]
                 parsed = (
                     match["card"],
@@ -676,9 +730,10 @@ class SoloState(State):
                     f"another player's next card is played; your legal moves: {allowed}"
                 )
             if seat != current:
+                late = " or a late solo call" if old else ""
                 raise NotYourTurn(
                     f"seat {seat} cannot {move} now: {turn}; out of turn only a jump-in with a "
-                    f"card identical to the top card {top} or a late solo call is possible"
+                    f"card identical to the top card {top}{late} is possible"
                 )
             if move == "draw":
                 raise IllegalMove(
@@ -697,7 +752,7 @@ class SoloState(State):
                     f"seat {seat} cannot play {card} now: {turn}; out of turn only a jump-in "
                     f"with a card identical to the top card {top} is possible"
                 )
-            if seat == self.owner:
+            if old and seat == self.owner:  # edition 1 (before the revised S11)
                 raise IllegalMove(f"you played the top card {top}; no jump-in on your own card")
         if card not in hand:
             raise IllegalMove(f"you hold no {card}; your legal moves: {allowed}")
@@ -774,6 +829,7 @@ class SoloState(State):
         result = self.result()
         out: dict[str, JSON] = {
             "seat": seat,
+            "edition": self.ed,
             "players": self.n,
             "mode": self.mode,
             "rounds": self.rounds,
@@ -808,7 +864,13 @@ class SoloState(State):
         candidates = [s for s in range(self.n) if s != self.resigned]
         best = max(points[s] for s in candidates)
         winners = tuple(s for s in candidates if points[s] == best)
-        detail: dict[str, JSON] = {"rounds_played": self.round, "mode": self.mode}
+        if self.resigned >= 0:
+            reason = "resignation"
+        elif any(p < 0 for p in points):
+            reason = "below_zero"  # a seat's points went below 0 (both modes)
+        else:
+            reason = "rounds"  # rounds mode: the last round was played
+        detail: dict[str, JSON] = {"reason": reason, "rounds_played": self.round, "mode": self.mode}
         if self.resigned >= 0:
             detail["resigned"] = self.resigned
         return Result(winners, {s: p for s, p in enumerate(points)}, detail)
@@ -817,6 +879,7 @@ class SoloState(State):
 
     def serialize(self) -> bytes:
         data = {
+            "edition": self.ed,
             "seed": self.seed,
             "opts": [self.n, self.start_points, self.mode, self.rounds, self.mixed],
             "points": self.points,
@@ -894,6 +957,8 @@ class SoloRules:
     name = "solo"
     min_seats = 2
     max_seats = MAX_SEATS
+    edition: int = EDITION
+    editions: tuple[int, ...] = EDITIONS
 
     def default_options(self) -> dict[str, JSON]:
         return dict(DEFAULT_OPTIONS)
@@ -903,7 +968,10 @@ class SoloRules:
         seed: int,
         options: Mapping[str, JSON] | None = None,
         setup: Mapping[str, JSON] | None = None,
+        *,
+        edition: int | None = None,
     ) -> SoloState:
+        ed = check_edition(self, edition)
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise InvalidOptions(f"the seed must be an integer, not {seed!r}")
         opts = check_options(options, DEFAULT_OPTIONS)
@@ -917,6 +985,7 @@ class SoloRules:
         if not isinstance(mixed, bool):
             raise InvalidOptions(f"option mixed_stacking must be true or false, not {mixed!r}")
         state = SoloState.__new__(SoloState)
+        state.ed = ed
         state.seed = seed
         state.n = players
         state.start_points = start_points
@@ -987,10 +1056,15 @@ class SoloRules:
         """The unseen cards (the full deck less the seat's hand and the discard pile) are dealt
         at random to the other hands and the draw pile, sizes from the view. What no view shows
         is set to something consistent with it: a fresh seed from `rng` (so later reshuffles
-        are unknown too), start points at the highest points, round 1 started by seat 0."""
+        are unknown too), start points at the highest points, round 1 started by seat 0. The
+        edition is the view's (the current one when the view has none)."""
+        edition = view.get("edition", EDITION)
+        if edition not in EDITIONS or isinstance(edition, bool):
+            raise ValueError(f"Solo has no rules edition {edition!r}; editions are {EDITIONS}")
         n = view["players"]
         points: list[int] = list(view["points"])
         state = SoloState.__new__(SoloState)
+        state.ed = edition
         state.seed = rng.getrandbits(63)
         state.n = n
         state.start_points = max(points)
@@ -1033,6 +1107,7 @@ class SoloRules:
     def deserialize(self, data: bytes) -> SoloState:
         obj: dict[str, Any] = json.loads(data)
         state = SoloState.__new__(SoloState)
+        state.ed = obj.get("edition", 1)  # snapshots stored before editions existed: edition 1
         state.seed = obj["seed"]
         state.n, state.start_points, state.mode, state.rounds, state.mixed = obj["opts"]
         state.points = obj["points"]

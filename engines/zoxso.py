@@ -1,4 +1,4 @@
-"""ZoxSo (`zoxso`, exactly 2 seats): a pure rules engine. Rulings Z1-Z10 in RULINGS.md.
+"""ZoxSo (`zoxso`, exactly 2 seats): a pure rules engine. Rulings Z1-Z10 (docs/rules/zoxso.md).
 
 Board (Z1-Z3). Pearls `a1`..`h8` are the 8x8 grid intersections, Stones `A1`..`G7` the 7x7 cells;
 rows count from Dark's side. Stone `Xn` touches the Pearls at columns X, X+1 and rows n, n+1
@@ -8,7 +8,7 @@ the Wall; the Wall never blocks Stones or flips.
 
 Seats: 0 = Dark (moves first in both phases), 1 = Light.
 
-Moves (RULINGS.md notation; captures are implicit):
+Moves (the notation of docs/rules/zoxso.md; captures are implicit):
 - Phase 1 (Z5): `M@b2`, `D@e1`, `X@c1`: place a Ma, Dao or Xing from hand on an empty outside Pearl.
 - Phase 2 (Z6-Z8): `b2-b3` Pearl step or Zox-chain move; `C3-E4` Stone move; `b2^B2` flip a Pearl
   piece onto an adjacent empty Stone, `b2^B2-B5` flip then move on the Stones; `C3^c4` flip a
@@ -20,10 +20,19 @@ Moves (RULINGS.md notation; captures are implicit):
   no set of <= 10 Stone pieces blocks itself. The rule is implemented as written all the same.)
 Move-then-flip (`b2-b3^B3`) and double flips (`b2^B2^c3`) are refused as IllegalMove (Z6).
 
-End (Z9, Z10): a Xing ending its side's turn on the Throne wins (a bare Xing flip onto `D4` too;
-a Xing that flips onto `D4` and moves off again does not win); capturing the enemy Xing wins; two
-passes in a row draw; reaching `max_plies` plies (both phases and passes count) draws unless the
-move that reached it won. Scores: winner 1, loser 0; draw 0.5 each.
+End (Z9, Z10): a Xing that lands on the Throne wins at once, whether it steps there on the
+Stones or flips there from a Pearl (`e5^D4`, `C4-D4`, `d3^D3-D4`); a flip onto the Throne ends the
+turn, so no move may follow a Xing's flip onto `D4` (`e5^D4-D5` is refused, revised Z9).
+Capturing the enemy Xing wins; two passes in a row draw; reaching `max_plies` plies (both phases
+and passes count) draws unless the move that reached it won. Scores: winner 1, loser 0; draw 0.5
+each. A Ma or Dao may still flip onto the Throne, and then must move off it (Z8).
+
+Rules editions (`RULES.edition` = 2, `RULES.editions` = (1, 2); a state keeps its edition for the
+whole game, and serializes and shows it as "edition"; a snapshot without it is edition 1):
+- 2 (current): Z9 as revised, above.
+- 1 (before the revised Z9): a Xing that flipped onto the Throne could still move off it in the
+  same turn (`e5^D4-D5` was legal, and won only if that move captured the enemy Xing); the bare
+  flip `e5^D4` won as in edition 2. Everything else is the same.
 
 Resign: either seat may resign at any time while the game runs; the other seat wins
 (events `resigned` {seat} then `won` {seat, reason: "resignation"}).
@@ -69,6 +78,7 @@ from engines.contract import (
     Result,
     Seat,
     State,
+    check_edition,
     check_options,
     check_seat,
 )
@@ -350,6 +360,7 @@ class ZoxsoState(State):
     """One ZoxSo position. Boards are lists of piece codes; never mutated once returned."""
 
     __slots__ = (
+        "_edition",
         "_hand",
         "_legal",
         "_legal_set",
@@ -378,10 +389,15 @@ class ZoxsoState(State):
     _reason: str | None  # set when the game is over
     _legal: list[str] | None
     _legal_set: frozenset[str] | None
+    _edition: int  # the rules edition (see the module docstring): 1 or 2
 
     @property
     def num_seats(self) -> int:
         return 2
+
+    @property
+    def edition(self) -> int:
+        return self._edition
 
     # ---- basic queries -------------------------------------------------------------------
 
@@ -484,8 +500,14 @@ class ZoxsoState(State):
                 for st, flip, then in _FLIPS_PS[q]:
                     if stones[st]:
                         continue
-                    if st != THRONE or kind == XING:
+                    if st != THRONE:
                         out.append(flip)
+                    elif kind == XING:
+                        out.append(flip)  # Z9: the Xing wins on the Throne
+                        if self._edition != 1:
+                            continue  # Z9 (revised): the flip onto the Throne ends the turn
+                        # edition 1 (before the revised Z9): it could also move off, e5^D4-D5
+                    # Flip then move (a Ma or Dao on the Throne must move off it, Z8).
                     out.extend([then[u] for u in _stone_targets(kind, st, stones, lo)])
         for s in range(49):
             v = stones[s]
@@ -541,6 +563,7 @@ class ZoxsoState(State):
         new._reason = self._reason
         new._legal = None
         new._legal_set = None
+        new._edition = self._edition
         return new
 
     def _play(self, seat: int, parsed: Parsed, move: str) -> tuple[ZoxsoState, list[Event]]:
@@ -693,6 +716,12 @@ class ZoxsoState(State):
                     "Stone (Z6)"
                 )
             piece = TYPE_OF[pearls[a]]
+            if b == THRONE and piece == XING and c >= 0 and self._edition != 1:
+                return IllegalMove(
+                    f"{move}: a Xing that flips onto the Throne D4 wins there at once, so the "
+                    f"turn ends with the flip and no move may follow it (Z9); play "
+                    f"{PEARL_NAMES[a]}^D4 to win"
+                )
             if c < 0:
                 if b == THRONE and piece != XING:
                     targets = _stone_targets(piece, b, stones, 1 + 3 * side)
@@ -853,6 +882,7 @@ class ZoxsoState(State):
                 for side in range(2)
             },
             "result": None if result is None else result.to_json(),
+            "edition": self._edition,
         }
 
     def determinize(self, seat: Seat | None, rng: random.Random) -> State:
@@ -872,6 +902,7 @@ class ZoxsoState(State):
             "passes": self._passes,
             "winner": self._winner,
             "reason": self._reason,
+            "edition": self._edition,
         }
         return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
@@ -892,6 +923,8 @@ def _make_state(
     passes: int = 0,
     winner: int | None = None,
     reason: str | None = None,
+    *,
+    edition: int,
 ) -> ZoxsoState:
     state = ZoxsoState.__new__(ZoxsoState)
     state._pearls = pearls
@@ -907,6 +940,7 @@ def _make_state(
     state._reason = reason
     state._legal = None
     state._legal_set = None
+    state._edition = edition
     return state
 
 
@@ -919,7 +953,7 @@ def _int(value: object, name: str, low: int, high: int | None, error: type[GameE
     return value
 
 
-def _setup_state(seed: int, max_plies: int, setup: Mapping[str, JSON]) -> ZoxsoState:
+def _setup_state(seed: int, max_plies: int, setup: Mapping[str, JSON], edition: int) -> ZoxsoState:
     if not isinstance(setup, Mapping):
         raise InvalidSetup("a setup is a mapping with keys pieces, phase, to_move, in_hand, ply")
     keys = {"pieces", "phase", "to_move", "in_hand", "ply", "passes"}
@@ -1010,7 +1044,9 @@ def _setup_state(seed: int, max_plies: int, setup: Mapping[str, JSON]) -> ZoxsoS
                 "Dao may not stay (Z8, Z9)"
             )
         to_move = _int(setup.get("to_move", 0), "to_move", 0, 1, InvalidSetup)
-    return _make_state(seed, max_plies, pearls, stones, hand, to_move, phase, ply, passes)
+    return _make_state(
+        seed, max_plies, pearls, stones, hand, to_move, phase, ply, passes, edition=edition
+    )
 
 
 class ZoxsoRules:
@@ -1019,6 +1055,9 @@ class ZoxsoRules:
     name: str = "zoxso"
     min_seats: int = 2
     max_seats: int = 2
+    edition: int = 2
+    """Edition 2: the revised Z9 (a Xing's flip onto the Throne ends the turn)."""
+    editions: tuple[int, ...] = (1, 2)
 
     def default_options(self) -> dict[str, JSON]:
         return {"max_plies": 400}
@@ -1028,12 +1067,24 @@ class ZoxsoRules:
         seed: int,
         options: Mapping[str, JSON] | None = None,
         setup: Mapping[str, JSON] | None = None,
+        *,
+        edition: int | None = None,
     ) -> ZoxsoState:
+        played = check_edition(self, edition)
         merged = check_options(options, self.default_options())
         max_plies = _int(merged["max_plies"], "max_plies", 1, None, InvalidOptions)
         if setup is not None:
-            return _setup_state(seed, max_plies, setup)
-        return _make_state(seed, max_plies, [0] * 64, [0] * 49, [*FULL_SET, *FULL_SET], 0, 1)
+            return _setup_state(seed, max_plies, setup, played)
+        return _make_state(
+            seed, max_plies, [0] * 64, [0] * 49, [*FULL_SET, *FULL_SET], 0, 1, edition=played
+        )
+
+    def _edition_of(self, value: object, where: str) -> int:
+        """`value` as one of `editions`, else ValueError (a stored state or a view)."""
+        if not isinstance(value, int) or isinstance(value, bool) or value not in self.editions:
+            known = ", ".join(map(str, self.editions))
+            raise ValueError(f"{where}: no ZoxSo rules edition {value!r}; editions are {known}")
+        return value
 
     def deserialize(self, data: bytes) -> ZoxsoState:
         obj = json.loads(data)
@@ -1051,11 +1102,15 @@ class ZoxsoRules:
             obj["passes"],
             obj["winner"],
             obj["reason"],
+            # Snapshots stored before rules editions existed carry none: they are edition 1.
+            edition=self._edition_of(obj.get("edition", 1), "serialized state"),
         )
 
     def from_view(self, view: Mapping[str, JSON], seat: Seat, rng: random.Random) -> ZoxsoState:
-        """The exact position (Z4: nothing is hidden). The view does not carry the seed, which
-        changes nothing in play: the state has seed 0."""
+        """The exact position (Z4: nothing is hidden), in the view's rules edition (the current
+        one when the view has none). The view does not carry the seed, which changes nothing in
+        play: the state has seed 0."""
+        edition = self._edition_of(view.get("edition", self.edition), "view")
         pearls, stones = [0] * 64, [0] * 49
         for layer, board, index in (
             ("pearls", pearls, PEARL_INDEX),
@@ -1086,6 +1141,7 @@ class ZoxsoRules:
             view["passes"],
             winner,
             reason,
+            edition=edition,
         )
 
 

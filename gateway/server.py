@@ -36,8 +36,8 @@ from services.runtime.apis import GAME_APIS, channel_options
 from services.runtime.errors import ApiError, abort
 from services.runtime.main import adapter_of, connect_redis
 from services.runtime.server import Server
-from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
-from services.runtime.store import redis_failed
+from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA, status_message
+from services.runtime.store import GameStore, redis_failed
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 
 log = logging.getLogger("tabletop.gateway")
@@ -96,10 +96,18 @@ class Guard:
 
 
 class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
-    def __init__(self, issuer: TokenIssuer, limiter: RateLimiter, bot_key: str) -> None:
-        self.issuer = issuer
+    def __init__(
+        self,
+        guard: Guard,
+        limiter: RateLimiter,
+        bot_key: str,
+        games: GameStore | None,
+    ) -> None:
+        self.guard = guard
+        self.issuer = guard.issuer
         self.limiter = limiter
         self.bot_key = bot_key
+        self.games = games
 
     async def BotLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
@@ -117,6 +125,14 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
             await abort(context, error)
         return _login_response(token, identity)
 
+    async def Refresh(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
+        try:
+            identity = self.guard.admit(context)
+            token, renewed = self.issuer.issue(identity.player_id, identity.name)
+        except ApiError as error:
+            await abort(context, error)
+        return _login_response(token, renewed)
+
     async def Login(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
             wait = self.limiter.take("login:" + (context.peer() or "").rsplit(":", 1)[0])
@@ -132,6 +148,13 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                 raise ApiError("INVALID_ARGUMENT", str(error)) from None
         except ApiError as error:
             await abort(context, error)
+        if self.games is not None:
+            try:  # best effort: without it the player's seats show the player id
+                await self.games.remember_name(
+                    identity.player_id, identity.name, self.issuer.ttl_seconds
+                )
+            except ApiError:
+                log.warning("name not kept", extra={"player": identity.player_id})
         return _login_response(token, identity)
 
 
@@ -188,11 +211,16 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     """Matchmaking tickets (the matchmaker forms the games) and games against bots."""
 
     def __init__(
-        self, guard: Guard, channels: Mapping[str, grpc.aio.Channel], lobby: LobbyStore | None
+        self,
+        guard: Guard,
+        channels: Mapping[str, grpc.aio.Channel],
+        lobby: LobbyStore | None,
+        games: GameStore | None,
     ) -> None:
         self.guard = guard
         self.channels = channels
         self.lobby = lobby
+        self.games = games
 
     def _game_request(self, request: Any) -> tuple[str, Any]:
         """The game and its CreateGame request with the request's options (checked)."""
@@ -308,6 +336,27 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         except ApiError as error:
             await abort(context, error)
         return _ticket_message(final or ticket)
+
+    async def ListGames(self, request: Any, context: Context) -> lobby_pb2.ListGamesResponse:
+        try:
+            identity = self.guard.admit(context)
+            if self.games is None:
+                raise ApiError("UNAVAILABLE", "the lobby is not configured on this gateway")
+            with _lobby_reachable():
+                games = await self.games.player_games(identity.player_id)
+        except ApiError as error:
+            await abort(context, error)
+        reply = lobby_pb2.ListGamesResponse()
+        for game in games:
+            if request.live_only and game.last.status["finished"]:
+                continue
+            summary = reply.games.add(
+                status=status_message(game.game_id, game.last.version, game.meta, game.last.status),
+                seats=[i for i, p in enumerate(game.meta["seats"]) if p == identity.player_id],
+            )
+            summary.created.FromMilliseconds(game.created_ms)
+            summary.updated.FromMilliseconds(game.last.time_ms)
+        return reply
 
     async def PlayAgainstBots(
         self, request: Any, context: Context
@@ -461,16 +510,18 @@ class Gateway:
             for game, channel in self.channels.items()
         }
         self.base.server.add_generic_rpc_handlers((Proxy(guard, self.relays),))
+        games = GameStore(self.redis) if self.redis is not None else None
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
             AuthServicer(
-                self.issuer,
+                guard,
                 RateLimiter(settings.login_rate_per_second, settings.login_rate_burst),
                 settings.bot_key,
+                games,
             ),
             self.base.server,
         )
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-            LobbyServicer(guard, self.channels, self.lobby), self.base.server
+            LobbyServicer(guard, self.channels, self.lobby, games), self.base.server
         )
         self._watcher: asyncio.Task[None] | None = None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Awaitable, Sequence
 from types import TracebackType
@@ -13,9 +14,12 @@ import pytest
 from redis.asyncio import Redis
 
 from client.session import Session
+from engines.contract import State
 from gateway.server import Gateway, GatewaySettings
 from services.bots.worker import BotWorker
 from services.matchmaker.matchmaker import Matchmaker
+from services.runtime import keys
+from services.runtime.apis import GAME_APIS
 from services.runtime.config import ServiceSettings
 from services.runtime.errors import error_info
 from services.runtime.main import connect_redis, start_game_service
@@ -104,6 +108,12 @@ class Platform:
             await self.start_matchmaker(f"test-matchmaker-{index}")
         return self
 
+    async def create_game(self, game: str, request: Any) -> Any:
+        """CreateGame as the platform's own lobby and matchmaker call it (they may seat anyone:
+        players may only create tables they hold entirely), straight to a replica."""
+        async with grpc.aio.insecure_channel(self.replica_target(0, game)) as channel:
+            return await GAME_APIS[game].stub(channel).CreateGame(request, timeout=10)
+
     async def start_matchmaker(self, consumer: str, **settings: float) -> Matchmaker:
         redis = connect_redis(self.redis_url)
         self._redis.append(redis)
@@ -120,7 +130,7 @@ class Platform:
         self._redis.append(redis)
         worker = BotWorker(
             redis=redis, gateway=self.target, bot_key=TEST_BOT_KEY, consumer=consumer,
-            **settings,  # type: ignore[arg-type]
+            **{"people_window_seconds": 0.0, **settings},  # type: ignore[arg-type]
         )  # fmt: skip
         stop = asyncio.Event()
         self.workers.append((worker, stop, asyncio.create_task(worker.run(stop))))
@@ -147,6 +157,26 @@ class Platform:
                 await server.stop(0.5)
         for redis in self._redis:
             await redis.aclose()
+
+
+async def store_as_before_editions(redis_url: str, game_id: str, state: State) -> None:
+    """Make a created game look as the code from before rules editions stored it: `state` (an
+    edition-1 position) as its snapshot, and neither the snapshot nor the meta naming an
+    edition."""
+    snapshot = json.loads(state.serialize())
+    assert snapshot.pop("edition") == 1
+    redis = Redis.from_url(redis_url)
+    try:
+        key = keys.game_state(game_id)
+        meta = json.loads(await redis.hget(key, "meta") or b"{}")
+        meta.pop("edition")
+        await redis.hset(key, mapping={"snapshot": _compact(snapshot), "meta": _compact(meta)})
+    finally:
+        await redis.aclose()
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 async def logged_in(platform: Platform, *names: str) -> list[Session]:

@@ -265,7 +265,8 @@ def test_worker_budgets_parse_level_items() -> None:
 def _reply(game: str, state: State, seat: int | None) -> Any:
     """The GetView reply a game service gives `seat` (None: a spectator) at `state`."""
     adapter = adapter_of(game)
-    status = status_message("g", game, 0, ["p"] * state.num_seats, status_of(state))
+    meta = {"game": game, "seats": ["p"] * state.num_seats, "edition": state.edition}
+    status = status_message("g", 0, meta, status_of(state))
     return adapter.view_response(
         status=status, seat=-1 if seat is None else seat, view=adapter.view(state.view(seat))
     )
@@ -277,8 +278,9 @@ def test_the_worker_gets_back_each_seats_view_from_a_getview_reply(game: str) ->
     every seat and spectators, at positions reached by random play up to the game's end, so bots
     see what the arena shows them."""
     rng = random.Random(1)
-    for seed in range(3):
-        state: State = registry.get(game).new_game(seed)
+    rules = registry.get(game)
+    for seed, edition in enumerate([*rules.editions, rules.edition]):
+        state: State = rules.new_game(seed, edition=edition)
         while True:
             for seat in [None, *range(state.num_seats)]:
                 expected = state.view(seat)

@@ -68,3 +68,15 @@ def test_replay_options_anywhere(capsys: pytest.CaptureFixture[str]) -> None:
     third = _run(capsys, "--seed", "3", "esoloe", "0:c12", "1:c13")
     assert first == second == third
     assert first["applied"] == 2
+
+
+def test_replay_plays_each_rules_edition(capsys: pytest.CaptureFixture[str]) -> None:
+    # E8: seat 0's last cube re-covers the upper row's 1-1-1 on b, c, d. Edition 1 counted that
+    # as a new set (a win); edition 2 counts a set by what is seen, so nothing new is made.
+    moves = ["0:d12", "1:b14", "0:c12", "1:e32", "0:d15"]
+    old = _run(capsys, "esoloe", "--edition", "1", *moves)
+    new = _run(capsys, "esoloe", *moves)
+    assert (old["edition"], old["finished"]) == (1, True)
+    assert (new["edition"], new["finished"]) == (2, False)
+    assert main(["replay", "esoloe", "--edition", "9", "0:c12"]) == 2
+    assert "no rules edition 9" in capsys.readouterr().err

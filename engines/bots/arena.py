@@ -79,7 +79,8 @@ def mean_interval(values: Sequence[float], z: float = Z95) -> Interval:
 
 def jump_in_order(seats: Sequence[Seat], mover: Seat, direction: int, num_seats: int) -> list[Seat]:
     """`seats` (other than the mover) nearest after the mover first, in the direction of play:
-    the order in which seats with an optional chance (Solo jump-ins, late calls) are asked."""
+    the order in which seats with an optional chance (Solo jump-ins; in Solo's rules edition 1
+    also late calls) are asked."""
     step = -1 if direction < 0 else 1
     return sorted((s for s in seats if s != mover), key=lambda s: ((s - mover) * step) % num_seats)
 

@@ -32,13 +32,16 @@ class Turn:
     budget: float
     """Seconds the bot may think (soft); 0 means answer at once."""
     optional: bool = False
-    """True when the seat may let this chance pass (a Solo jump-in or late call while another
-    seat is to move): the bot may then answer None. See `is_optional`."""
+    """True when the seat may let this chance pass (a Solo jump-in while another seat is to
+    move; in Solo's rules edition 1, also a late Solo call): the bot may then answer None. See
+    `is_optional`."""
 
 
 def is_optional(game: str, view: Mapping[str, JSON], seat: Seat) -> bool:
     """Whether `seat` may act now but need not: in Solo, any seat that is not the one to move
-    (its moves are jump-ins or late Solo calls). Every other game waits for its seat to act."""
+    (its moves are jump-ins, S11, in edition 2 on its own card too; in edition 1 also a late
+    Solo call, S12, which edition 2 no longer has). Every other game waits for its seat to
+    act."""
     return game == "solo" and view.get("to_move") != seat
 
 

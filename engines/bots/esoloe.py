@@ -3,7 +3,11 @@
 The game is decided by threats: a placement that would win for a seat if it were its turn
 (`EsoloeState.winning_placements`). A seat to move with a threat wins at once; a seat facing
 threats on two squares can rarely stop both. Both bots read only their seat's view and rebuild
-the position with `RULES.from_view` (exact: the game hides nothing).
+the position with `RULES.from_view` (exact: the game hides nothing), in the view's rules edition:
+every win test of the bots and of the shared search (`winning_placements`, legal 4th cubes,
+results of `apply`) is the engine's, so each game is searched under the E8 it is played by
+(edition 2: a cube that re-covers a set's cell of L, R or U with the same symbol makes no new
+set, though the set may come over to it; edition 1: it made a new one).
 """
 
 from __future__ import annotations

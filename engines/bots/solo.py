@@ -3,7 +3,10 @@
 Both read only their seat's view and legal moves. The strong bot samples the hidden hands and
 draw pile with `RULES.from_view`, so the positions it plays out are guesses consistent with what
 the seat has seen, never the real ones; it then redeals them by what the view implies about
-other players (`_redeal`). Its playouts run on the engine itself.
+other players (`_redeal`). Its playouts run on the engine itself, under the rules edition the
+view names (`from_view` keeps it), so the sampled games follow the game's own rules: in
+edition 2 a seat may jump in on its own card (S11) and the Solo call goes only with the play
+(S12), in edition 1 neither.
 """
 
 from __future__ import annotations
@@ -34,9 +37,11 @@ from engines.solo import (
 GO_OUT: Final = 10_000.0
 """Playing one's last card ends the round (S13): nothing beats it."""
 LATE_CALL: Final = 5_000.0
-"""A late `solo` costs nothing and saves a 2-card penalty (S12)."""
+"""A late `solo` costs nothing and saves a 2-card penalty (S12; rules edition 1 only: edition 2
+has no late call and never lists `solo`)."""
 CALL: Final = 1.0
-"""Of the two forms of a play that leaves one card, the one with `!`."""
+"""Of the two forms of a play that leaves one card, the one with `!`: always preferred, so the
+bots never owe the penalty (in edition 2 the call can only go with the play, S12)."""
 COLOURED: Final = 10.0
 """Any coloured card beats a joker: jokers are kept for when nothing else fits."""
 JOKER: Final = 2.0
@@ -161,9 +166,10 @@ def greedy_move(table: Table, moves: Sequence[str], optional: bool) -> str | Non
 
 
 class GreedyBot:
-    """One-ply card sense: go out, call Solo, shed high cards, keep jokers for when nothing else
-    fits, attack a seat about to go out, swap only for a smaller hand, jump in whenever that
-    sheds a card without taking a bigger hand."""
+    """One-ply card sense: go out, call Solo with the play (`!`; a late `solo` in edition 1
+    should a call be missing), shed high cards, keep jokers for when nothing else fits, attack a
+    seat about to go out, swap only for a smaller hand, jump in whenever that sheds a card
+    without taking a bigger hand (in edition 2 on one's own card too, S11)."""
 
     def choose(self, turn: Turn, rng: random.Random) -> str | None:
         return greedy_move(Table.of_view(turn.view, turn.seat), turn.moves, turn.optional)
@@ -198,8 +204,8 @@ round's: at 0.5 the search left greedy's choice on noise and lost more points th
 
 def _step(state: SoloState, declined: Seat | None) -> SoloState:
     """One action, as the arena orders them: optional chances first, nearest after the mover
-    (jump-ins S11, late calls S12), each answered greedily (`declined` lets one chance pass);
-    then the seat to move."""
+    (jump-ins S11, the state's edition deciding who may; in edition 1 late calls S12), each
+    answered greedily (`declined` lets one chance pass); then the seat to move."""
     current = state.current
     acting = state.to_act()
     if len(acting) > 1:
@@ -300,20 +306,33 @@ SWAPS: Final = frozenset({*(colour + "X" for colour in COLOURS), "WX"})
 
 def seats_that_drew(view: Mapping[str, JSON], seat: Seat) -> list[Seat]:
     """The seats known, from the view alone, to have drawn at their last turn for want of a
-    playable card: when the seat is to move with its own card still on top and no draw pending,
-    every other seat whose turn came since played nothing, so each drew (S5) on that very top
-    and colour (S9: after taking a stack, a normal turn follows; a drawn card that fits is
-    played, by greedy at least). Their whole hands then hold nothing playable on it but swaps
-    (see SWAPS), a strong hint that uniform sampling ignores. With 2 seats, a Skip or Reverse
-    on top may mean the other seat never moved; with more, a Skip's victim may not have."""
-    if view["top_played_by"] != seat or view["to_move"] != seat or view["pending_draw"]:
+    playable card: while the seat's own card is still on top and no draw is pending, every
+    other seat whose turn came since played nothing, so each drew (S5) on that very top and
+    colour (S9: after taking a stack, a normal turn follows; a drawn card that fits is played,
+    by greedy at least). Their whole hands then hold nothing playable on it but swaps (see
+    SWAPS), a strong hint that uniform sampling ignores. Those seats are the ones after the seat
+    in the direction of play up to the seat to move (all the others when the seat is to move
+    again), less the victim of a Skip; with 2 seats, a Skip or Reverse on top may mean the
+    other seat never moved. The seat may be asked while another seat is to move when it may
+    jump in on its own card (S11 in edition 2; in edition 1, its late call): the seats whose
+    turn came before the mover's count then. An own jump-in in between changes nothing: play
+    goes on from the jumper, so every one of those seats had its turn after the last card."""
+    if view["top_played_by"] != seat or view["pending_draw"]:
         return []
-    n = view["players"]
+    n: int = view["players"]
+    mover: int = view["to_move"]
     rank = RANK_OF[view["top"]]
     if n == 2:
-        return [] if rank in ("S", "R") else [1 - seat]
-    skipped = (seat + view["direction"]) % n if rank == "S" else seat
-    return [other for other in range(n) if other not in (seat, skipped)]
+        return [1 - seat] if mover == seat and rank not in ("S", "R") else []
+    direction: int = view["direction"]
+    skipped = (seat + direction) % n if rank == "S" else -1
+    out: list[Seat] = []
+    other = (seat + direction) % n
+    while other != mover and other != seat:
+        if other != skipped:
+            out.append(other)
+        other = (other + direction) % n
+    return out
 
 
 def _weight(card: str) -> float:

@@ -1,11 +1,14 @@
 """ZoxSo bots: `greedy` (one ply) and `strong` (alpha-beta with iterative deepening).
 
-A game is won by a Xing ending a turn on the Throne or by capturing the enemy Xing (Z9), so
-both bots value a position by material and by how many turns each Xing needs to reach the
-Throne (a flip onto a Stone, then one Stone step a turn). A move wins at once when it ends on
-the Throne (only a Xing may end there, Z8) or on the enemy Xing's square: no need to play it to
-know. Both bots read only their seat's view and rebuild the position with `RULES.from_view`
-(exact: the game hides nothing, Z4).
+A game is won by a Xing landing on the Throne, by a step or by a flip, or by capturing the enemy
+Xing (Z9), so both bots value a position by material and by how many turns each Xing needs to
+reach the Throne (a flip onto a Stone, then one Stone step a turn). A move wins at once when it
+ends on the Throne (only a Xing may end there, Z8: `C4-D4`, `d3^D3-D4`, or the bare flip
+`e5^D4`) or on the enemy Xing's square: no need to play it to know. Both bots read only their
+seat's view and rebuild the position with `RULES.from_view` (exact: the game hides nothing, Z4),
+in the view's rules edition, and choose among the moves that edition lists: in edition 2 (the
+revised Z9) a Xing's flip onto the Throne ends the turn, so `e5^D4-D5` never comes up; in
+edition 1 it can, and wins only when it takes the enemy Xing, which the capture test sees.
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ def _target(move: str) -> tuple[bool, int] | None:
 
 
 def winning_moves(state: ZoxsoState, seat: int, moves: Sequence[str]) -> list[str]:
-    """The moves that win at once (Z9): onto the Throne, or onto the enemy Xing."""
+    """The moves that win at once (Z9): ending on the Throne (a Xing's step or flip there; no
+    other piece may end on it, Z8), or on the enemy Xing."""
     pearls, stones = state.boards()
     enemy_xing = 1 + 3 * (1 - seat) + XING
     out = []

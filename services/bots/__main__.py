@@ -8,7 +8,9 @@ held this long, default 15), BOT_DELAY_SECONDS (wait before each move, default 0
 BOT_BUDGETS (seconds a level may think about a move, e.g. "strong=0.5,greedy=0"; defaults in
 engines/bots/base.py DEFAULT_BUDGETS; `--budget` items override it), BOT_PROCESSES (processes
 the searching levels think in, default one per CPU), BOT_STALL_SECONDS (a live game waiting
-this long on a bot seat gets a new job, default 30).
+this long on a bot seat gets a new job, default 30), BOT_PEOPLE_WINDOW_SECONDS (in Solo, at a
+table with a person, bots act about this long after each move, so a person can jump in as
+soon as a bot can; default 1.5, 0 turns it off).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ async def main(budgets: dict[str, float]) -> None:
         budgets=budgets,
         processes=env_int("BOT_PROCESSES", 0),
         stall_seconds=env_float("BOT_STALL_SECONDS", 30.0),
+        people_window_seconds=env_float("BOT_PEOPLE_WINDOW_SECONDS", 1.5),
     )
 
     async def ready() -> bool:

@@ -1,17 +1,17 @@
 """Bot workers: take bot-turn jobs from a Redis Stream and play them through the gateway.
 
-Game services append a job whenever a bot seat may act (for Solo that includes jump-in chances
-and late Solo calls). Workers share the jobs through the consumer group `bots`: each job goes to
-one worker, which logs in as that bot seat (BotLogin), asks the gateway for the seat's legal
-moves (and, above the random level, the seat's view), chooses with the seat's level
-(`engines.bots`) and plays it with `expected_version` set to the job's version, so a bot only
-ever sees what its seat may see and never plays on a position it did not judge. Searching bots
-think in a pool of processes, so a search of a second does not stall the worker's other jobs.
-A job is acknowledged once its move is accepted, once the bot lets an optional chance pass (a
-Solo jump-in), or once it is stale (the game moved on: a newer job exists if the seat can
-still act). A job whose worker died stays pending and is
-claimed by another worker after `claim_idle_seconds` (XAUTOCLAIM); its request id (the job's
-stream id) makes a move that was already accepted apply once.
+Game services append a job whenever a bot seat may act (for Solo that includes jump-in
+chances). Workers share the jobs through the consumer group `bots`: each job goes to one
+worker, which logs in as that bot seat (BotLogin), asks the gateway for the seat's legal moves
+(and, above the random level or where seats may act out of turn, the seat's view), chooses with
+the seat's level (`engines.bots`) and plays it with `expected_version` set to the job's version,
+so a bot only ever sees what its seat may see and never plays on a position it did not judge.
+Searching bots think in a pool of processes, so a search of a second does not stall the
+worker's other jobs. A job is acknowledged once its move is accepted, once the bot lets an
+optional chance pass (a Solo jump-in), or once it is stale (the game moved on: a newer job
+exists if the seat can still act). A job whose worker died stays pending and is claimed by
+another worker after `claim_idle_seconds` (XAUTOCLAIM); its request id (the job's stream id)
+makes a move that was already accepted apply once.
 """
 
 from __future__ import annotations
@@ -87,6 +87,11 @@ def parse_budgets(specs: Iterable[str]) -> dict[str, float]:
     return budgets
 
 
+def out_of_turn_game(game: str) -> bool:
+    """Whether seats of `game` may act out of turn (Solo jump-ins)."""
+    return game == "solo"
+
+
 def choose_move(level: str, turn: Turn, seed: int) -> str | None:
     """A fresh bot of `level` chooses in `turn` (run in a pool process: bots keep nothing
     between jobs, which may be for any game and position)."""
@@ -140,12 +145,16 @@ class BotWorker:
         processes: int = 0,
         choose: Chooser = choose_move,
         stall_seconds: float = 30.0,
+        people_window_seconds: float = 1.5,
     ) -> None:
         """`budgets`: seconds each level may think about a move. `processes`: how many
         processes the searching levels think in (0: one per CPU), started at the first job
         that needs one. `choose` runs in those processes (a module-level function).
         `stall_seconds`: a live game with no move for this long whose turn is a bot's gets a
-        new job (its job was lost: see `sweep`)."""
+        new job (its job was lost: see `sweep`). `people_window_seconds`: in a game where
+        seats may act out of turn (Solo jump-ins) and a person holds a seat, bots let about
+        this long pass after each move before they act (between 0.75 and 1.25 times it, as a
+        person's reaction varies), so the person has the same chance to jump in as a bot."""
         self.redis = redis
         self.gateway = gateway
         self.bot_key = bot_key
@@ -163,6 +172,7 @@ class BotWorker:
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self.stall_ms = int(stall_seconds * 1000)
+        self.people_window = people_window_seconds
         self.store = GameStore(redis)
 
     async def ensure_group(self) -> None:
@@ -295,7 +305,9 @@ class BotWorker:
             if legal.version != job.version or not legal.moves:
                 return "stale"
             started = time.perf_counter()
-            if level == "random":  # as cheap as it always was: no view, no process
+            paced = False
+            if level == "random" and not out_of_turn_game(job.game):
+                # as cheap as it always was: no view, no process
                 turn = Turn(job.game, job.seat, {}, list(legal.moves), 0.0)
                 move = RandomBot().choose(turn, self.rng)
             else:
@@ -306,6 +318,10 @@ class BotWorker:
                 )
                 if reply.status.version != job.version:
                     return "stale"
+                paced = out_of_turn_game(job.game) and any(
+                    not seat.player_id.startswith(keys.BOT_PLAYER_PREFIX)
+                    for seat in reply.status.seats
+                )
                 view = view_of(job.game, reply)
                 turn = Turn(
                     game=job.game,
@@ -315,18 +331,25 @@ class BotWorker:
                     budget=self.budgets[level],
                     optional=is_optional(job.game, view, job.seat),
                 )
-                try:
-                    move = await asyncio.get_running_loop().run_in_executor(
-                        self._thinkers(), self.choose, level, turn, self.rng.getrandbits(64)
-                    )
-                except BrokenProcessPool:  # a thinker died (killed?): start afresh
-                    self._pool = None
-                    return "retry"
+                if level == "random":
+                    move = RandomBot().choose(turn, self.rng)
+                else:
+                    try:
+                        move = await asyncio.get_running_loop().run_in_executor(
+                            self._thinkers(), self.choose, level, turn, self.rng.getrandbits(64)
+                        )
+                    except BrokenProcessPool:  # a thinker died (killed?): start afresh
+                        self._pool = None
+                        return "retry"
             BOT_THINK_SECONDS.labels(job.game, level).observe(time.perf_counter() - started)
             if move is None:
                 return "passed"
-            if self.delay_seconds:
-                await asyncio.sleep(self.delay_seconds)
+            wait = self.delay_seconds
+            if paced:  # a person at the table: leave them their chance to jump in first
+                window = self.people_window * self.rng.uniform(0.75, 1.25)
+                wait = max(wait, window - (time.perf_counter() - started))
+            if wait > 0:
+                await asyncio.sleep(wait)
             await stub.Play(
                 common_pb2.PlayRequest(
                     game_id=job.game_id,

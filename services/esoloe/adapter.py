@@ -61,7 +61,8 @@ class EsoloeAdapter:
 
     def view_json(self, reply: esoloe_pb2.GetViewResponse) -> dict[str, Any]:
         """The engine's view back from a GetView reply (what a bot worker is told). A finished
-        game's result comes from the reply's status (the View does not carry it)."""
+        game's result comes from the reply's status (the View does not carry it), and so does
+        the rules edition: 0 (unset) is a game stored before editions existed, edition 1."""
         message = reply.view
         result = reply.status.result if reply.status.HasField("result") else None
         grids: dict[str, Any] = {}
@@ -76,6 +77,7 @@ class EsoloeAdapter:
             raise ValueError("the game is over: its view needs the GameStatus result")
         return {
             "game": self.game,
+            "edition": reply.status.rules_edition or 1,
             "stacks": [
                 [{"seat": c.seat, "top": c.top, "front": c.front} for c in stack.cubes]
                 for stack in message.stacks

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_GATEWAY = "127.0.0.1:50050"
 
 
 def env_str(name: str, default: str) -> str:
@@ -58,3 +61,32 @@ class ServiceSettings:
             game_ttl_seconds=env_int("GAME_TTL_SECONDS", 7 * 24 * 3600),
             metrics_port=env_int("METRICS_PORT", 0),
         )
+
+
+def state_dir() -> Path:
+    """Where the local platform (`make run`) and the `tabletop` client keep what outlives a run:
+    TABLETOP_STATE_DIR, else $XDG_STATE_HOME/tabletop, else ~/.local/state/tabletop."""
+    given = os.environ.get("TABLETOP_STATE_DIR")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "tabletop"
+
+
+def announced_gateway() -> Path:
+    """The file in which a running local platform announces its gateway's address."""
+    return state_dir() / "gateway"
+
+
+def gateway_address(given: str | None = None) -> str:
+    """The gateway to call: `given` (a command-line flag), else TABLETOP_GATEWAY, else the
+    address a running local platform announced, else DEFAULT_GATEWAY."""
+    if given:
+        return given
+    if os.environ.get("TABLETOP_GATEWAY"):
+        return os.environ["TABLETOP_GATEWAY"]
+    try:
+        announced = announced_gateway().read_text().strip()
+    except OSError:
+        announced = ""
+    return announced or DEFAULT_GATEWAY

@@ -19,7 +19,7 @@ from engines import contract
 
 DOMAIN = "tabletop"
 
-# reason -> gRPC status code (ARCHITECTURE.md invariant 7).
+# reason -> gRPC status code.
 CODES: dict[str, grpc.StatusCode] = {
     "MALFORMED_MOVE": grpc.StatusCode.INVALID_ARGUMENT,
     "ILLEGAL_MOVE": grpc.StatusCode.INVALID_ARGUMENT,
@@ -35,6 +35,7 @@ CODES: dict[str, grpc.StatusCode] = {
     "UNAVAILABLE": grpc.StatusCode.UNAVAILABLE,
     "TICKET_LIVE": grpc.StatusCode.FAILED_PRECONDITION,
     "TICKET_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
+    "REQUEST_ID_REUSED": grpc.StatusCode.INVALID_ARGUMENT,
 }
 
 # Engine errors whose reason is reported under a more general API reason.

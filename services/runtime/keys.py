@@ -45,6 +45,22 @@ LIVE_GAMES = "games:{live}"
 it for games waiting on a bot seat whose job was lost (a service stopped between a commit and
 queueing the job, or Redis was away just then)."""
 
+
+def player_games(player: str) -> str:
+    """Sorted set: the ids of the games a player (not a bot) holds a seat in, scored by creation
+    time (ms); the most recent PLAYER_GAMES_KEPT, for as long as games live (ListGames)."""
+    return f"player:{{{player}}}:games"
+
+
+PLAYER_GAMES_KEPT = 50
+
+
+def player_name(player: str) -> str:
+    """String: the display name a player logged in with (kept as long as their token lives);
+    game services read it when they seat the player, so that every seat shows a name."""
+    return f"player:{{{player}}}:name"
+
+
 BOT_PLAYER_PREFIX = "bot-"
 """Player ids of bot seats: `bot-<level>-<hex>`; only BotLogin (with the bot key) signs them."""
 

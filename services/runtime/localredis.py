@@ -32,11 +32,21 @@ class LocalRedis:
     """Starts `redis-server` bound to 127.0.0.1; `url` is where to connect; `stop()` ends it."""
 
     def __init__(
-        self, *, appendonly: bool = True, port: int | None = None, cluster: bool = False
+        self,
+        *,
+        appendonly: bool = True,
+        port: int | None = None,
+        cluster: bool = False,
+        data_dir: Path | None = None,
     ) -> None:
+        """`data_dir`: keep the data there, across runs (it is never deleted); by default a
+        temporary directory that `stop()` removes."""
         binary = _binary("redis-server")
         self.port = port or free_port()
-        self.dir = Path(tempfile.mkdtemp(prefix="tabletop-redis-"))
+        self.keep = data_dir is not None
+        if data_dir is not None:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        self.dir = data_dir or Path(tempfile.mkdtemp(prefix="tabletop-redis-"))
         self.args = [
             binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
             "--save", "", "--appendonly", "yes" if appendonly else "no",
@@ -89,7 +99,8 @@ class LocalRedis:
 
     def stop(self) -> None:
         self._terminate()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class LocalRedisCluster:

@@ -11,8 +11,10 @@ from typing import Any
 
 import grpc
 import uvloop
+from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
+from grpc_reflection.v1alpha._async import ReflectionServicer
 
 from services.runtime.observability import MetricsInterceptor
 
@@ -33,6 +35,59 @@ MAX_CONNECTION_AGE_SECONDS = 300.0
 it reconnects, and its channel resolves the target's name again, so replicas started since
 (a Deployment scaled up) get their share. Streams already open on the old connection go on
 until they end (Watch streams are not cut; the gateway's relay links move at their own age)."""
+
+
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+
+
+def _register_reflection_v1() -> None:
+    """Put grpc.reflection.v1 in the default descriptor pool, so reflection describes itself.
+    grpcio-reflection ships only v1alpha; v1 is the same protocol, message for message and
+    field for field, under another package."""
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindServiceByName(REFLECTION_V1)
+        return
+    except KeyError:
+        pass
+    file = descriptor_pb2.FileDescriptorProto()
+    reflection_pb2.DESCRIPTOR.CopyToProto(file)
+    old, new = file.package, "grpc.reflection.v1"
+    file.name = "grpc/reflection/v1/reflection.proto"
+    file.package = new
+    file.ClearField("options")
+    for message in file.message_type:
+        for field in message.field:
+            if field.type_name:
+                field.type_name = field.type_name.replace(f".{old}.", f".{new}.")
+    for service in file.service:
+        for method in service.method:
+            method.input_type = method.input_type.replace(f".{old}.", f".{new}.")
+            method.output_type = method.output_type.replace(f".{old}.", f".{new}.")
+    pool.Add(file)
+
+
+def enable_reflection(service_names: Sequence[str], server: grpc.aio.Server) -> None:
+    """Server reflection, both grpc.reflection.v1 (what current tools ask first) and v1alpha,
+    listing `service_names` and the reflection services themselves."""
+    _register_reflection_v1()
+    servicer = ReflectionServicer([*service_names, REFLECTION_V1, reflection.SERVICE_NAME])
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    # v1 served by the same code: its messages are v1alpha's on the wire.
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                REFLECTION_V1,
+                {
+                    "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
+                        servicer.ServerReflectionInfo,
+                        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+                        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+                    )
+                },
+            ),
+        )
+    )
 
 
 class Server:
@@ -62,12 +117,8 @@ class Server:
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.service_names = list(service_names)
-        reflection.enable_server_reflection(
-            [
-                *self.service_names,
-                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-                reflection.SERVICE_NAME,
-            ],
+        enable_reflection(
+            [*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name],
             self.server,
         )
         self.port = self.server.add_insecure_port(listen)

@@ -13,7 +13,6 @@ the token; the servicer maps it to the caller's seat, and cuts every view and ev
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import re
@@ -24,14 +23,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import grpc
+from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from engines.bots.base import LEVEL_NAMES
 from engines.contract import Event, GameError, Rules, State, visible_events
+from services.bots.identity import level_of
 from services.runtime import keys
 from services.runtime.errors import ApiError, abort
 from services.runtime.observability import GAMES_CREATED, GAMES_FINISHED, MOVES, WATCHERS
-from services.runtime.store import Entry, GameStore, StoredGame, bot_jobs
+from services.runtime.store import Entry, GameStore, StoredGame, bot_jobs, display_name
 from tabletop.common.v1 import common_pb2
 
 log = logging.getLogger("tabletop.game")
@@ -136,23 +138,42 @@ def status_of(state: State) -> dict[str, Any]:
 
 
 def status_message(
-    game_id: str, game: str, version: int, seats: Sequence[str], status: Mapping[str, Any]
+    game_id: str, version: int, meta: Mapping[str, Any], status: Mapping[str, Any]
 ) -> common_pb2.GameStatus:
+    """The GameStatus of game `game_id` at `version`, from its stored meta and status."""
+    seats = meta["seats"]
     message = common_pb2.GameStatus(
         game_id=game_id,
-        game=game,
+        game=meta["game"],
         version=version,
-        seats=[common_pb2.Seat(index=i, player_id=p) for i, p in enumerate(seats)],
+        seats=[
+            common_pb2.Seat(index=i, player_id=p, name=name)
+            for i, (p, name) in enumerate(zip(seats, names_of(meta), strict=True))
+        ],
         to_act=status["to_act"],
         finished=status["finished"],
+        rules_edition=edition_of(meta),
     )
     result = status.get("result")
     if result is not None:
         message.result.winners.extend(result["winners"])
         for seat, score in result["scores"].items():
             message.result.scores[int(seat)] = float(score)
-        message.result.detail_json = json.dumps(result["detail"], sort_keys=True)
+        message.result.detail.update(result["detail"])
     return message
+
+
+def names_of(meta: Mapping[str, Any]) -> list[str]:
+    """The seats' display names (games stored before names were kept: from the ids)."""
+    names = meta.get("names")
+    if names is None:
+        return [display_name(p, None) for p in meta["seats"]]
+    return list(names)
+
+
+def edition_of(meta: Mapping[str, Any]) -> int:
+    """The rules edition of a stored game: games stored before editions existed are edition 1."""
+    return int(meta.get("edition", 1))
 
 
 def result_json(message: common_pb2.Result) -> dict[str, Any]:
@@ -160,7 +181,7 @@ def result_json(message: common_pb2.Result) -> dict[str, Any]:
     return {
         "winners": list(message.winners),
         "scores": {str(seat): score for seat, score in sorted(message.scores.items())},
-        "detail": json.loads(message.detail_json) if message.detail_json else {},
+        "detail": json_format.MessageToDict(message.detail),
     }
 
 
@@ -203,6 +224,33 @@ def resolve_seat(
             f"you hold seats {', '.join(map(str, mine))}: say which one with `seat`",
         )
     return mine[0]
+
+
+def check_players(players: Sequence[str], caller: str) -> None:
+    """Who may be seated by whom. A player (a call through the gateway) may only create a
+    table they hold entirely (hot seat): games with other people come from matchmaking, games
+    with bots from PlayAgainstBots, so nobody is ever seated without asking, and nobody but
+    the platform seats bots. The platform's own components (lobby, matchmaker: calls with no
+    player) seat anyone; a bot seat must name a real bot level."""
+    for player in players:
+        if not PLAYER_ID_PATTERN.fullmatch(player):
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"player id {player[:80]!r} is not valid; player ids are 1..64 "
+                "printable ASCII characters without spaces",
+            )
+        if player.startswith(keys.BOT_PLAYER_PREFIX) and level_of(player) not in LEVEL_NAMES:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"{player[:80]!r} is not a bot seat: bot ids are bot-<level>-<hex> with a level "
+                f"among {', '.join(LEVEL_NAMES)}",
+            )
+    if caller and any(player != caller for player in players):
+        raise ApiError(
+            "NOT_YOUR_SEAT",
+            "a player may only create a table whose every seat is their own (hot seat); "
+            "play others with LobbyService.FindMatch and bots with LobbyService.PlayAgainstBots",
+        )
 
 
 def new_game_id(game: str) -> str:
@@ -260,9 +308,8 @@ class GameServicer:
     def _status(self, loaded: Loaded) -> common_pb2.GameStatus:
         return status_message(
             loaded.stored.game_id,
-            self.adapter.game,
             loaded.stored.version,
-            loaded.stored.meta["seats"],
+            loaded.stored.meta,
             status_of(loaded.state),
         )
 
@@ -279,13 +326,7 @@ class GameServicer:
     async def CreateGame(self, request: Any, context: Context) -> Message:
         try:
             players = list(request.players)
-            for player in players:
-                if not PLAYER_ID_PATTERN.fullmatch(player):
-                    raise ApiError(
-                        "INVALID_ARGUMENT",
-                        f"player id {player[:80]!r} is not valid; player ids are 1..64 "
-                        "printable ASCII characters without spaces",
-                    )
+            check_players(players, player_of(context))
             try:
                 options = self.adapter.options(request)
                 seed = random.SystemRandom().getrandbits(63)
@@ -301,16 +342,22 @@ class GameServicer:
             game_id = new_game_id(self.adapter.game)
             # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
             # move log it rebuilds every position, which audits use (bench/soak.py).
-            meta = {"game": self.adapter.game, "seats": players, "options": options, "seed": seed}
+            meta = {
+                "game": self.adapter.game,
+                "seats": players,
+                "names": await self.store.player_names(players),
+                "options": options,
+                "seed": seed,
+                "edition": state.edition,
+            }
             status = status_of(state)
-            await self.store.opened(self.adapter.game, game_id)
-            await self.store.create(game_id, state.serialize(), meta, [], status)
+            await self.store.opened(self.adapter.game, game_id, players)
+            opening = [event.to_json() for event in state.opening_events()]
+            await self.store.create(game_id, state.serialize(), meta, opening, status)
             await self._wake_bots(game_id, 0, state, players)
             GAMES_CREATED.labels(self.adapter.game).inc()
             log.info("game created", extra={"game_id": game_id, "seats": len(players)})
-            return self.adapter.create_response(
-                status=status_message(game_id, self.adapter.game, 0, players, status)
-            )
+            return self.adapter.create_response(status=status_message(game_id, 0, meta, status))
         except ApiError as error:
             await abort(context, error)
 
@@ -408,7 +455,7 @@ class GameServicer:
             seat = resolve_seat(seats, player, requested, spectator_ok=False)
             assert seat is not None
             if stored.request_version is not None:
-                return await self._replayed(loaded, stored.request_version, seat)
+                return await self._replayed(loaded, stored.request_version, seat, move, given)
             if expected is not None and expected != stored.version:
                 raise await self._stale(game_id, stored.version, expected)
             try:
@@ -443,13 +490,11 @@ class GameServicer:
                         extra={"game_id": game_id, "version": commit.version, **status["result"]},
                     )
                 return self.adapter.play_response(
-                    status=status_message(
-                        game_id, self.adapter.game, commit.version, seats, status
-                    ),
+                    status=status_message(game_id, commit.version, stored.meta, status),
                     events=self._events(events, seat),
                 )
             if commit.outcome == "DUPLICATE":
-                return await self._replayed(loaded, commit.version, seat)
+                return await self._replayed(loaded, commit.version, seat, move, given)
             if commit.outcome == "NOT_FOUND" or commit.current is None:
                 self.hints.drop(game_id)
                 raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
@@ -481,23 +526,35 @@ class GameServicer:
             version=str(current),
         )
 
-    async def _replayed(self, loaded: Loaded, version: int, seat: int) -> Message:
+    async def _replayed(
+        self, loaded: Loaded, version: int, seat: int, move: str | None, request_id: str
+    ) -> Message:
         """The answer to a retried request that was already applied at `version`: the first
-        answer again (that version's status and events), whatever the game did since.
+        answer again (that version's status and events), whatever the game did since. A
+        request id the caller used for another move (or seat) is refused: answering with the
+        first move's result would tell the caller a move was played that was not.
 
         The first call may have stopped between its commit and waking the bots, so the bots are
         woken again, on the game as it is now (`loaded` may be the version the retry was judged
         on, from before its first try was committed)."""
         game_id = loaded.stored.game_id
         seats = loaded.stored.meta["seats"]
-        now = await self._load(game_id)
-        await self._wake_bots(game_id, now.stored.version, now.state, seats)
         entries = await self.store.entries(game_id, version, count=1)
         if not entries or entries[0].version != version:
             raise ApiError("UNAVAILABLE", "the game's log cannot be read right now; retry")
         entry = entries[0]
+        played = "resign" if move is None else move
+        if (entry.actor, entry.move) != (seat, played):
+            raise ApiError(
+                "REQUEST_ID_REUSED",
+                f"request id {request_id!r} was already used for {entry.move!r} by seat "
+                f"{entry.actor} at version {version}, not for {played!r} by seat {seat}; "
+                "a retry repeats the same move, a new move needs a new request id",
+            )
+        now = await self._load(game_id)
+        await self._wake_bots(game_id, now.stored.version, now.state, seats)
         return self.adapter.play_response(
-            status=status_message(game_id, self.adapter.game, version, seats, entry.status),
+            status=status_message(game_id, version, loaded.stored.meta, entry.status),
             events=self._stored_events(entry.events, seat),
         )
 
@@ -534,7 +591,7 @@ class GameServicer:
                     await asyncio.sleep(WATCH_RETRY_SECONDS)
                     continue
                 for entry in entries:
-                    yield self._watch_message(game_id, seats, entry, seat)
+                    yield self._watch_message(game_id, loaded.stored.meta, entry, seat)
                     next_version = entry.version + 1
                     if entry.status["finished"]:
                         return
@@ -542,7 +599,7 @@ class GameServicer:
             watchers.dec()
 
     def _watch_message(
-        self, game_id: str, seats: Sequence[str], entry: Entry, seat: int | None
+        self, game_id: str, meta: Mapping[str, Any], entry: Entry, seat: int | None
     ) -> Message:
         time = Timestamp()
         time.FromMilliseconds(entry.time_ms)
@@ -554,6 +611,6 @@ class GameServicer:
                 move=entry.move,
                 time=time,
             ),
-            status=status_message(game_id, self.adapter.game, entry.version, seats, entry.status),
+            status=status_message(game_id, entry.version, meta, entry.status),
             events=self._stored_events(entry.events, seat),
         )

@@ -99,6 +99,17 @@ class Entry:
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerGame:
+    """One of a player's games as ListGames shows it."""
+
+    game_id: str
+    meta: Mapping[str, Any]
+    last: Entry
+    """The latest log entry: the game's version and status now."""
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Commit:
     outcome: str  # "OK", "STALE", "DUPLICATE" or "NOT_FOUND"
     version: int
@@ -175,6 +186,14 @@ def _unavailable_when_unreachable(
     return guarded
 
 
+def display_name(player: str, name: str | None) -> str:
+    """What to call a seat's holder (see `GameStore.player_names`)."""
+    if player.startswith(keys.BOT_PLAYER_PREFIX):
+        parts = player.split("-")
+        return f"{parts[1]} bot" if len(parts) == 3 else player
+    return name or player
+
+
 def bot_jobs(
     game: str, game_id: str, version: int, seats: Sequence[str], acting: Iterable[int]
 ) -> list[dict[str, str | int]]:
@@ -227,12 +246,69 @@ class GameStore:
             await pipe.execute()
 
     @_unavailable_when_unreachable
-    async def opened(self, game: str, game_id: str) -> None:
-        """Count a new game and list it among the live games (before it is created, so that a
-        game can never exist unlisted; a listed id that was never created is dropped by the
-        sweep)."""
-        await self.redis.zadd(keys.LIVE_GAMES, {game_id: _now_ms()})
+    async def opened(self, game: str, game_id: str, players: Sequence[str] = ()) -> None:
+        """Count a new game and list it among the live games and each seated player's games
+        (before it is created, so that a game can never exist unlisted; a listed id that was
+        never created is dropped by the sweep, and by ListGames)."""
+        now = _now_ms()
+        await self.redis.zadd(keys.LIVE_GAMES, {game_id: now})
         await self.redis.incrby(keys.active_games(game), 1)
+        people = sorted({p for p in players if not p.startswith(keys.BOT_PLAYER_PREFIX)})
+        if people:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for player in people:
+                    key = keys.player_games(player)
+                    pipe.zadd(key, {game_id: now})
+                    pipe.zremrangebyrank(key, 0, -keys.PLAYER_GAMES_KEPT - 1)
+                    pipe.expire(key, self.ttl_seconds)
+                await pipe.execute()
+
+    @_unavailable_when_unreachable
+    async def remember_name(self, player: str, name: str, seconds: int) -> None:
+        """The display name of a player who just logged in, for `seconds`."""
+        await self.redis.set(keys.player_name(player), name, ex=max(1, seconds))
+
+    @_unavailable_when_unreachable
+    async def player_names(self, players: Sequence[str]) -> list[str]:
+        """Each player's display name: the name they logged in with, "<level> bot" for a bot
+        seat, the player id when no name is known."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.get(keys.player_name(player))
+            found = await pipe.execute()
+        return [
+            display_name(player, None if name is None else name.decode())
+            for player, name in zip(players, found, strict=True)
+        ]
+
+    @_unavailable_when_unreachable
+    async def player_games(self, player: str) -> list[PlayerGame]:
+        """The player's games, newest first: id, meta and latest log entry of each game that
+        still exists (ids of games gone by their TTL are dropped from the list on the way)."""
+        listed: Any = await self.redis.zrevrange(
+            keys.player_games(player), 0, keys.PLAYER_GAMES_KEPT - 1, withscores=True
+        )
+        ids = [i.decode() for i, _ in listed]
+        listed_ms = [int(score) for _, score in listed]
+        if not ids:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for game_id in ids:
+                pipe.hget(keys.game_state(game_id), "meta")
+                pipe.xrevrange(keys.game_events(game_id), count=1)
+            replies = await pipe.execute()
+        games: list[PlayerGame] = []
+        gone: list[str] = []
+        for index, game_id in enumerate(ids):
+            meta, last = replies[2 * index], replies[2 * index + 1]
+            if meta is None or not last:
+                if _now_ms() - listed_ms[index] > 60_000:  # not one being created right now
+                    gone.append(game_id)
+                continue
+            games.append(PlayerGame(game_id, json.loads(meta), _entry(*last[0]), listed_ms[index]))
+        if gone:
+            await self.redis.zrem(keys.player_games(player), *gone)
+        return games
 
     @_unavailable_when_unreachable
     async def closed(self, game: str, game_id: str) -> None:

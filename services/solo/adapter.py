@@ -73,11 +73,14 @@ class SoloAdapter:
     def view_json(self, reply: solo_pb2.GetViewResponse) -> dict[str, Any]:
         """The engine's view back from a GetView reply (what a bot worker is told): exact for
         every view of a game in progress. The seat comes from the reply (-1: the public view);
-        once the game is over the proto says to_move -1 where the engine keeps its last seat."""
+        once the game is over the proto says to_move -1 where the engine keeps its last seat.
+        The rules edition comes from the status (0, unset, from a server that predates
+        editions: edition 1)."""
         message = reply.view
         viewer = None if reply.seat < 0 else reply.seat
         out: dict[str, Any] = {
             "seat": viewer,
+            "edition": reply.status.rules_edition or 1,
             "players": message.players,
             "mode": _MODES[message.mode],
             "rounds": message.rounds,
@@ -146,7 +149,7 @@ class SoloAdapter:
             return solo_pb2.Event(reshuffled=solo_pb2.Reshuffled(count=data["count"]))
         if kind == "kept":
             return solo_pb2.Event(kept=solo_pb2.Kept(seat=data["seat"]))
-        if kind == "solo":
+        if kind == "solo":  # a late call: rules edition 1 only (edition 2 has none, S12)
             return solo_pb2.Event(solo=solo_pb2.SoloCalled(seat=data["seat"]))
         if kind == "skipped":
             return solo_pb2.Event(skipped=solo_pb2.Skipped(seat=data["seat"]))

@@ -101,7 +101,8 @@ class ZoxsoAdapter:
         A finished game's result comes from the reply's status (the View does not carry it).
         Nor does a finished game's View say whose turn it would have been (to_move is -1): it is
         recomputed as ply % 2 (Dark moves on even plies in both phases, which holds for every
-        game started by new_game without a setup)."""
+        game started by new_game without a setup). The rules edition comes from the status too;
+        0 (unset: a server from before rules editions) means edition 1."""
         message = reply.view
         result = reply.status.result if reply.status.HasField("result") else None
         finished = message.to_move < 0
@@ -123,6 +124,7 @@ class ZoxsoAdapter:
                 for side, counts in sorted(hands.items())
             },
             "result": result_json(result) if finished and result is not None else None,
+            "edition": reply.status.rules_edition or 1,
         }
 
     def event(self, event: Event) -> zoxso_pb2.Event:

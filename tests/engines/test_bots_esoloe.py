@@ -2,7 +2,9 @@
 
 Positions are built by playing moves from the empty board in RULINGS notation; the facts each
 test relies on (who threatens where) are asserted before the bot is asked, so a change in the
-rules engine shows up as a broken premise rather than a puzzling bot failure.
+rules engine shows up as a broken premise rather than a puzzling bot failure. Positions are in
+the current rules edition (2: the revised E8) unless a test says otherwise; the bots search
+with the engine's win test, so they play each game in its own edition.
 """
 
 from __future__ import annotations
@@ -16,14 +18,20 @@ from engines.bots import arena
 from engines.bots import esoloe as bots
 from engines.bots.base import Bot, Turn, levels
 from engines.esoloe import RULES, EsoloeState
+from services.esoloe.adapter import ADAPTER
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
 from tests.engines.fake_clock import FakeClock
 
 SMALL_SEARCH = 400
 """Nodes for the strong bot where a test needs only a legal, deterministic answer."""
 
 
-def play(*moves: str) -> EsoloeState:
-    state = RULES.new_game(0)
+EDITIONS = pytest.mark.parametrize("edition", [1, 2], ids=["edition1", "edition2"])
+
+
+def play(*moves: str, edition: int | None = None) -> EsoloeState:
+    state = RULES.new_game(0, edition=edition)
     for move in moves:
         state, _ = state.apply(state.to_act()[0], move)
     return state
@@ -34,11 +42,13 @@ def turn(state: EsoloeState, budget: float = 0.0) -> Turn:
     return Turn("esoloe", seat, state.view(seat), state.legal_moves(seat), budget)
 
 
-def random_games(count: int, resign_rate: float = 0.02) -> Iterator[EsoloeState]:
+def random_games(
+    count: int, resign_rate: float = 0.02, edition: int | None = None
+) -> Iterator[EsoloeState]:
     """Every position of `count` random games, finished ones (wins, resignations) included."""
     for seed in range(count):
         rng = random.Random(seed)
-        state = RULES.new_game(seed)
+        state = RULES.new_game(seed, edition=edition)
         yield state
         while not state.finished:
             seat = state.to_act()[0]
@@ -62,18 +72,37 @@ def squares(moves: Sequence[str]) -> set[str]:
 # from_view and the adapter
 
 
-def test_from_view_rebuilds_the_exact_state() -> None:
+@EDITIONS
+def test_from_view_rebuilds_the_exact_state(edition: int) -> None:
     rng = random.Random(0)
     finished = 0
-    for state in random_games(150):
+    for state in random_games(150, edition=edition):
         finished += state.finished
         for seat in (0, 1):
             rebuilt = RULES.from_view(state.view(seat), seat, rng)
+            assert rebuilt.edition == edition
             assert rebuilt == state
             assert rebuilt.view(seat) == state.view(seat)
             assert rebuilt.legal_moves(seat) == state.legal_moves(seat)
             assert rebuilt.result() == state.result()
     assert finished == 150
+
+
+@EDITIONS
+def test_adapter_view_json_carries_the_rules_edition(edition: int) -> None:
+    """A bot worker's view comes from GetView: its edition is the status's rules_edition, and
+    0 (unset: a game stored before editions existed) is edition 1."""
+    state = play(*RULING_EXAMPLE, edition=edition)
+    view = ADAPTER.view(state.view(0))
+    reply = esoloe_pb2.GetViewResponse(
+        status=common_pb2.GameStatus(rules_edition=edition), seat=0, view=view
+    )
+    assert ADAPTER.view_json(reply) == state.view(0)
+    rebuilt = RULES.from_view(ADAPTER.view_json(reply), 0, random.Random(0))
+    assert rebuilt == state
+    assert rebuilt.winning_placements(0) == state.winning_placements(0)
+    unset = esoloe_pb2.GetViewResponse(status=common_pb2.GameStatus(), seat=0, view=view)
+    assert ADAPTER.view_json(unset)["edition"] == 1
 
 
 def test_from_view_refuses_a_view_whose_counters_disagree() -> None:
@@ -88,8 +117,9 @@ def test_from_view_refuses_a_view_whose_counters_disagree() -> None:
 # winning_placements (the engine's fast threat list the bots search with)
 
 
-def test_winning_placements_are_the_winning_legal_moves() -> None:
-    for state in random_games(60, resign_rate=0.0):
+@EDITIONS
+def test_winning_placements_are_the_winning_legal_moves(edition: int) -> None:
+    for state in random_games(60, resign_rate=0.0, edition=edition):
         if state.finished:
             continue
         seat = state.to_act()[0]
@@ -100,6 +130,14 @@ def test_winning_placements_are_the_winning_legal_moves() -> None:
 # --------------------------------------------------------------------------------------------
 # Positions
 
+# Our ruling's E8 example, seat 0 to move: U shows 1-1-1 on b c d. In edition 1 a 1 on top of
+# any of a..e wins (20 placements); in edition 2 only on a or e (8: U 1-1-1-1), as a 1 on b, c
+# or d re-covers the U set, which is then not new.
+RULING_EXAMPLE = ("d12", "b14", "c12", "e32")
+RULING_EXAMPLE_WINS = {
+    1: [f"{s}1{f}" for s in "abcde" for f in (2, 3, 4, 5)],
+    2: [f"{s}1{f}" for s in "ae" for f in (2, 3, 4, 5)],
+}
 # Seat 0 to move; d31 wins at once (and nothing else does).
 WIN_NOW = ("e24", "c12", "e12", "e31", "c14", "a14", "b21", "c31", "d26", "d13")
 # Seat 0 to move, no win of its own; seat 1 threatens a 4th cube on e (full: nobody else may
@@ -140,6 +178,21 @@ ALL_BOTS: list[tuple[str, Bot]] = [
     ("greedy", bots.GreedyBot()),
     ("strong", bots.StrongBot(max_nodes=SMALL_SEARCH)),
 ]
+
+
+@EDITIONS
+@pytest.mark.parametrize(("name", "bot"), ALL_BOTS)
+def test_bots_win_by_their_games_edition(name: str, bot: Bot, edition: int) -> None:
+    """The bots' win test is the engine's, in the game's edition (told by the view): in the
+    ruling's example only edition 1 lets a re-cover of b, c or d win, so an edition-2 bot
+    that took one would hand the turn over instead of winning."""
+    state = play(*RULING_EXAMPLE, edition=edition)
+    assert state.winning_placements(0) == RULING_EXAMPLE_WINS[edition]
+    chosen = {bot.choose(turn(state), random.Random(seed)) for seed in range(8)}
+    assert chosen <= set(RULING_EXAMPLE_WINS[edition])
+    for move in chosen:
+        assert move is not None
+        assert wins_now(state, 0, move)
 
 
 @pytest.mark.parametrize(("name", "bot"), ALL_BOTS)

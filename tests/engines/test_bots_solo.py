@@ -1,4 +1,5 @@
-"""Solo bots (engines/bots/solo.py), Solo's from_view, and the adapter's view round trip."""
+"""Solo bots (engines/bots/solo.py), Solo's from_view, and the adapter's view round trip, in
+both rules editions (edition 2: the revised S11 and S12)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,14 @@ from engines.bots.solo import (
     playout,
     seats_that_drew,
 )
+from engines.contract import Event
 from engines.solo import PLAYABLE, RULES, SoloState
+from services.solo.adapter import ADAPTER
+from tabletop.common.v1 import common_pb2
+from tabletop.solo.v1 import solo_pb2
 from tests.engines.fake_clock import FakeClock
+
+EDITIONS = pytest.mark.parametrize("edition", [1, 2])
 
 
 def make(
@@ -36,8 +43,10 @@ def make(
     pile: Sequence[str] = ("g7", "g8", "b2", "b3", "y4", "y5"),
     discard: Sequence[str] = ("r5",),
     start: int = 0,
+    edition: int | None = None,
 ) -> SoloState:
-    """A round-1 position from an explicit setup (draw pile top first)."""
+    """A round-1 position from an explicit setup (draw pile top first), of the current rules
+    edition unless `edition` says otherwise."""
     return RULES.new_game(
         1,
         {"players": len(hands)},
@@ -47,6 +56,7 @@ def make(
             "discard": list(discard),
             "start_seat": start,
         },
+        edition=edition,
     )
 
 
@@ -61,10 +71,13 @@ def turn(state: SoloState, seat: int, budget: float = 0.0) -> Turn:
     )
 
 
-def random_states(seed: int, players: int, mixed: bool, steps: int = 400) -> Iterator[SoloState]:
+def random_states(
+    seed: int, players: int, mixed: bool, steps: int = 400, edition: int | None = None
+) -> Iterator[SoloState]:
     """States along one random game (random acting seat, random move), every one yielded."""
     rng = random.Random(seed)
-    state = RULES.new_game(seed, {"players": players, "mixed_stacking": mixed, "start_points": 60})
+    options = {"players": players, "mixed_stacking": mixed, "start_points": 60}
+    state = RULES.new_game(seed, options, edition=edition)
     for _ in range(steps):
         yield state
         if state.finished:
@@ -89,13 +102,21 @@ def unseen(state: SoloState, seat: int) -> Counter[str]:
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000), players=st.integers(2, 10), mixed=st.booleans())
-def test_from_view_keeps_the_view_and_the_legal_moves(seed: int, players: int, mixed: bool) -> None:
+@given(
+    seed=st.integers(0, 10_000),
+    players=st.integers(2, 10),
+    mixed=st.booleans(),
+    edition=st.sampled_from([1, 2]),
+)
+def test_from_view_keeps_the_view_and_the_legal_moves(
+    seed: int, players: int, mixed: bool, edition: int
+) -> None:
     rng = random.Random(seed)
-    for state in random_states(seed, players, mixed, steps=150):
+    for state in random_states(seed, players, mixed, steps=150, edition=edition):
         for seat in range(players):
             view = state.view(seat)
             rebuilt = RULES.from_view(view, seat, rng)
+            assert rebuilt.edition == edition
             assert rebuilt.view(seat) == view
             assert rebuilt.legal_moves(seat) == state.legal_moves(seat)
             assert rebuilt.finished == state.finished
@@ -178,11 +199,53 @@ def test_greedy_calls_solo_with_its_play() -> None:
     assert greedy(state, 0) == "play r7!"
 
 
-def test_greedy_calls_late_when_it_forgot() -> None:
-    state = make([["r7", "g1"], ["b1", "b2", "b3"], ["y1", "y2"]])
+def test_greedy_calls_late_when_it_forgot_in_edition_1() -> None:
+    # Edition 1 (before the revised S12): a missing call may still be made late.
+    state = make([["r7", "g1"], ["b1", "b2", "b3"], ["y1", "y2"]], edition=1)
     state, _ = state.apply(0, "play r7")  # type: ignore[assignment]
     assert "solo" in state.legal_moves(0)
     assert greedy(state, 0) == "solo"
+    # Edition 2: no late call; the seat is not even asked (nothing to do out of turn).
+    state = make([["r7", "g1"], ["b1", "b2", "b3"], ["y1", "y2"]])
+    state, _ = state.apply(0, "play r7")  # type: ignore[assignment]
+    assert state.legal_moves(0) == []
+    assert 0 not in state.to_act()
+
+
+@EDITIONS
+@pytest.mark.parametrize("level", ["greedy", "strong"])
+def test_bots_call_solo_with_the_play_and_never_late(level: str, edition: int) -> None:
+    """S12: whenever a play of the bot's may carry `!`, the bot's play carries it (the only
+    call there is in edition 2); a `solo` move is chosen only in edition 1 and only when legal."""
+    bot = StrongBot(iterations=2) if level == "strong" else GreedyBot()
+    rng = random.Random(edition)
+    calls = 0
+    for seed in range(4):
+        for i, state in enumerate(random_states(seed, 3 + seed % 2, False, 300, edition)):
+            if state.finished or i % 2:
+                continue
+            for seat in state.to_act():
+                current = turn(state, seat)
+                move = bot.choose(current, rng)
+                if move is None:
+                    continue
+                assert move + "!" not in current.moves, (seed, i, move)
+                calls += move.endswith("!")
+                assert move != "solo" or edition == 1
+    assert calls > 0
+
+
+@EDITIONS
+def test_greedy_jumps_in_on_its_own_card_in_edition_2(edition: int) -> None:
+    # S11 (revised): seat 0 played r7 and holds the other one.
+    state = make([["r7", "r7", "g1"], ["b1", "b2", "b3"], ["y1", "y2"]], edition=edition)
+    state, _ = state.apply(0, "play r7")  # type: ignore[assignment]
+    if edition == 1:
+        assert state.legal_moves(0) == []
+        return
+    assert turn(state, 0).optional
+    assert greedy(state, 0) == "play r7!"
+    assert StrongBot(iterations=4).choose(turn(state, 0, 1.0), random.Random(0)) is not None
 
 
 def test_greedy_sheds_high_cards_and_keeps_jokers() -> None:
@@ -233,13 +296,15 @@ def test_greedy_jumps_in() -> None:
 # Every level legal on random positions; determinism; the search
 
 
+@EDITIONS
 @pytest.mark.parametrize("level", ["random", "greedy", "strong"])
 @pytest.mark.parametrize("players", [2, 5])
-def test_every_level_plays_legal_moves(level: str, players: int) -> None:
+def test_every_level_plays_legal_moves(level: str, players: int, edition: int) -> None:
     factory = levels("solo")[level]
     bot = StrongBot(iterations=1) if level == "strong" else factory()
     rng = random.Random(players)
-    for i, state in enumerate(random_states(players * 31, players, True, steps=120)):
+    states = random_states(players * 31, players, True, steps=120, edition=edition)
+    for i, state in enumerate(states):
         if state.finished or i % 3:
             continue
         for seat in state.to_act():
@@ -324,14 +389,16 @@ def test_random_bot_may_let_an_optional_chance_pass() -> None:
     assert None in picks
 
 
+@EDITIONS
 @pytest.mark.parametrize("players", [2, 4])
-def test_the_strong_bots_redeal_keeps_what_the_seat_sees(players: int) -> None:
+def test_the_strong_bots_redeal_keeps_what_the_seat_sees(players: int, edition: int) -> None:
     """_redeal moves only unseen cards: the seat's view and legal moves stay, every size stays,
     and seats known to have drawn for want of a playable card get none."""
     rng = random.Random(players)
     constrained = 0
     for seed in range(40):
-        state = RULES.new_game(seed, {"players": players, "mode": "rounds", "rounds": 1})
+        options = {"players": players, "mode": "rounds", "rounds": 1}
+        state = RULES.new_game(seed, options, edition=edition)
         for _ in range(120):
             if state.over:
                 break
@@ -363,6 +430,62 @@ def test_the_strong_bots_redeal_keeps_what_the_seat_sees(players: int) -> None:
     assert constrained > 0
 
 
+def _play(state: SoloState, *steps: tuple[int, str]) -> SoloState:
+    for seat, move in steps:
+        new, _ = state.apply(seat, move)
+        assert isinstance(new, SoloState)
+        state = new
+    return state
+
+
+def test_seats_that_drew_when_the_seat_may_jump_in_on_its_own_card() -> None:
+    """Edition 2 (S11): seat 0 played r7 and still holds the other r7; seats 1 and 2 drew
+    instead of playing, seat 3 is to move. Asked whether to jump in, seat 0 knows seats 1 and
+    2 hold nothing playable on r7 (edition 1 never asks it here)."""
+    hands = [["r7", "r7", "g1"], ["b1", "b2"], ["y1", "y2"], ["g3", "g4"]]
+    pile = ["b3", "y3", "g5"]
+    state = _play(make(hands, pile=pile), (0, "play r7"), (1, "draw"), (2, "draw"))
+    assert state.current == 3
+    assert 0 in state.to_act()
+    assert seats_that_drew(state.view(0), 0) == [1, 2]
+    assert seats_that_drew(state.view(3), 3) == []
+    old = _play(make(hands, pile=pile, edition=1), (0, "play r7"), (1, "draw"), (2, "draw"))
+    assert 0 not in old.to_act()
+    # a Skip's victim never had a turn; after a Reverse the seats in the new direction count
+    hands = [["rS", "rS", "g1"], ["b1", "b2"], ["y1", "y2"], ["g3", "g4"]]
+    state = _play(make(hands, pile=pile), (0, "play rS"), (2, "draw"))
+    assert (state.current, seats_that_drew(state.view(0), 0)) == (3, [2])
+    hands = [["rR", "rR", "g1"], ["b1", "b2"], ["y1", "y2"], ["g3", "g4"]]
+    state = _play(make(hands, pile=pile), (0, "play rR"), (3, "draw"))
+    assert (state.current, seats_that_drew(state.view(0), 0)) == (2, [3])
+
+
+@EDITIONS
+def test_seats_that_drew_is_right_when_seats_play_like_greedy(edition: int) -> None:
+    """Seats that play greedily but let optional chances pass at random (as a searching bot
+    may): every seat `seats_that_drew` names, for any seat that may act, really holds nothing
+    playable on the top card but swaps, in both editions (own jump-ins included)."""
+    rng = random.Random(edition)
+    checked = 0
+    for seed in range(60):
+        options = {"players": 3 + seed % 3, "mode": "rounds", "rounds": 1}
+        state = RULES.new_game(seed, options, edition=edition)
+        for _ in range(300):
+            if state.over:
+                break
+            forbidden = PLAYABLE[(state.discard[-1], state.colour)] - SWAPS
+            for seat in state.to_act():
+                for other in seats_that_drew(state.view(seat), seat):
+                    assert not forbidden.intersection(state.hands[other]), (seed, seat, other)
+                    checked += 1
+            chances = [s for s in state.to_act() if s != state.current and rng.random() < 0.3]
+            seat = chances[0] if chances else state.current
+            move = greedy_move(Table.of_state(state, seat), state.legal_moves(seat), False)
+            assert move is not None
+            state = _play(state, (seat, move))
+    assert checked > 50
+
+
 def test_two_seat_values_count_the_game_when_the_round_decides_it() -> None:
     """A round that ends the game is worth winning the game; any other, the round and MARGIN
     per 100 points of the swing (with a smaller FINAL_MARGIN when the game is decided)."""
@@ -375,3 +498,47 @@ def test_two_seat_values_count_the_game_when_the_round_decides_it() -> None:
     # Points mode: seat 1 at 5 points falls below 0, so this round decides the game.
     low = RULES.new_game(1, {"players": 2, "start_points": 5}, hands)
     assert playout(low, 0) == pytest.approx(1 + FINAL_MARGIN * 6 / 100)
+
+
+# --------------------------------------------------------------------------------------------
+# The adapter: what a bot worker rebuilds from GetView, and events of either edition
+
+
+@EDITIONS
+def test_adapter_view_json_gives_back_the_view_with_its_edition(edition: int) -> None:
+    state = make([["r7", "r7", "g1"], ["b1", "b2", "b3"], ["y1", "y2"]], edition=edition)
+    state, _ = state.apply(0, "play r7")  # type: ignore[assignment]
+    for seat in (None, 0, 1, 2):
+        reply = ADAPTER.view_response(
+            status=common_pb2.GameStatus(rules_edition=edition),
+            seat=-1 if seat is None else seat,
+            view=ADAPTER.view(state.view(seat)),
+        )
+        assert ADAPTER.view_json(reply) == state.view(seat)
+        if seat is not None:  # a bot told this view plays the game's own edition (S11)
+            rebuilt = RULES.from_view(ADAPTER.view_json(reply), seat, random.Random(0))
+            assert rebuilt.legal_moves(seat) == state.legal_moves(seat)
+    # A status without the field (a server from before editions): edition 1.
+    reply = ADAPTER.view_response(
+        status=common_pb2.GameStatus(), seat=0, view=ADAPTER.view(state.view(0))
+    )
+    assert ADAPTER.view_json(reply)["edition"] == 1
+
+
+def test_adapter_maps_the_events_of_both_editions() -> None:
+    # Edition 1's late call is still an event of games stored under edition 1.
+    state = make([["r1", "r2"], ["b1", "r7"], ["y1", "y2"]], edition=1)
+    state, _ = state.apply(0, "play r1")  # type: ignore[assignment]
+    _, events = state.apply(0, "solo")
+    assert events == [Event("solo", {"seat": 0})]
+    assert ADAPTER.event(events[0]).solo.seat == 0
+    # Edition 2: the call rides on the play; a forgotten one costs a penalty draw.
+    state = make([["r1", "r2"], ["b1", "r7"], ["y1", "y2"]])
+    _, events = state.apply(0, "play r1!")
+    assert ADAPTER.event(events[0]).played.solo
+    forgot, _ = state.apply(0, "play r1")
+    _, events = forgot.apply(1, "play r7")
+    drew = ADAPTER.event(events[1]).drew
+    assert (drew.seat, drew.count) == (0, 2)
+    assert drew.reason == solo_pb2.DRAW_REASON_PENALTY
+    assert ADAPTER.view(forgot.view(None)).late_call_seat == 0

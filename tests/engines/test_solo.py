@@ -1,4 +1,5 @@
-"""Tests of the Solo engine (engines/solo.py): rulings S1-S14, notation, contract."""
+"""Tests of the Solo engine (engines/solo.py): rulings S1-S14, notation, contract, and the two
+rules editions (edition 2: the revised S11 and S12; edition 1: the rules before them)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ from engines.contract import (
     NotYourTurn,
     visible_events,
 )
-from engines.solo import CARDS, COPIES, FULL_DECK, POINTS, RULES, SoloState
+from engines.solo import CARDS, COPIES, FULL_DECK, POINTS, RULES, SoloRules, SoloState
 from tests.conformance import check_rules
+
+EDITIONS = pytest.mark.parametrize("edition", [1, 2])
 
 
 def make(
@@ -34,9 +37,11 @@ def make(
     discard: Sequence[str] = ("r5",),
     start: int = 0,
     seed: int = 1,
+    edition: int | None = None,
     **options: Any,
 ) -> SoloState:
-    """A round-1 position from an explicit setup (draw pile top first)."""
+    """A round-1 position from an explicit setup (draw pile top first), of the current rules
+    edition unless `edition` says otherwise."""
     return RULES.new_game(
         seed,
         {"players": len(hands), **options},
@@ -46,6 +51,7 @@ def make(
             "discard": list(discard),
             "start_seat": start,
         },
+        edition=edition,
     )
 
 
@@ -399,10 +405,13 @@ def test_s8_swap_names_another_seat_and_is_forced() -> None:
     assert new.hands[0] == ["y1"]
     assert new.called[0]
     assert new.exposed == -1
-    # without the call the mover is exposed
+    # without the call the mover is exposed: edition 2 has no late call (S12), edition 1 has
     new = run(state, (0, "play rX@2"))
     assert new.exposed == 0
-    assert new.legal_moves(0) == ["solo"]
+    assert new.legal_moves(0) == []
+    old = run(make([["rX", "g1"], ["b1", "b2", "b3"], ["y1"]], edition=1), (0, "play rX@2"))
+    assert old.exposed == 0
+    assert old.legal_moves(0) == ["solo"]
 
 
 def test_s8_swap_in_turn_forward_and_free_play() -> None:
@@ -537,13 +546,104 @@ def test_s11_jump_in_identical_card_and_play_continues_from_jumper() -> None:
     assert state.legal_moves(1) == []
 
 
-def test_s11_no_jump_in_on_ones_own_card() -> None:
-    state = make([["r7", "r7", "g1"], ["b1", "b2"]], discard=["r5"])
-    state = run(state, (0, "play r7"))
-    assert state.to_act() == (1,)
-    assert state.legal_moves(0) == []
-    with pytest.raises(IllegalMove, match="own card"):
-        state.apply(0, "play r7")
+@EDITIONS
+def test_s11_jump_in_on_ones_own_card(edition: int) -> None:
+    # S11 (revised): the player of the top card may jump in on it with the identical card.
+    hands = [["r7", "r7", "g1"], ["b1", "b2"], ["y1", "y2"]]
+    state = run(make(hands, edition=edition), (0, "play r7"))
+    assert state.current == 1
+    if edition == 1:  # before the revision: no jump-in on one's own card
+        assert state.to_act() == (1,)
+        assert state.legal_moves(0) == []
+        with pytest.raises(IllegalMove, match="own card"):
+            state.apply(0, "play r7")
+        return
+    assert state.to_act() == (0, 1)
+    assert state.public_to_act() == (1,)  # S14: the chance shows a card of seat 0's hand
+    assert state.legal_moves(0) == ["play r7", "play r7!"]  # it leaves one card (S12)
+    state, events = go(state, 0, "play r7!")
+    assert events == [
+        Event("play", {"seat": 0, "card": "r7", "jump_in": True, "solo": True}),
+    ]
+    assert state.discard == ["r5", "r7", "r7"]
+    assert state.owner == 0
+    assert state.current == 1  # play continues after the jumper: seat 1 still moves
+    assert state.hands[0] == ["g1"]
+    assert state.called[0]
+    assert state.legal_moves(0) == []  # no second r7
+
+
+@EDITIONS
+def test_s11_own_jump_in_applies_the_effect_and_ends_a_drawn_cards_wait(edition: int) -> None:
+    # Seat 0 skips seat 1; seat 2 draws a playable r9 and waits (S5). Seat 0's second rS (an
+    # own jump-in, edition 2) ends the wait and skips seat 1 again: seat 2 moves, keeping r9.
+    hands = [["rS", "rS", "g1", "g2"], ["b1", "b2"], ["y1", "y2"], ["g3", "g4"]]
+    state = run(make(hands, pile=["r9"], edition=edition), (0, "play rS"), (2, "draw"))
+    assert state.drawn == "r9"
+    if edition == 1:
+        assert state.to_act() == (2,)
+        with pytest.raises(IllegalMove, match="own card"):
+            state.apply(0, "play rS")
+        return
+    assert state.to_act() == (0, 2)
+    state, events = go(state, 0, "play rS")
+    assert kinds(events) == ["play", "skipped"]
+    assert events[1].data == {"seat": 1}
+    assert state.current == 2
+    assert state.drawn == ""
+    assert state.hands[2] == ["r9", "y1", "y2"]
+    assert state.legal_moves(2)[0] == "play r9"
+    assert "pass" not in state.legal_moves(2)
+
+
+@EDITIONS
+@pytest.mark.parametrize(
+    ("joker", "first", "again"),
+    [("W", "play W:r", "play W:y"), ("W4", "play W4:r", "play W4:g")],
+)
+def test_s11_joker_on_the_same_joker_by_its_player(
+    edition: int, joker: str, first: str, again: str
+) -> None:
+    # S11: for jokers, the same joker kind: the player of a W (W4) may add its other W (W4),
+    # naming any colour; a W4 jumped on a W4 grows the pending draw (S9).
+    hands = [[joker, joker, "g1", "g2"], ["b1", "b2"], ["y1", "y2"]]
+    state = run(make(hands, pile=[f"g{i}" for i in range(3, 10)], edition=edition), (0, first))
+    assert state.current == 1
+    if edition == 1:
+        assert state.to_act() == (1,)
+        with pytest.raises(IllegalMove, match="own card"):
+            state.apply(0, again)
+        return
+    forms = W_FORMS if joker == "W" else W4_FORMS
+    assert state.legal_moves(0) == forms
+    assert state.to_act() == (0, 1)
+    state, events = go(state, 0, again)
+    assert events[0].data["jump_in"] is True
+    assert state.colour == again[-1]
+    assert state.current == 1
+    assert state.pending == (8 if joker == "W4" else 0)
+    assert state.legal_moves(1) == ["draw"]  # W: no yellow card; W4: no W4 to extend the 8
+
+
+@EDITIONS
+def test_s11_swap_in_turn_on_the_swap_in_turn_its_player_received(edition: int) -> None:
+    # Seat 0's WX passes every hand on; seat 0 receives seat 2's hand, which holds a WX: in
+    # edition 2 it may jump in with it on its own WX (the same joker kind), passing the hands
+    # again from itself.
+    hands = [["WX", "g1", "g2"], ["b1", "b2"], ["WX", "y2", "y3"]]
+    state = run(make(hands, edition=edition), (0, "play WX"))
+    assert state.hands == [["y2", "y3", "WX"], ["g1", "g2"], ["b1", "b2"]]
+    if edition == 1:
+        assert state.to_act() == (1,)
+        assert state.legal_moves(0) == []
+        return
+    assert state.to_act() == (0, 1)
+    assert state.legal_moves(0) == ["play WX"]  # it would hold seat 2's two cards: no `!`
+    state, events = go(state, 0, "play WX")
+    assert Event("hands_passed", {"direction": 1, "hand_sizes": [2, 2, 2]}) in events
+    assert state.hands == [["b1", "b2"], ["y2", "y3"], ["g1", "g2"]]
+    assert state.current == 1
+    assert state.colour == ""  # free play for seat 1
 
 
 def test_s11_jump_in_on_the_turned_over_card_and_not_with_a_similar_card() -> None:
@@ -649,8 +749,9 @@ def test_s12_call_with_the_play_protects() -> None:
     assert "drew" not in kinds(events)
 
 
-def test_s12_late_call_then_no_penalty() -> None:
-    state = make([["r1", "r2"], ["b1", "r7", "r8"]], pile=["g1", "g2"], discard=["r5"])
+def test_s12_edition_1_late_call_then_no_penalty() -> None:
+    # Edition 1 (before the revised S12): a forgotten call may be made late with `solo`.
+    state = make([["r1", "r2"], ["b1", "r7", "r8"]], pile=["g1", "g2"], discard=["r5"], edition=1)
     state = run(state, (0, "play r1"))
     assert state.exposed == 0
     assert state.to_act() == (0, 1)
@@ -692,11 +793,13 @@ def test_s12_penalty_window_closes_even_on_the_players_last_card() -> None:
     assert end["points"] == [195, 200, 197]
 
 
-def test_s12_own_draw_means_no_penalty_at_window_close() -> None:
-    state = make([["rS", "g2"], ["b1", "r3"]], pile=["y1", "y2", "y3"], discard=["r5"])
+@EDITIONS
+def test_s12_own_draw_means_no_penalty_at_window_close(edition: int) -> None:
+    hands = [["rS", "g2"], ["b1", "r3"]]
+    state = make(hands, pile=["y1", "y2", "y3"], discard=["r5"], edition=edition)
     state = run(state, (0, "play rS"))  # 2 players: seat 0 again, one card, no call
     assert state.current == 0
-    assert state.legal_moves(0) == ["draw", "solo"]
+    assert state.legal_moves(0) == (["draw", "solo"] if edition == 1 else ["draw"])
     state = run(state, (0, "draw"))
     assert "solo" not in state.legal_moves(0)
     assert state.current == 1
@@ -733,6 +836,174 @@ def test_s12_call_flag_drops_when_hand_grows() -> None:
     assert state.called[0]
     state = run(state, (0, "draw"))
     assert state.called == [False, False]
+
+
+# --------------------------------------------------------------------------------------------
+# S12 (revised, rules edition 2): the call goes only with the play; no late call
+
+
+@EDITIONS
+def test_s12_solo_move_refused_in_edition_2_accepted_in_edition_1(edition: int) -> None:
+    # Seat 0 plays its second-last card without `!` and holds one card: exposed to the penalty.
+    hands = [["r1", "r2"], ["b1", "r7", "r8"], ["y1", "y2"]]
+    state = run(make(hands, pile=["g1", "g2"], edition=edition), (0, "play r1"))
+    assert state.exposed == 0
+    assert state.view(None)["exposed"] == 0  # public in both editions: everyone saw the play
+    if edition == 1:
+        assert state.to_act() == (0, 1)
+        assert state.public_to_act() == (0, 1)
+        assert state.legal_moves(0) == ["solo"]
+        called, events = go(state, 0, "solo")
+        assert events == [Event("solo", {"seat": 0})]
+        assert called.called[0]
+        return
+    # Edition 2: the forgetter cannot act at all, and `solo` is not a move, for anyone.
+    assert state.to_act() == (1,)
+    assert state.public_to_act() == (1,)
+    assert state.legal_moves(0) == []
+    before = state.serialize()
+    for seat in (0, 1, 2):
+        with pytest.raises(MalformedMove, match=r"`!` to it, e\.g\. `play r5!`") as info:
+            state.apply(seat, "solo")
+        assert "no late call" in info.value.message
+        assert "`solo`;" not in info.value.message  # the notation help lists no `solo` move
+    assert state.serialize() == before
+    # also before any call was due, and at the start of a game
+    with pytest.raises(MalformedMove, match="no late call"):
+        RULES.new_game(4).apply(0, "solo")
+    with pytest.raises(IllegalMove, match="late call"):  # edition 1: well-formed, not now
+        RULES.new_game(4, edition=1).apply(0, "solo")
+
+
+@EDITIONS
+def test_s12_forgotten_call_costs_two_cards_when_another_player_plays(edition: int) -> None:
+    # The same forgotten call; the next card is seat 1's turn play. In edition 2 nothing can
+    # be done about it any more; in edition 1 a late call in time avoids the penalty.
+    hands = [["r1", "r2"], ["b1", "r7", "r8"], ["y1", "y2"]]
+    state = run(make(hands, pile=["g1", "g2", "g3"], edition=edition), (0, "play r1"))
+    if edition == 1:
+        state = run(state, (0, "solo"))
+    else:  # nothing to do about it: seat 0 has no move, and `solo` is malformed
+        assert state.legal_moves(0) == []
+        with pytest.raises(MalformedMove):
+            state.apply(0, "solo")
+    state, events = go(state, 1, "play r7")
+    if edition == 1:
+        assert kinds(events) == ["play"]
+        assert state.hands[0] == ["r2"]
+        return
+    assert kinds(events) == ["play", "drew", "drew_cards"]
+    assert events[1] == Event("drew", {"seat": 0, "count": 2, "reason": "penalty"})
+    assert events[2] == Event("drew_cards", {"seat": 0, "cards": ["g1", "g2"]}, 0)
+    assert state.hands[0] == ["r2", "g1", "g2"]
+    assert state.exposed == -1
+
+
+@EDITIONS
+def test_s12_forgotten_call_penalty_at_another_players_jump_in(edition: int) -> None:
+    # The next card is seat 2's jump-in (out of turn, S11): the window closes on it, the card
+    # is on the pile before the penalty is drawn.
+    hands = [["r1", "r2"], ["b1", "b2"], ["r1", "y2", "y3"]]
+    state = run(make(hands, pile=["g1", "g2"], edition=edition), (0, "play r1"))
+    assert state.to_act() == ((0, 1, 2) if edition == 1 else (1, 2))
+    if edition == 1:
+        state = run(state, (0, "solo"))
+    else:
+        assert state.legal_moves(0) == []
+    state, events = go(state, 2, "play r1")
+    assert events[0].data == {"seat": 2, "card": "r1", "jump_in": True, "solo": False}
+    penalty = Event("drew", {"seat": 0, "count": 2, "reason": "penalty"})
+    assert (penalty in events) == (edition == 2)
+    assert len(state.hands[0]) == (3 if edition == 2 else 1)
+    assert state.current == 0
+
+
+@EDITIONS
+def test_s12_own_jump_in_is_not_another_players_card(edition: int) -> None:
+    # Seat 0 plays r7 without the call and holds its second r7. In edition 2 it may jump in
+    # with it on its own card: its last card, the round ends, no penalty (only another
+    # player's card closes the window). In edition 1 it may only call late.
+    hands = [["r7", "r7"], ["b1", "b2"], ["y1", "y2"]]
+    state = run(make(hands, pile=["g1", "g2"], edition=edition), (0, "play r7"))
+    assert state.exposed == 0
+    if edition == 1:
+        assert state.legal_moves(0) == ["solo"]
+        return
+    assert state.legal_moves(0) == ["play r7"]  # the last card never carries `!`
+    state, events = go(state, 0, "play r7")
+    assert kinds(events)[:2] == ["play", "round_end"]
+    assert "drew" not in kinds(events)
+    assert events[1].data["winner"] == 0
+    assert events[1].data["penalties"] == {"0": 0, "1": 3, "2": 3}
+
+
+def test_s12_a_forgotten_call_on_an_own_jump_in_also_costs_two_cards() -> None:
+    # Only a player's own play creates the obligation: an own jump-in is one (edition 2).
+    hands = [["r7", "r7", "g1"], ["b1", "r2"], ["y1", "y2"]]
+    state = run(make(hands, pile=["g4", "g5"]), (0, "play r7"), (0, "play r7"))
+    assert state.exposed == 0
+    assert state.legal_moves(0) == []
+    state, events = go(state, 1, "play r2")
+    assert Event("drew", {"seat": 0, "count": 2, "reason": "penalty"}) in events
+    assert state.hands[0] == ["g1", "g4", "g5"]
+
+
+@EDITIONS
+def test_s12_call_refused_on_a_play_that_does_not_leave_one_card(edition: int) -> None:
+    # Four cards: the own jump-in leaves two, so `!` is refused on it (edition 2); edition 1
+    # refuses the jump-in itself.
+    hands = [["r7", "r7", "g1", "g2"], ["b1", "b2"], ["y1", "y2"]]
+    state = make(hands, edition=edition)
+    with pytest.raises(IllegalMove, match="`!` is refused"):
+        state.apply(0, "play r7!")
+    state = run(state, (0, "play r7"))
+    before = state.serialize()
+    message = "`!` is refused" if edition == 2 else "own card"
+    with pytest.raises(IllegalMove, match=message):
+        state.apply(0, "play r7!")
+    assert state.serialize() == before
+    if edition == 2:
+        assert state.legal_moves(0) == ["play r7"]
+        state = run(state, (0, "play r7"))
+        assert state.exposed == -1  # two cards left: nothing to call
+        assert state.hands[0] == ["g1", "g2"]
+
+
+def _leaves_one(state: SoloState, seat: int, move: str) -> bool:
+    """Whether `move` leaves `seat` holding exactly one card, its effects included, in the same
+    round (a last card ends the round, S13)."""
+    after, _ = go(state, seat, move)
+    return after.round == state.round and not after.over and len(after.hands[seat]) == 1
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), players=st.integers(2, 6), edition=st.sampled_from([1, 2]))
+def test_s12_call_forms_listed_exactly_when_the_play_leaves_one_card(
+    seed: int, players: int, edition: int
+) -> None:
+    """Along random games, for every seat: `play ...!` is listed exactly when `play ...` is and
+    leaves one card; `solo` (edition 1) exactly for the exposed seat holding one card, never in
+    edition 2; in edition 2 the seat that played the top card may jump in on it (S11)."""
+    rng = random.Random(seed)
+    state = RULES.new_game(seed, {"players": players, "start_points": 60}, edition=edition)
+    for _ in range(250):
+        if state.finished:
+            break
+        for seat in range(players):
+            moves = state.legal_moves(seat)
+            listed = set(moves)
+            for move in moves:
+                if move.endswith("!"):
+                    assert move[:-1] in listed
+                elif move.startswith("play"):
+                    assert (move + "!" in listed) == _leaves_one(state, seat, move), move
+            late = seat == state.exposed and len(state.hands[seat]) == 1
+            assert ("solo" in listed) == (edition == 1 and late)
+            holds_top = state.discard[-1] in state.hands[seat]
+            if seat == state.owner and seat != state.current and holds_top:
+                assert any(m.startswith("play") for m in moves) == (edition == 2)
+        seat = rng.choice(state.to_act())
+        state = go(state, seat, rng.choice(state.legal_moves(seat)))[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -1005,6 +1276,77 @@ def test_invalid_setups(setup: dict[str, Any]) -> None:
         RULES.new_game(1, {"players": 2}, setup)
 
 
+# --------------------------------------------------------------------------------------------
+# Rules editions
+
+
+def test_editions_of_the_rules() -> None:
+    assert (RULES.edition, RULES.editions) == (2, (1, 2))
+    assert RULES.new_game(1).edition == 2
+    assert RULES.new_game(1, edition=1).edition == 1
+    assert RULES.new_game(1, edition=2) == RULES.new_game(1)
+    for bad in (3, 0, -1, True):
+        with pytest.raises(InvalidOptions, match="no rules edition"):
+            RULES.new_game(1, edition=bad)
+    with pytest.raises(InvalidOptions, match="no rules edition 3"):
+        make([["r1"], ["r2"]], edition=3)
+
+
+@EDITIONS
+def test_serialize_keeps_the_edition_and_every_derived_state_too(edition: int) -> None:
+    hands = [["r7", "r7", "g1"], ["b1", "r2"], ["y1", "y2"]]
+    state = make(hands, pile=["g4", "g5", "g6"], edition=edition)
+    blob = state.serialize()
+    assert json.loads(blob)["edition"] == edition
+    assert RULES.deserialize(blob) == state
+    assert RULES.deserialize(blob).edition == edition
+    assert RULES.deserialize(blob).serialize() == blob
+    assert state.view(None)["edition"] == state.view(1)["edition"] == edition
+    played = run(state, (0, "play r7"), (1, "draw"))
+    assert played.edition == edition
+    assert played.resign(2)[0].edition == edition
+    assert played.determinize(1, random.Random(0)).edition == edition
+    rebuilt = RULES.from_view(played.view(1), 1, random.Random(0))
+    assert rebuilt.edition == edition
+    assert rebuilt.view(1) == played.view(1)
+    # the same position of the other edition differs: the edition is part of the state
+    other = make(hands, pile=["g4", "g5", "g6"], edition=3 - edition)
+    assert other != state
+
+
+def test_a_snapshot_without_edition_is_edition_1() -> None:
+    # Written by the engine before editions existed (seat 0 played r5 leaving r6, no call).
+    old = (
+        b'{"called":[false,false],"colour":"r","ctr":1,"cur":1,"dir":1,"discard":["r1","r5"],'
+        b'"drawn":"","exposed":0,"first":0,"hands":[["r6"],["g1","g2","b3","y4"]],'
+        b'"opts":[2,200,"points",5,false],"over":false,"owner":0,"pending":0,'
+        b'"pile":["y9","y8","y7","y6","y5","y3","y2","y1"],"points":[200,200],"resigned":-1,'
+        b'"round":1,"seed":3}'
+    )
+    state = RULES.deserialize(old)
+    assert state.edition == 1
+    assert state.legal_moves(0) == ["solo"]  # the late call of edition 1 still exists there
+    assert state.legal_moves(1) == ["draw"]
+    assert state.public_to_act() == (0, 1)
+    again = RULES.deserialize(state.serialize())
+    assert again == state
+    assert again.edition == 1
+    called, events = go(state, 0, "solo")
+    assert events == [Event("solo", {"seat": 0})]
+    assert called.edition == 1
+
+
+def test_from_view_takes_the_edition_of_the_view() -> None:
+    state = make([["r1", "r2"], ["b1", "b2"]], edition=1)
+    view = state.view(0)
+    assert RULES.from_view(view, 0, random.Random(0)).edition == 1
+    del view["edition"]  # a view without one: the current edition
+    assert RULES.from_view(view, 0, random.Random(0)).edition == 2
+    for bad in (3, 0, True):
+        with pytest.raises(ValueError, match="no rules edition"):
+            RULES.from_view({**view, "edition": bad}, 0, random.Random(0))
+
+
 def test_serialize_round_trip_and_apply_does_not_mutate() -> None:
     state = make([["r1", "r2"], ["b1", "r7"]], pile=["g1", "g2"])
     blob = state.serialize()
@@ -1020,22 +1362,52 @@ def test_serialize_round_trip_and_apply_does_not_mutate() -> None:
 # Random play: conformance and invariants
 
 
+class Edition1Rules(SoloRules):
+    """Solo whose new games are of rules edition 1 (the conformance suite calls new_game(seed))."""
+
+    def new_game(
+        self,
+        seed: int,
+        options: Any = None,
+        setup: Any = None,
+        *,
+        edition: int | None = None,
+    ) -> SoloState:
+        return super().new_game(seed, options, setup, edition=1 if edition is None else edition)
+
+
 def test_conformance() -> None:
     assert check_rules(RULES, range(4)) == 4
 
 
-def _playout(seed: int, options: dict[str, Any], max_steps: int = 30_000) -> SoloState:
+def test_conformance_of_edition_1() -> None:
+    assert RULES.new_game(0).edition == 2
+    assert Edition1Rules().new_game(0).edition == 1
+    assert check_rules(Edition1Rules(), range(4)) == 4
+
+
+def _playout(
+    seed: int, options: dict[str, Any], edition: int = 2, max_steps: int = 30_000
+) -> SoloState:
     rng = random.Random(seed)
-    state = RULES.new_game(seed, options)
+    state = RULES.new_game(seed, options, edition=edition)
     for _ in range(max_steps):
         acting = state.to_act()
         if not acting:
             return state
         assert state.current in acting
+        public = state.public_to_act()
+        assert set(public) <= set(acting)
+        if edition == 2:  # S14: only the seat to move is public; no late call exists (S12)
+            assert public == (state.current,)
         seat = rng.choice(acting)
         moves = state.legal_moves(seat)
+        assert moves
+        assert edition == 1 or "solo" not in moves
         move = rng.choice(moves)
-        state = go(state, seat, move)[0]
+        state, events = go(state, seat, move)
+        assert state.edition == edition
+        assert edition == 1 or "solo" not in kinds(events)
         assert total_cards(state) == 112
         assert state.pending == 0 or state.discard[-1] in ("W4", "rD", "gD", "bD", "yD")
         if state.drawn:
@@ -1043,14 +1415,19 @@ def _playout(seed: int, options: dict[str, Any], max_steps: int = 30_000) -> Sol
     raise AssertionError("no end")
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     players=st.integers(2, 10),
     mixed=st.booleans(),
     mode=st.sampled_from(["points", "rounds"]),
+    edition=st.sampled_from([1, 2]),
 )
-def test_random_playouts_keep_invariants(seed: int, players: int, mixed: bool, mode: str) -> None:
+def test_random_playouts_keep_invariants(
+    seed: int, players: int, mixed: bool, mode: str, edition: int
+) -> None:
+    """Random games of either edition: 112 cards always, listed moves always apply, the
+    edition never changes, edition 2 shows only the seat to move and has no `solo`."""
     options = {
         "players": players,
         "mixed_stacking": mixed,
@@ -1058,12 +1435,13 @@ def test_random_playouts_keep_invariants(seed: int, players: int, mixed: bool, m
         "rounds": 2,
         "start_points": 60,
     }
-    final = _playout(seed, options)
+    final = _playout(seed, options, edition)
     result = final.result()
     assert result is not None
     top = max(final.points)
     assert result.winners == tuple(s for s in range(players) if final.points[s] == top)
     assert min(final.points) < 0 or (mode == "rounds" and final.round == 2)
+    assert result.detail["reason"] == ("below_zero" if min(final.points) < 0 else "rounds")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1103,11 +1481,7 @@ def test_s11_jumped_wild_draw_four_extends_and_swap_in_turn_passes_hands() -> No
     state = run(state, (2, "play W4:b"))
     assert state.pending == 8
     assert state.current == 0
-    # no jump-in on one's own card, even with an identical card received by the pass
-    hands = [["WX", "g1", "g2"], ["b1", "b2"], ["WX", "y2", "y3"]]
-    state = run(make(hands), (0, "play WX"))
-    assert state.hands[0] == ["y2", "y3", "WX"]
-    assert state.to_act() == (1,)
+    # (a WX received by the pass, on one's own WX: test_s11_swap_in_turn_on_the_swap_in_turn_...)
     # a jumped Swap-in-turn passes the hands again, from the jumper
     hands = [["WX", "g1", "g2"], ["WX", "b1", "b2"], ["y1", "y2", "y3"]]
     state = run(make(hands), (0, "play WX"))

@@ -1,4 +1,5 @@
-"""ZoxSo engine tests: every ruling Z1-Z10, notation, refusals, perft counts, properties."""
+"""ZoxSo engine tests: every ruling Z1-Z10, notation, refusals, perft counts, properties, and the
+rules editions (edition 2 plays the revised Z9; edition 1 the rules before it)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,14 @@ from engines.zoxso import RULES, ZoxsoState, render
 # Helpers
 
 
-def pos(pieces: Mapping[str, str], **extra: JSON) -> ZoxsoState:
-    """A position built from an explicit setup (phase 2 unless told)."""
-    return RULES.new_game(0, setup={"pieces": dict(pieces), **extra})
+EDITIONS = [1, 2]
+"""Every rules edition the engine plays; 2 is the current one (the revised Z9)."""
+
+
+def pos(pieces: Mapping[str, str], edition: int | None = None, **extra: JSON) -> ZoxsoState:
+    """A position built from an explicit setup (phase 2 unless told), in `edition` (default:
+    the current one)."""
+    return RULES.new_game(0, setup={"pieces": dict(pieces), **extra}, edition=edition)
 
 
 def play(state: ZoxsoState, *moves: str) -> ZoxsoState:
@@ -68,9 +74,9 @@ def reason(state: ZoxsoState) -> str | None:
     return None if result is None else str(result.detail["reason"])
 
 
-def random_state(seed: int, plies: int) -> ZoxsoState:
+def random_state(seed: int, plies: int, edition: int | None = None) -> ZoxsoState:
     rng = random.Random(seed)
-    state = RULES.new_game(seed)
+    state = RULES.new_game(seed, edition=edition)
     for _ in range(plies):
         if not state.to_act():
             break
@@ -170,6 +176,8 @@ def reference_moves(state: ZoxsoState) -> list[str]:
                     t = _stone(sc, sr)
                     if t != "D4" or piece[1] == "X":
                         out.add(f"{sq}^{t}")
+                    if t == "D4" and piece[1] == "X" and view["edition"] == 2:
+                        continue  # Z9 (revised): a Xing's flip onto the Throne ends the turn
                     after = {**stones, t: piece}
                     out.update(f"{sq}^{t}-{d}" for d in stone_dests(piece[1], t, after))
     for sq, piece in stones.items():
@@ -548,9 +556,11 @@ def test_z8_xing_steps_one_stone() -> None:
     assert "own piece" in refused(state, "B2-B3")
 
 
+@pytest.mark.parametrize("edition", EDITIONS)
 @pytest.mark.parametrize("kind", ["M", "D"])
-def test_z8_ma_or_dao_flipping_onto_throne_must_leave(kind: str) -> None:
-    state = pos({"d4": f"d{kind}", "a8": "dX", "h1": "lX"})
+def test_z8_ma_or_dao_flipping_onto_throne_must_leave(kind: str, edition: int) -> None:
+    # Z8 is the same in both editions: the revised Z9 ends the turn only for a Xing's flip.
+    state = pos({"d4": f"d{kind}", "a8": "dX", "h1": "lX"}, edition)
     name = {"M": "Ma", "D": "Dao"}[kind]
     msg = refused(state, "d4^D4")
     assert f"a {name} that flips onto the Throne must move off it in the same turn" in msg
@@ -570,38 +580,121 @@ def test_z8_ma_or_dao_flipping_onto_throne_must_leave(kind: str) -> None:
 # Z9 winning
 
 
-def test_z9_bare_xing_flip_onto_throne_wins() -> None:
-    state = pos({"e5": "dX", "h1": "lX"})
-    assert "e5^D4" in state.legal_moves(0)
-    new, events = state.apply(0, "e5^D4")
+# Z9 (revised, edition 2): a Xing that lands on the Throne wins at once, whether it steps or
+# flips there; a flip onto the Throne ends the turn, so `e5^D4-D5` is no longer a move. Each
+# test below plays one scenario in both editions: edition 2 gives the revised outcome and
+# edition 1 (the rules before the revision, kept for games started under them) the old one, so
+# the edition-2 assertions fail on the old engine.
+
+THRONE_CORNERS = ["d4", "e4", "d5", "e5"]
+"""The Pearls at the Throne's corners (Z1, Z3): the only Pearls a piece flips onto D4 from."""
+AROUND_THRONE = ["C4", "E4", "D3", "D5"]
+"""The Stones one Xing step from the Throne."""
+
+
+def won_events(events: list[Event]) -> list[tuple[str, dict[str, JSON]]]:
+    return [(e.kind, dict(e.data)) for e in events if e.kind in ("won", "draw")]
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("corner", THRONE_CORNERS)
+def test_z9_xing_flip_onto_throne_wins_and_ends_the_turn(corner: str, edition: int) -> None:
+    state = pos({corner: "dX", "h1": "lX", "a8": "dM"}, edition)
+    flips = moves_from(state, f"{corner}^D4")
+    if edition == 2:
+        assert flips == {f"{corner}^D4"}  # Z9 (revised): nothing may follow the flip
+    else:  # edition 1: the Xing could also step off the Throne again
+        assert flips == {f"{corner}^D4"} | {f"{corner}^D4-{s}" for s in AROUND_THRONE}
+    new, events = state.apply(0, f"{corner}^D4")
+    assert [e.kind for e in events] == ["flipped", "won"]
+    assert events[0].data["to"] == "D4"
+    assert won_events(events) == [("won", {"seat": 0, "reason": "throne"})]
     result = new.result()
     assert result is not None
     assert result.winners == (0,)
+    assert dict(result.scores) == {0: 1.0, 1: 0.0}
     assert result.detail == {"reason": "throne"}
-    assert events[-1].kind == "won"
-    assert events[-1].data == {"seat": 0, "reason": "throne"}
+    assert new.piece_at("D4") == "dX"
     assert new.to_act() == ()
     assert new.legal_moves(1) == []
+    assert new.edition == edition
     with pytest.raises(GameOver):
         new.apply(1, "h1-h2")
 
 
-def test_z9_xing_stepping_onto_throne_wins_and_flip_then_step() -> None:
-    state = pos({"C4": "lX", "a1": "dX"}, to_move=1)
-    new = play(state, "C4-D4")
-    assert winners(new) == (1,)
-    state = pos({"d3": "dX", "h8": "lX"})
-    new = play(state, "d3^C3-C4")
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("target", AROUND_THRONE)
+def test_z9_xing_flip_onto_throne_then_move(target: str, edition: int) -> None:
+    state = pos({"e5": "dX", "h1": "lX"}, edition)
+    move = f"e5^D4-{target}"
+    if edition == 2:
+        msg = refused(state, move)
+        assert "a Xing that flips onto the Throne D4 wins there at once" in msg
+        assert "no move may follow it (Z9)" in msg
+        assert "play e5^D4 to win" in msg
+        return
+    # Edition 1: legal; the Xing leaves the Throne and the game goes on.
+    assert move in state.legal_moves(0)
+    new, events = state.apply(0, move)
+    assert [e.kind for e in events] == ["flipped", "moved"]
     assert new.result() is None
-    new = play(pos({"d3": "dX", "h8": "lX"}), "d3^D3-D4")
+    assert new.piece_at("D4") is None
+    assert new.piece_at(target) == "dX"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_z9_xing_flip_onto_throne_then_capturing_the_enemy_xing(edition: int) -> None:
+    # Light's Xing on D5, next to the Throne. Edition 1: e5^D4-D5 took it (xing_captured).
+    # Edition 2: that move does not exist; e5^D4 wins by the Throne, e5^E5-D5 by the capture.
+    state = pos({"e5": "dX", "D5": "lX"}, edition)
+    if edition == 2:
+        assert "no move may follow it (Z9)" in refused(state, "e5^D4-D5")
+    else:
+        new, events = state.apply(0, "e5^D4-D5")
+        assert events[1].data["captured"] == "lX"
+        assert won_events(events) == [("won", {"seat": 0, "reason": "xing_captured"})]
+        assert winners(new) == (0,)
+    assert reason(play(state, "e5^D4")) == "throne"
+    assert reason(play(state, "e5^E5-D5")) == "xing_captured"
+
+
+def test_z9_edition_2_refusal_comes_before_the_move_checks() -> None:
+    # A move that would also be wrong after the flip (own piece on D5, C4 out of a Xing's reach)
+    # is refused for the revised Z9 first; edition 1 explains the move itself.
+    pieces = {"e5": "dX", "D5": "dM", "h1": "lX"}
+    for move, old in (("e5^D4-D5", "own piece"), ("e5^D4-B4", "one Stone orthogonally")):
+        assert "no move may follow it (Z9)" in refused(pos(pieces, 2), move)
+        assert old in refused(pos(pieces, 1), move)
+    # Refusals that do not depend on the Throne are the same in both editions.
+    for edition in EDITIONS:
+        assert "no piece on d5" in refused(pos(pieces, edition), "d5^D4-D3")
+        assert "D3 is not next to e5" in refused(pos(pieces, edition), "e5^D3-D4")
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+@pytest.mark.parametrize("start", AROUND_THRONE)
+def test_z9_xing_stepping_onto_throne_wins(start: str, edition: int) -> None:
+    state = pos({start: "dX", "h1": "lX"}, edition)
+    new, events = state.apply(0, f"{start}-D4")
+    assert [e.kind for e in events] == ["moved", "won"]
+    assert (events[0].data["from"], events[0].data["to"]) == (start, "D4")
+    assert won_events(events) == [("won", {"seat": 0, "reason": "throne"})]
+    result = new.result()
+    assert result is not None
+    assert result.detail == {"reason": "throne"}
+    assert result.winners == (0,)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_z9_xing_flip_then_step_onto_throne_wins(edition: int) -> None:
+    state = pos({"C4": "lX", "a1": "dX"}, edition, to_move=1)
+    assert winners(play(state, "C4-D4")) == (1,)
+    state = pos({"d3": "dX", "h8": "lX"}, edition)
+    assert play(state, "d3^C3-C4").result() is None
+    new, events = state.apply(0, "d3^D3-D4")
+    assert [e.kind for e in events] == ["flipped", "moved", "won"]
+    assert won_events(events) == [("won", {"seat": 0, "reason": "throne"})]
     assert reason(new) == "throne"
-
-
-def test_z9_xing_flipping_onto_throne_and_leaving_does_not_win() -> None:
-    state = pos({"e5": "dX", "h1": "lX"})
-    new = play(state, "e5^D4-D5")
-    assert new.result() is None
-    assert new.piece_at("D5") == "dX"
 
 
 def test_z9_capturing_xing_on_pearls_wins() -> None:
@@ -768,9 +861,6 @@ PERFT = [
     ({"d4": "dM", "a8": "dX", "h1": "lX"}, 44, 44 * 5),
     # Dao d4: 4 steps; C3 12+1, D3 11+1 (through D4), C4 11+1, D4 12 (no bare flip) + 5 = 58.
     ({"d4": "dD", "a8": "dX", "h1": "lX"}, 58, 58 * 5),
-    # Xing e5: 4 steps; flips D4 (wins), E4, D5, E5 each + 4 steps = 20. Total 24; 3 of them
-    # win at once (e5^D4, e5^E4-D4, e5^D5-D4): 21 * 5 = 105.
-    ({"e5": "dX", "h1": "lX"}, 24, 105),
     # Interacting Xings a1 (Dark) and b2 (Light). Dark: a1-a2, a1-b1, a1^A1, a1^A1-A2, a1^A1-B1.
     # Light's Xing b2: 4 steps (capturing a Dark Xing on a2/b1 counts) + flips A1 (bare, A2, B1),
     # B1 (bare, A1, C1, B2), A2 (bare, A1, A3, B2), B2 (bare, A2, C2, B1, B3) = 20. A Dark Xing on
@@ -779,10 +869,24 @@ PERFT = [
 ]
 
 
+@pytest.mark.parametrize("edition", EDITIONS)
 @pytest.mark.parametrize(("pieces", "n1", "n2"), PERFT)
-def test_perft_hand_counted(pieces: dict[str, str], n1: int, n2: int) -> None:
-    state = pos(pieces)
+def test_perft_hand_counted(pieces: dict[str, str], n1: int, n2: int, edition: int) -> None:
+    # No Xing can flip onto the Throne in these positions: both editions count the same.
+    state = pos(pieces, edition)
     assert len(state.legal_moves(0)) == n1
+    assert perft(state, 1) == n1
+    assert perft(state, 2) == n2
+    assert state.legal_moves(0) == reference_moves(state)
+
+
+@pytest.mark.parametrize(("edition", "n1", "n2"), [(1, 24, 105), (2, 20, 85)])
+def test_perft_xing_next_to_the_throne(edition: int, n1: int, n2: int) -> None:
+    # Xing e5: 4 steps; flips E4, D5, E5 each + 4 steps = 15; the flip onto D4 (wins) and, in
+    # edition 1 only, D4 + its 4 steps off (Z9 revised: edition 2 ends the turn on the Throne).
+    # Edition 2: 4 + 15 + 1 = 20; 3 win at once (e5^D4, e5^E4-D4, e5^D5-D4): 17 * 5 = 85.
+    # Edition 1: 4 + 15 + 5 = 24; the same 3 win: 21 * 5 = 105.
+    state = pos({"e5": "dX", "h1": "lX"}, edition)
     assert perft(state, 1) == n1
     assert perft(state, 2) == n2
     assert state.legal_moves(0) == reference_moves(state)
@@ -958,14 +1062,101 @@ def test_serialize_round_trip_and_apply_does_not_mutate() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# Rules editions: 2 (current, the revised Z9) and 1 (before it); a game keeps its edition.
+
+# A snapshot the engine stored before rules editions existed (no "edition" key): Dark's Xing on
+# e5, next to the Throne, Dark to move.
+PRE_EDITION_SNAPSHOT = (
+    b'{"hand":[0,0,0,0,0,0],"max_plies":400,"passes":0,"pearls":".......x.......................'
+    b'.....X...................M.......","phase":2,"ply":31,"reason":null,"seed":7,"stones":'
+    b'"........d........................................","to_move":0,"v":1,"winner":null}'
+)
+
+
+def test_editions_current_and_known() -> None:
+    assert RULES.edition == 2
+    assert RULES.editions == (1, 2)
+    assert RULES.new_game(0).edition == 2
+    assert RULES.new_game(0, edition=None).edition == 2
+    assert RULES.new_game(0, edition=1).edition == 1
+    assert pos({"a1": "dX", "h8": "lX"}, 1).edition == 1
+    assert pos({"a1": "dX", "h8": "lX"}).edition == 2
+    for bad in (0, 3, -1, True):
+        with pytest.raises(InvalidOptions, match="no rules edition"):
+            RULES.new_game(0, edition=bad)
+        with pytest.raises(InvalidOptions, match="no rules edition"):
+            RULES.new_game(0, setup={"pieces": {"a1": "dX", "h8": "lX"}}, edition=bad)
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_every_derived_state_keeps_its_edition(edition: int) -> None:
+    state = random_state(3, 40, edition)
+    assert state.edition == edition
+    assert state.view(None)["edition"] == edition
+    assert state.view(0)["edition"] == edition
+    blob = state.serialize()
+    assert json.loads(blob)["edition"] == edition
+    back = RULES.deserialize(blob)
+    assert back.edition == edition
+    assert back == state
+    assert back.serialize() == blob  # exact round trip
+    seat = state.to_move
+    for move in state.legal_moves(seat)[:30]:
+        assert state.apply(seat, move)[0].edition == edition
+    assert state.resign(seat)[0].edition == edition
+    assert state.determinize(seat, random.Random(0)).edition == edition
+    rebuilt = RULES.from_view(state.view(seat), seat, random.Random(0))
+    assert rebuilt.edition == edition
+    assert rebuilt.legal_moves(seat) == state.legal_moves(seat)
+    finished = random_state(3, 400, edition)
+    assert finished.finished
+    assert finished.edition == edition
+    assert RULES.deserialize(finished.serialize()) == finished
+
+
+def test_a_snapshot_without_edition_is_edition_1() -> None:
+    state = RULES.deserialize(PRE_EDITION_SNAPSHOT)
+    assert state.edition == 1
+    assert state.view(None)["edition"] == 1
+    assert json.loads(state.serialize()) == {**json.loads(PRE_EDITION_SNAPSHOT), "edition": 1}
+    # It plays on under the rules it started with: the Xing may still leave the Throne.
+    assert "e5^D4-D5" in state.legal_moves(0)
+    after, _ = state.apply(0, "e5^D4-D5")
+    assert after.edition == 1
+    assert after.result() is None
+    assert RULES.deserialize(after.serialize()) == after
+    # The same position stored now (edition 2) refuses it.
+    current = dict(json.loads(PRE_EDITION_SNAPSHOT), edition=2)
+    assert "e5^D4-D5" not in RULES.deserialize(json.dumps(current).encode()).legal_moves(0)
+
+
+@pytest.mark.parametrize("bad", [0, 3, "2", None, True])
+def test_unknown_editions_in_snapshots_and_views_are_refused(bad: object) -> None:
+    blob = dict(json.loads(PRE_EDITION_SNAPSHOT), edition=bad)
+    with pytest.raises(ValueError, match="rules edition"):
+        RULES.deserialize(json.dumps(blob).encode())
+    view = dict(pos({"a1": "dX", "h8": "lX"}).view(0), edition=bad)
+    with pytest.raises(ValueError, match="rules edition"):
+        RULES.from_view(view, 0, random.Random(0))
+
+
+def test_from_view_without_edition_is_the_current_edition() -> None:
+    view = pos({"e5": "dX", "h1": "lX"}, 1).view(0)
+    assert RULES.from_view(view, 0, random.Random(0)).edition == 1
+    del view["edition"]
+    assert RULES.from_view(view, 0, random.Random(0)).edition == RULES.edition
+
+
+# --------------------------------------------------------------------------------------------
 # Properties
 
 
-def test_random_positions_match_reference_generator() -> None:
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_random_positions_match_reference_generator(edition: int) -> None:
     checked = 0
     for seed in range(25):
         rng = random.Random(seed)
-        state = RULES.new_game(seed)
+        state = RULES.new_game(seed, edition=edition)
         while state.to_act() and checked < 3000:
             assert state.legal_moves(state.to_move) == reference_moves(state)
             seat = state.to_act()[0]
@@ -986,9 +1177,16 @@ _CANDIDATE = st.one_of(
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 40), plies=st.integers(0, 60), move=_CANDIDATE)
-def test_apply_accepts_exactly_the_listed_moves(seed: int, plies: int, move: str) -> None:
-    state = random_state(seed, plies)
+@given(
+    seed=st.integers(0, 40),
+    plies=st.integers(0, 60),
+    move=_CANDIDATE,
+    edition=st.sampled_from(EDITIONS),
+)
+def test_apply_accepts_exactly_the_listed_moves(
+    seed: int, plies: int, move: str, edition: int
+) -> None:
+    state = random_state(seed, plies, edition)
     if not state.to_act():
         return
     seat = state.to_move
@@ -1005,10 +1203,11 @@ def test_apply_accepts_exactly_the_listed_moves(seed: int, plies: int, move: str
     assert state.serialize() == blob
 
 
-def test_random_games_end_and_events_are_consistent() -> None:
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_random_games_end_and_events_are_consistent(edition: int) -> None:
     for seed in range(30):
         rng = random.Random(seed)
-        state = RULES.new_game(seed)
+        state = RULES.new_game(seed, edition=edition)
         while state.to_act():
             seat = state.to_act()[0]
             move = rng.choice(state.legal_moves(seat))
@@ -1022,6 +1221,79 @@ def test_random_games_end_and_events_are_consistent() -> None:
         result = state.result()
         assert result is not None
         assert state.view(None)["ply"] <= 400
+        assert state.edition == edition
+
+
+_OFF_THRONE = [n for n in (*zoxso.PEARL_NAMES, *zoxso.STONE_NAMES) if n != "D4"]
+
+
+@st.composite
+def _near_the_throne(draw: st.DrawFn) -> dict[str, str]:
+    """A Phase 2 position with a Xing on a corner Pearl of the Throne (so it may flip onto it)
+    and up to 12 more pieces anywhere but on the Throne."""
+    pieces = {draw(st.sampled_from(THRONE_CORNERS)): draw(st.sampled_from(["dX", "lX"]))}
+    other = "lX" if "dX" in pieces.values() else "dX"
+    pieces[draw(st.sampled_from([n for n in _OFF_THRONE if n not in pieces]))] = other
+    extras = draw(
+        st.lists(st.tuples(st.sampled_from(_OFF_THRONE), st.sampled_from(["dM", "dD", "lM", "lD"])))
+    )
+    count: dict[str, int] = {}
+    for square, piece in extras[:12]:
+        if square not in pieces and count.get(piece, 0) < (4 if piece[1] == "M" else 5):
+            pieces[square] = piece
+            count[piece] = count.get(piece, 0) + 1
+    return pieces
+
+
+def _xing_flip_then_move(state: ZoxsoState, move: str) -> bool:
+    """Whether `move` flips a Xing from a Pearl onto the Throne and then moves it."""
+    flip, _, after = move.partition("^")
+    return (
+        after.startswith("D4-")
+        and flip in zoxso.PEARL_INDEX
+        and (state.piece_at(flip) or " ")[1] == "X"
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pieces=_near_the_throne(),
+    to_move=st.integers(0, 1),
+    edition=st.sampled_from(EDITIONS),
+    seed=st.integers(0, 2**16),
+)
+def test_playouts_near_the_throne_follow_the_edition(
+    pieces: dict[str, str], to_move: int, edition: int, seed: int
+) -> None:
+    """Random playouts from positions around the Throne, in both editions: every listed move
+    applies (without raising, keeping the edition), the lists are the reference generator's, a
+    Xing's flip onto D4 wins at once, and in edition 2 no listed move is a Xing's flip onto the
+    Throne followed by a move (Z9 revised); in edition 1 some are, whenever the flip is."""
+    rng = random.Random(seed)
+    state = pos(pieces, edition, to_move=to_move)
+    for _ in range(8):
+        if not state.to_act():
+            break
+        seat = state.to_move
+        moves = state.legal_moves(seat)
+        assert moves == reference_moves(state)
+        after_flip = [m for m in moves if _xing_flip_then_move(state, m)]
+        flips = [m for m in moves if m.endswith("^D4") and m[:2] in zoxso.PEARL_INDEX]
+        xing_flips = [m for m in flips if (state.piece_at(m[:2]) or " ")[1] == "X"]
+        if edition == 2:
+            assert after_flip == []
+        else:  # edition 1: after each Xing flip, every step off the Throne it could take
+            own = "dl"[seat]
+            off = [s for s in AROUND_THRONE if (state.piece_at(s) or " ")[0] != own]
+            assert sorted(after_flip) == sorted(f"{m}-{s}" for m in xing_flips for s in off)
+        for move in moves:
+            new, events = state.apply(seat, move)
+            assert events
+            assert new.edition == edition
+            if move in xing_flips:
+                assert reason(new) == "throne"
+                assert winners(new) == (seat,)
+        state, _ = state.apply(seat, rng.choice(moves))
 
 
 def test_conformance() -> None:
@@ -1036,6 +1308,14 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "rules" / "zoxso.md"
 _DOC_BOARD = re.compile(
     r"<!-- zoxso-board setup=(\{[^\n]*?\})(?: moves=([^\n]*?))? -->\n```text\n(.*?)```", re.DOTALL
 )
+
+
+def test_docs_stand_on_their_own() -> None:
+    text = DOC.read_text()
+    for outside in ("shared/", "RULINGS", "seeds/", ".txt"):
+        assert outside not in text
+    assert "## Rules editions" in text
+    assert "Edition 2** (current, since 2026-12-01)" in text
 
 
 def test_docs_boards_are_rendered_positions() -> None:
@@ -1062,6 +1342,16 @@ def test_docs_examples_hold() -> None:
     assert "blocked by the piece on D6" in refused(throne, "d4^D4-D7")
     assert {"d4^D4-D6", "d4^D4-G4"} <= set(throne.legal_moves(0))
     assert reason(play(throne, "d4^D4-D6", "C2-D2", "e5^D4")) == "throne"
+    assert reason(play(throne, "e5^E4-D4")) == reason(play(throne, "e5^D5-D4")) == "throne"
+    assert "no move may follow it (Z9)" in refused(throne, "e5^D4-D5")
+    # Two Xings next to the Throne (Z9 revised; edition 1 as the doc's Rules editions says).
+    pieces = {"e5": "dX", "D5": "lX", "b2": "dD", "g7": "lM"}
+    two = pos(pieces)
+    assert reason(play(two, "e5^D4")) == "throne"
+    assert reason(play(two, "e5^E5-D5")) == "xing_captured"
+    assert "play e5^D4 to win" in refused(two, "e5^D4-D5")
+    assert reason(play(pos(pieces, 1), "e5^D4-D5")) == "xing_captured"
+    assert reason(play(pos(pieces, 1), "e5^D4-C4")) is None
     stones = pos(
         {
             "A1": "dD",

@@ -197,14 +197,13 @@ async def test_greedy_and_strong_bots_finish_their_games(redis_url: str) -> None
         try:
             referee = Session(platform.target)
             await referee.login("referee")
-            esoloe = await referee.game("esoloe").CreateGame(
+            esoloe = await platform.create_game(
+                "esoloe",
                 esoloe_pb2.CreateGameRequest(players=[new_bot_id("greedy"), new_bot_id("strong")]),
-                metadata=referee.metadata,
             )
             solace = [
-                await referee.game("solace").CreateGame(
-                    solace_pb2.CreateGameRequest(players=[new_bot_id(level)]),
-                    metadata=referee.metadata,
+                await platform.create_game(
+                    "solace", solace_pb2.CreateGameRequest(players=[new_bot_id(level)])
                 )
                 for level in ("greedy", "strong")
             ]
@@ -248,11 +247,11 @@ async def test_a_bot_letting_a_jump_in_pass_acknowledges_its_job(redis_url: str)
             passed_before = _bot_jobs("solo", "passed")
             options = solo_pb2.Options(players=4, mode=solo_pb2.MODE_ROUNDS, rounds=1)
             for _ in range(5):  # a round almost always offers a jump-in; a few make it sure
-                created = await referee.game("solo").CreateGame(
+                created = await platform.create_game(
+                    "solo",
                     solo_pb2.CreateGameRequest(
                         options=options, players=[new_bot_id("greedy") for _ in range(4)]
                     ),
-                    metadata=referee.metadata,
                 )
                 await play_until_finished(referee, "solo", created.status.game_id, -1, 120)
                 if _bot_jobs("solo", "passed") > passed_before:

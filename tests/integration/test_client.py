@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -44,6 +45,15 @@ class Run:
 async def platform(redis_url: str) -> AsyncIterator[Platform]:
     async with Platform(redis_url, games=GAMES, bot_workers=1) as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's client keeps its identity in a directory of its own (the subprocesses inherit
+    the environment)."""
+    directory = tmp_path / "state"
+    monkeypatch.setenv("TABLETOP_STATE_DIR", str(directory))
+    return directory
 
 
 async def tabletop(
@@ -86,6 +96,8 @@ FULL_GAME_ARGS = {
     "solace": [],
     "zoxso": ["--options", '{"max_plies": 60}'],
 }
+PRIVATE = r"dealt|drew \d+ cards?(?: \([^)]*\))?: "
+"""A Solo sentence that shows cards: dealt ones, drawn ones."""
 BOARD_MARKS = {"esoloe": "upper", "solo": "your hand", "solace": "C5", "zoxso": "Throne D4"}
 
 
@@ -99,10 +111,15 @@ async def test_a_whole_game_against_bots(platform: Platform, game: str) -> None:
     assert status.seats[seat].player_id.startswith("tester") is False  # a guest id, not the name
     assert BOARD_MARKS[game] in run.out
     assert f"#{status.version} " in run.out  # every move was shown, up to the last one
-    assert "game over" in run.out
-    if game == "solo":  # private events reach their own seat only (S14)
-        private = re.findall(r"(?:dealt|drew_cards): seat (\d+)", run.out)
-        assert set(private) <= {str(seat)}
+    assert run.out.count("game over") == 1
+    assert not re.search(r"\bp-[0-9a-f]{6,}|bot-random-|target 0|[a-z]_[a-z]+:", run.out)
+    movers = re.findall(r"^#\d+ (you|random bot|Dark|Light)", run.out, flags=re.MULTILINE)
+    assert "you" in movers or "Dark" in movers or "Light" in movers, run.out  # names, not ids
+    if game == "solo":  # private events (dealt cards, drawn cards) reach their own seat only (S14)
+        sentences = [s for line in run.out.splitlines() for s in line.split("; ")]
+        private = [s for s in sentences if re.search(PRIVATE, s)]
+        assert private, run.out
+        assert all(re.match(r"(#\d+ )?you (were dealt|drew)", s) for s in private), private
 
 
 async def test_help_lists_the_legal_moves_and_refusals_are_explained(platform: Platform) -> None:
@@ -119,18 +136,26 @@ async def test_help_lists_the_legal_moves_and_refusals_are_explained(platform: P
     assert "not a move: 'B9-B1' is not a Solace move; moves are FROM-TO" in run.out
     # Notation, but illegal: the server's refusal, reason and message.
     assert "refused by the server (ILLEGAL_MOVE): B1-B1 goes nowhere" in run.out
-    assert f"leaving game {run.game_id}" in run.out
+    assert "closest legal moves: " in run.out  # suggestions follow the refusal
+    assert (
+        f"you left game {run.game_id}; it goes on: rejoin with "
+        f"`tabletop play --game {run.game_id}`" in run.out
+    )
     status = await public_status(platform, "solace", run.game_id)
     assert status.version == 0  # neither refused move changed the game
     assert not status.finished
 
 
-async def test_resign_ends_the_game(platform: Platform) -> None:
-    run = await tabletop(platform, "play", "esoloe", "--seat", "0", script="c12\nresign\n")
+async def test_resign_asks_first_then_ends_the_game(platform: Platform) -> None:
+    script = "c12\nresign\nno\nRESIGN\nyes\n"
+    run = await tabletop(platform, "play", "esoloe", "--seat", "0", script=script)
     assert run.code == 0, run.err
-    assert "#1 seat 0 (you): c12" in run.out
+    assert "#1 you played c12" in run.out
+    assert run.out.count(f"resign game {run.game_id}? type yes") == 2
+    assert "not resigned; the game goes on" in run.out
     assert "you resigned" in run.out
-    assert "game over: won by seat 1" in run.out
+    assert "game over. random bot wins: you resigned" in run.out
+    assert run.out.count("game over") == 1
     status = await public_status(platform, "esoloe", run.game_id)
     assert status.finished
     assert list(status.result.winners) == [1]
@@ -158,11 +183,12 @@ async def test_a_spectator_watches_the_public_board_and_can_replay_it(platform: 
         assert run.code == 0, run.err
         shown = re.findall(r"^#(\d+) ", run.out, flags=re.MULTILINE)
         assert shown == [str(update.envelope.version) for update in log]
-        assert "#0 game created" in run.out
+        assert "#0 the game begins; round 1 begins" in run.out  # Solo's opening events
         assert "top card" in run.out  # the public board
         assert "your hand" not in run.out
-        assert not re.search(r"dealt|drew_cards", run.out)  # no seat's private cards (S14)
-        assert "game over" in run.out
+        assert not re.search(PRIVATE, run.out)  # no seat's private cards (S14)
+        assert run.out.count("game over") == 1
+        assert re.search(r"game over\. random bot \(seat \d\) wins with \d+ points", run.out)
 
 
 def test_bots_and_options_are_checked_before_asking_the_gateway() -> None:
@@ -174,7 +200,7 @@ def test_bots_and_options_are_checked_before_asking_the_gateway() -> None:
         with_bots("solo", None, 10)
     options = game_options("solo", {"players": 2, "mode": "rounds", "rounds": 1})
     assert options.solo == solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1)
-    with pytest.raises(UsageError, match="bad zoxso options"):
+    with pytest.raises(UsageError, match="unknown option 'plies'; zoxso options are: max_plies"):
         game_options("zoxso", {"plies": 3})
 
 

@@ -10,6 +10,7 @@ import jwt
 import pytest
 
 from client.session import Session
+from services.bots.identity import new_bot_id
 from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
@@ -28,9 +29,9 @@ class Table:
     async def open(self) -> Table:
         await self.alice.login("alice")
         await self.bob.login("bob")
-        created = await self.alice.game("esoloe").CreateGame(
+        created = await self.platform.create_game(
+            "esoloe",
             esoloe_pb2.CreateGameRequest(players=[self.alice.player_id, self.bob.player_id]),
-            metadata=self.alice.metadata,
         )
         self.game_id = created.status.game_id
         return self
@@ -145,6 +146,32 @@ async def test_retried_request_is_applied_once(table: Table) -> None:
     assert first.status.version == again.status.version == 1
     assert again.events[0].placed.square == "c"
     assert (await table.snapshot()).status.version == 1
+
+
+async def test_a_request_id_reused_for_another_move_is_refused(table: Table) -> None:
+    """Answering the first move's result to a different move would tell the caller that a move
+    was played that was not: a reused request id with another move is refused, nothing moves."""
+    await table.play(table.alice, "c12", request_id="move-1")
+    before = await table.snapshot()
+    await assert_refused(
+        table.play(table.alice, "d12", request_id="move-1"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
+        "'move-1' was already used for 'c12'",
+        "new request id",
+    )
+    await table.play(table.bob, "a12", request_id="move-1")  # ids are the caller's own
+    await assert_refused(
+        table.alice.game("esoloe").Resign(
+            common_pb2.ResignRequest(game_id=table.game_id, request_id="move-1"),
+            metadata=table.alice.metadata,
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
+    )
+    after = await table.snapshot()
+    assert after.status.version == before.status.version + 1
+    assert not after.status.finished
 
 
 async def test_a_retry_gets_the_first_answer_after_the_game_moved_on(table: Table) -> None:
@@ -270,6 +297,36 @@ async def test_create_game_checks_players(table: Table) -> None:
             "INVALID_ARGUMENT",
             "printable ASCII characters without spaces",
         )
+
+
+async def test_players_create_only_tables_of_their_own(table: Table) -> None:
+    """Through the gateway a player may only create a table whose every seat is theirs (hot
+    seat): nobody is seated without asking (their live games would count against them), and
+    only the platform seats bots. The platform itself (the lobby) may seat anyone, but only
+    real bot levels."""
+    stub = table.alice.game("esoloe")
+    alice, bob = table.alice.player_id, table.bob.player_id
+    for players in ([alice, bob], [bob, bob], [alice, new_bot_id("strong")]):
+        await assert_refused(
+            stub.CreateGame(
+                esoloe_pb2.CreateGameRequest(players=players), metadata=table.alice.metadata
+            ),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_YOUR_SEAT",
+            "FindMatch",
+            "PlayAgainstBots",
+        )
+    own = await stub.CreateGame(
+        esoloe_pb2.CreateGameRequest(players=[alice, alice]), metadata=table.alice.metadata
+    )
+    assert [s.player_id for s in own.status.seats] == [alice, alice]
+    for fake in ["bot-zzz-deadbeef", "bot-strong", "bot-genius-0123456789ab"]:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await table.platform.create_game(
+                "esoloe", esoloe_pb2.CreateGameRequest(players=[alice, fake])
+            )
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "not a bot seat" in (caught.value.details() or "")
 
 
 async def test_rate_limit(redis_url: str) -> None:

@@ -72,7 +72,7 @@ class World:
                 )
                 if game == "solo":
                     request.options.players = 2
-                created = await owner.game(game).CreateGame(request, metadata=owner.metadata)
+                created = await self.platform.create_game(game, request)
                 self.games[game] = created.status.game_id
 
         self.run(start())

@@ -389,6 +389,7 @@ def test_gateway_own_rpcs_refuse_cleanly_and_change_nothing(
             assert mine == ([] if request.watch_only else [reply[0].seat])
         elif rpc == "CreateGame":
             assert await world.seats_of(_new_game_id(new_games)) == list(request.players)
+            assert set(request.players) == {player.player_id}, "seated someone else"
         else:
             assert not new_games
 
@@ -473,6 +474,8 @@ def test_game_services_called_directly_refuse_cleanly(
             assert not changed, f"{rpc} answered {code} but changed {changed}"
         elif rpc == "CreateGame":
             assert await world.seats_of(_new_game_id(changed)) == list(request.players)
+            if player != "MISSING" and caller:  # a player's call: only tables of their own
+                assert set(request.players) == {caller}, "a player seated someone else"
         else:
             assert changed <= {keys.game_state(target).encode()}  # empty: a replayed request
             assert caller in await world.seats_of(target)

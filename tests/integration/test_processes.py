@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import grpc
 import pytest
@@ -40,43 +41,91 @@ async def _wait_status(target: str, wanted: int, service: str = "", timeout: flo
     raise AssertionError(f"{target} never reported {wanted}")
 
 
-async def test_local_platform_starts_serves_and_stops(tmp_path: object) -> None:
-    gateway_port, base_port = free_port(), free_port()
-    env = {**os.environ, "GATEWAY_PORT": str(gateway_port), "SERVICE_BASE_PORT": str(base_port)}
-    env.pop("REDIS_URL", None)
-    process = subprocess.Popen(
+def _start_local(state: Path, gateway_port: int, base_port: int) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "GATEWAY_PORT": str(gateway_port),
+        "SERVICE_BASE_PORT": str(base_port),
+        "TABLETOP_STATE_DIR": str(state),
+    }
+    for name in ("REDIS_URL", "TABLETOP_GATEWAY", "TOKEN_SECRET", "BOT_KEY"):
+        env.pop(name, None)
+    return subprocess.Popen(
         [sys.executable, "-m", "services.local"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
+
+
+def _stop_local(process: subprocess.Popen[bytes]) -> str:
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=30)
+    text = output.decode()
+    assert process.returncode == 0, text
+    assert "tabletop stopped" in text
+    return text
+
+
+async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: Path) -> None:
+    """`make run`: the client finds the gateway with no flag; after a restart the games, the
+    players' tokens and Redis's data are all still there."""
+    gateway_port, base_port = free_port(), free_port()
+    state = tmp_path / "state"
     target = f"127.0.0.1:{gateway_port}"
+    process = _start_local(state, gateway_port, base_port)
     try:
         await _wait_status(
             target, health_pb2.HealthCheckResponse.SERVING, "tabletop.esoloe.v1.EsoloeService"
         )
-        alice, bob = Session(target), Session(target)
+        announced = state / "gateway"
+        for _ in range(1200):  # written once every game service is SERVING too
+            if announced.exists():
+                break
+            await asyncio.sleep(0.1)
+        assert announced.read_text().strip() == target
+        health = subprocess.run(
+            [sys.executable, "-m", "client.cli", "health"],
+            env={**os.environ, "TABLETOP_STATE_DIR": str(state), "TABLETOP_GATEWAY": ""},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert health.returncode == 0, health.stdout + health.stderr
+        assert health.stdout.strip() == f"{target}: SERVING"
+        alice = Session(target)
         await alice.login("alice")
-        await bob.login("bob")
         stub = alice.game("esoloe")
         created = await stub.CreateGame(
-            esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
+            esoloe_pb2.CreateGameRequest(players=[alice.player_id, alice.player_id]),
             metadata=alice.metadata,
         )
+        game_id = created.status.game_id
         reply = await stub.Play(
-            common_pb2.PlayRequest(game_id=created.status.game_id, move="c12"),
-            metadata=alice.metadata,
+            common_pb2.PlayRequest(game_id=game_id, move="c12", seat=0), metadata=alice.metadata
         )
         assert reply.status.version == 1
         await alice.close()
-        await bob.close()
     finally:
-        process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=30)
-    text = output.decode()
-    assert process.returncode == 0, text
+        text = _stop_local(process)
     assert "tabletop is up" in text
-    assert "tabletop stopped" in text
+    assert not (state / "gateway").exists()
+    assert any((state / "redis").iterdir()), "Redis's data directory was removed"
+
+    process = _start_local(state, gateway_port, base_port)
+    try:
+        await _wait_status(
+            target, health_pb2.HealthCheckResponse.SERVING, "tabletop.esoloe.v1.EsoloeService"
+        )
+        again = Session(target)
+        again.token, again.player_id = alice.token, alice.player_id  # the token from before
+        view = await again.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=game_id, seat=0), metadata=again.metadata
+        )
+        assert view.status.version == 1
+        await again.close()
+    finally:
+        _stop_local(process)
 
 
 async def test_game_service_drains_on_sigterm(redis_url: str) -> None:

@@ -53,9 +53,8 @@ async def test_redis_restart_loses_nothing(own_redis: LocalRedis) -> None:
         alice, bob = Session(platform.target), Session(platform.target)
         await alice.login("alice")
         await bob.login("bob")
-        created = await alice.game("esoloe").CreateGame(
-            esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
-            metadata=alice.metadata,
+        created = await platform.create_game(
+            "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
         )
         game_id = created.status.game_id
         watched: list[int] = []

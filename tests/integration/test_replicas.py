@@ -6,12 +6,14 @@ import random
 
 import grpc
 import pytest
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from client.session import Session
 from services.runtime.apis import GAME_APIS
 from services.runtime.errors import error_info
+from services.runtime.server import REFLECTION_V1
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import Platform
@@ -51,9 +53,8 @@ async def test_game_survives_losing_a_replica(platform: Platform) -> None:
     alice, bob = Session(platform.target), Session(platform.target)
     await alice.login("alice")
     await bob.login("bob")
-    created = await alice.game("esoloe").CreateGame(
-        esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
-        metadata=alice.metadata,
+    created = await platform.create_game(
+        "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
     )
     game_id = created.status.game_id
     rng = random.Random(3)
@@ -163,6 +164,32 @@ async def test_a_replica_that_is_behind_never_applies_a_stale_move(platform: Pla
                 common_pb2.PlayRequest(game_id=game_id, move="e12"), metadata=as_player(bob)
             )
         assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def test_reflection_v1_describes_the_public_services(platform: Platform) -> None:
+    """Current tools (grpcurl, Postman, grpc-js reflection) ask grpc.reflection.v1 first."""
+    async with grpc.aio.insecure_channel(platform.target) as channel:
+        info = channel.stream_stream(
+            f"/{REFLECTION_V1}/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        requests = [
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(
+                file_containing_symbol="tabletop.esoloe.v1.EsoloeService"
+            ),
+            reflection_pb2.ServerReflectionRequest(file_containing_symbol=REFLECTION_V1),
+        ]
+        replies = [reply async for reply in info(iter(requests))]
+    names = {s.name for s in replies[0].list_services_response.service}
+    assert {"tabletop.esoloe.v1.EsoloeService", "tabletop.lobby.v1.LobbyService"} <= names
+    assert {REFLECTION_V1, "grpc.reflection.v1alpha.ServerReflection"} <= names
+    for reply, file in [(replies[1], "tabletop/esoloe/v1/esoloe.proto"),
+                        (replies[2], "grpc/reflection/v1/reflection.proto")]:  # fmt: skip
+        found = reply.file_descriptor_response.file_descriptor_proto
+        parsed = [descriptor_pb2.FileDescriptorProto.FromString(blob) for blob in found]
+        assert file in {p.name for p in parsed}, reply
 
 
 async def test_reflection_lists_the_public_services(platform: Platform) -> None:

@@ -29,10 +29,11 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_g
 
 from client.session import Session
 from services.runtime.apis import GAME_APIS
+from services.runtime.server import REFLECTION_V1
 from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
-from tabletop.lobby.v1 import lobby_pb2
+from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
 from tests.integration.test_matchmaking import lobby
 from tests.integration.test_solo_helpers import close_all, legal, play, solo_platform, view
@@ -83,9 +84,8 @@ def bearer(token: str) -> tuple[tuple[str, str], ...]:
 async def esoloe_table(platform: Platform) -> AsyncIterator[tuple[Session, Session, str]]:
     """Alice (seat 0) and Bob (seat 1) at a new e-SOLO-e game."""
     alice, bob = await logged_in(platform, "alice", "bob")
-    created = await alice.game("esoloe").CreateGame(
-        esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
-        metadata=alice.metadata,
+    created = await platform.create_game(
+        "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
     )
     yield alice, bob, created.status.game_id
     await close_all([alice, bob])
@@ -191,6 +191,31 @@ async def test_a_token_expires_even_after_it_was_accepted(
     )
 
 
+async def test_refresh_gives_the_same_player_a_token_that_lives_longer(
+    esoloe_table: tuple[Session, Session, str],
+) -> None:
+    """A client that refreshes before its token expires stays the same player (its games stay
+    its own); refreshing needs a valid token."""
+    alice, _bob, game_id = esoloe_table
+    expires = int(time.time()) + 2
+    short = jwt.encode(
+        {"sub": alice.player_id, "name": "alice", "exp": expires}, TEST_SECRET, algorithm="HS256"
+    )
+    auth = lobby_pb2_grpc.AuthServiceStub(alice.channel)
+    renewed = await auth.Refresh(lobby_pb2.RefreshRequest(), metadata=bearer(short))
+    assert renewed.player_id == alice.player_id
+    assert renewed.expires_at.seconds > expires + 3600
+    await asyncio.sleep(expires - time.time() + 0.1)
+    request = common_pb2.GetViewRequest(game_id=game_id)
+    assert (await alice.game("esoloe").GetView(request, metadata=bearer(renewed.token))).seat == 0
+    for refused in (short, "not-a-token"):
+        await assert_refused(
+            auth.Refresh(lobby_pb2.RefreshRequest(), metadata=bearer(refused)),
+            grpc.StatusCode.UNAUTHENTICATED,
+            "UNAUTHENTICATED",
+        )
+
+
 # -- (2) a player never acts for or reads another seat --------------------------------------------
 
 
@@ -203,7 +228,7 @@ async def test_a_seated_player_cannot_act_for_or_read_the_other_seat(
     stub = alice.game("solo")
     request = solo_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
     request.options.players = 2
-    game_id = (await stub.CreateGame(request, metadata=alice.metadata)).status.game_id
+    game_id = (await solo_platform.create_game("solo", request)).status.game_id
     before = await _public_state(alice, "solo", game_id)
     bob_before = await view(bob, game_id)
     calls = [
@@ -271,12 +296,12 @@ async def test_a_solo_spectator_never_sees_a_hand_or_a_drawn_card(
     """After a deal and draws, a stranger (GetView and Watch) and a seated player asking for the
     public view see hand sizes and draw counts only: no hand, no drawn card, no Dealt or
     DrewCards event. The seats' own views and streams do carry them (so the check can fail).
-    (A new game's deal is in its snapshot, not in an event: Dealt comes with later rounds.)"""
+    (The first deal is version 0's Dealt events, one to each seat.)"""
     alice, bob, stranger = await logged_in(solo_platform, "alice", "bob", "stranger")
     seated = [alice, bob]
     request = solo_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
     request.options.players = 2
-    game_id = (await alice.game("solo").CreateGame(request, metadata=alice.metadata)).status.game_id
+    game_id = (await solo_platform.create_game("solo", request)).status.game_id
     draws = 0
     while draws < 3:  # draw, keep a playable drawn card: never empties a hand
         state = await view(alice, game_id, public=True)
@@ -317,6 +342,7 @@ async def test_the_gateway_offers_exactly_the_public_services(platform: Platform
     public = {
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
+        REFLECTION_V1,
         "tabletop.lobby.v1.AuthService",
         "tabletop.lobby.v1.LobbyService",
         *(GAME_APIS[game].full_name for game in platform.games),

@@ -23,7 +23,13 @@ def _stored(moves: list[tuple[int, str]]) -> tuple[dict[bytes, bytes], list[Entr
         entries.append(Entry(
             version, seat, move, [e.to_json() for e in events], {"finished": state.finished}, 0
         ))  # fmt: skip
-    meta = {"game": "esoloe", "seats": [PLAYER, "bot-random-1"], "options": {}, "seed": 7}
+    meta = {
+        "game": "esoloe",
+        "seats": [PLAYER, "bot-random-1"],
+        "options": {},
+        "seed": 7,
+        "edition": state.edition,
+    }
     hash_ = {
         b"version": str(len(moves)).encode(),
         b"snapshot": state.serialize(),

@@ -122,7 +122,7 @@ async def test_full_game_through_gateway_with_watcher(solace: Platform) -> None:
     assert final.view.score == ended.score <= final.view.best_score
     assert final.status.result.winners == [0]
     assert final.status.result.scores[0] == final.view.score
-    assert f'"best_score": {final.view.best_score}' in final.status.result.detail_json
+    assert final.status.result.detail["best_score"] == final.view.best_score
     assert await _legal(player, game_id) == []
 
     updates = await asyncio.wait_for(watcher, timeout=10)
@@ -179,7 +179,7 @@ async def test_bad_input_is_refused_and_changes_nothing(solace: Platform) -> Non
     stub = player.game("solace")
     await assert_refused(
         stub.CreateGame(
-            solace_pb2.CreateGameRequest(players=[player.player_id, outsider.player_id]),
+            solace_pb2.CreateGameRequest(players=[player.player_id, player.player_id]),
             metadata=player.metadata,
         ),
         grpc.StatusCode.INVALID_ARGUMENT,

@@ -1,6 +1,8 @@
 """Solo end to end through the gateway: a game created through the API and played to its end
-with a spectator watching, and a 4-seat round played by concurrent clients (one task per seat)
-that starts with a jump-in race between two seats holding identical cards."""
+with a spectator watching, a 4-seat round played by concurrent clients (one task per seat)
+that starts with a jump-in race between two seats holding identical cards, and the two rules
+editions side by side (an own jump-in and no late call in edition 2; a game stored under
+edition 1 keeps its late call)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from tests.integration.test_solo_helpers import (
     dealt_setup,
     legal,
     play,
+    refused,
     solo_platform,
     view,
 )
@@ -31,9 +34,8 @@ __all__ = ["solo_platform"]
 
 
 def choose(moves: list[str], rng: random.Random) -> str:
-    """A random legal move that makes progress: calls first, then plays, then the rest."""
-    if "solo" in moves:
-        return "solo"
+    """A random legal move that makes progress: plays with the Solo call first (the only call
+    there is, S12), then plays, then the rest."""
     plays = [m for m in moves if m.startswith("play")]
     called = [m for m in plays if m.endswith("!")]
     return rng.choice(called or plays or moves)
@@ -47,12 +49,13 @@ async def test_created_game_played_to_the_end_with_watchers(solo_platform: Platf
     alice, bob, carol = await logged_in(solo_platform, "alice", "bob", "carol")
     players = [alice, bob]
     options = solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1, start_points=100)
-    created = await alice.game("solo").CreateGame(
+    created = await solo_platform.create_game(  # as the lobby seats two players
+        "solo",
         solo_pb2.CreateGameRequest(options=options, players=[alice.player_id, bob.player_id]),
-        metadata=alice.metadata,
     )
     game_id = created.status.game_id
     assert created.status.version == 0
+    assert created.status.rules_edition == 2  # new games get the current edition
     assert list(created.status.to_act) == [0]
     spectator = asyncio.create_task(watch_all(carol, "solo", game_id))
     seat_watch = asyncio.create_task(watch_all(bob, "solo", game_id))
@@ -91,6 +94,8 @@ async def test_created_game_played_to_the_end_with_watchers(solo_platform: Platf
     assert updates[-1].status.finished
     everything = [e for u in updates for e in u.events]
     assert "drew_cards" not in kinds(everything)  # private to the drawer
+    assert "solo" not in kinds(everything)  # edition 2 has no late call (S12)
+    assert all(u.status.rules_edition == 2 for u in updates)
     assert kinds(updates[-1].events)[-2:] == ["round_ended", "game_ended"]
     ended = updates[-1].events[-2].round_ended
     assert not ended.hands[ended.winner].cards
@@ -201,3 +206,95 @@ async def test_concurrent_four_seat_round_with_jump_in_race(
     assert len(log) == final.envelope.version - 2
     assert kinds(list(final.events))[-2:] == ["round_ended", "game_ended"]
     await close_all(sessions)
+
+
+async def test_own_jump_in_and_no_late_call_in_edition_2_but_a_late_call_in_edition_1(
+    solo_platform: Platform, redis_url: str
+) -> None:
+    """The same deal as a game of each edition. Seat 0 plays an r7 without the call, keeping
+    the other r7 and one more card; then it jumps in on its own card (edition 2 only, S11)
+    leaving one card without `!`, and can do nothing more about it: seat 1's next card costs
+    it 2 (S12). Under edition 1 (a game stored before edition 2) seat 0 has no jump-in on its
+    own card; once its play leaves one card without the call, it may call late with `solo`,
+    shown publicly as a seat that may act, and is not penalised."""
+    sessions = await logged_in(solo_platform, "ann", "ben", "cat", "spy")
+    seats, spectator = sessions[:3], sessions[3]
+    players = [s.player_id for s in seats]
+    setup = {
+        "hands": [["r7", "r7", "g1"], ["r2", "b3", "b4"], ["y1", "y2", "y3"]],
+        "draw_pile": ["g5", "g6", "g7", "g8"],
+        "discard": ["r5"],
+    }
+    new = await create_with_setup(redis_url, players, setup, {"mode": "rounds", "rounds": 1})
+    first = await play(seats[0], new, "play r7")
+    assert first.status.rules_edition == 2
+    assert list(first.status.to_act) == [1]  # seat 0's own jump-in is secret (S14)
+    assert list((await legal(seats[0], new)).moves) == ["play r7", "play r7!"]  # leaves one
+    jumped = await play(seats[0], new, "play r7")
+    assert (jumped.events[0].played.seat, jumped.events[0].played.jump_in) == (0, True)
+    public = (await view(spectator, new, public=True)).view
+    assert (public.to_move, public.top_played_by, public.hand_sizes[0]) == (1, 0, 1)
+    assert public.late_call_seat == 0  # it forgot the call: everyone saw it
+    assert not (await legal(seats[0], new)).moves
+    code, reason, _, message = await refused(play(seats[0], new, "solo"))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MOVE")
+    assert "`!`" in message
+    penalised = await play(seats[1], new, "play r2")
+    assert kinds(penalised.events) == ["played", "drew"]
+    assert (penalised.events[1].drew.seat, penalised.events[1].drew.count) == (0, 2)
+    assert penalised.events[1].drew.reason == solo_pb2.DRAW_REASON_PENALTY
+
+    old = await create_with_setup(
+        redis_url, players, setup, {"mode": "rounds", "rounds": 1}, edition=1
+    )
+    first = await play(seats[0], old, "play r7")
+    assert first.status.rules_edition == 1
+    assert not (await legal(seats[0], old)).moves  # no jump-in on one's own card
+    code, reason, _, _ = await refused(play(seats[0], old, "play r7"))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "ILLEGAL_MOVE")
+    await play(seats[1], old, "draw")  # g5: not playable on r7, seat 2's turn
+    await play(seats[2], old, "draw")  # g6: nor for seat 2; seat 0's turn
+    forgot = await play(seats[0], old, "play r7")  # leaves g1 and no call
+    assert list(forgot.status.to_act) == [0, 1]  # the late call is public in edition 1
+    assert list((await legal(seats[0], old)).moves) == ["solo"]
+    late = await play(seats[0], old, "solo")
+    assert kinds(late.events) == ["solo"]
+    assert late.events[0].solo.seat == 0
+    after = await play(seats[1], old, "play r2")
+    assert kinds(after.events) == ["played"]  # called in time: no penalty
+    assert (await view(spectator, old, public=True)).view.hand_sizes[0] == 1
+    await close_all(sessions)
+
+
+async def test_round_one_starts_with_round_started_and_dealt_like_later_rounds(
+    solo_platform: Platform,
+) -> None:
+    """A client that builds its state from events needs no special case for the first round:
+    version 0 carries RoundStarted (public) and each seat's own Dealt (to that seat only)."""
+    alice, bob, carol = await logged_in(solo_platform, "alice", "bob", "carol")
+    request = solo_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+    request.options.players = 2
+    game_id = (await solo_platform.create_game("solo", request)).status.game_id
+
+    async def version_0(session: Session, **fields: bool) -> list[solo_pb2.Event]:
+        stream = session.game("solo").Watch(
+            common_pb2.WatchRequest(game_id=game_id, from_version=0, **fields),
+            metadata=session.metadata,
+        )
+        first = await stream.read()
+        stream.cancel()
+        assert first.envelope.version == 0
+        return list(first.events)
+
+    for seat, session in enumerate([alice, bob]):
+        events = await version_0(session)
+        assert kinds(events) == ["round_started", "dealt"]
+        assert events[0].round_started.round == 1
+        assert events[1].dealt.seat == seat
+        view = await session.game("solo").GetView(
+            common_pb2.GetViewRequest(game_id=game_id), metadata=session.metadata
+        )
+        assert sorted(events[1].dealt.cards) == sorted(view.view.hand)
+        assert events[0].round_started.top == view.view.top
+    for spectator in [await version_0(carol), await version_0(alice, public=True)]:
+        assert kinds(spectator) == ["round_started"]

@@ -44,7 +44,7 @@ async def _everything(sessions: list[Session], game_id: str) -> list[solo_pb2.Ge
 async def test_create_game_refuses_bad_options_and_players(solo_platform: Platform) -> None:
     (alice, bob) = await logged_in(solo_platform, "alice", "bob")
     stub = alice.game("solo")
-    two = [alice.player_id, bob.player_id]
+    two = [alice.player_id, alice.player_id]  # a hot-seat table: players may create only those
     cases = [
         (solo_pb2.Options(players=11), "INVALID_OPTIONS", "players"),
         (solo_pb2.Options(players=2, start_points=0), "INVALID_OPTIONS", "start_points"),
@@ -66,7 +66,8 @@ async def test_create_game_refuses_bad_options_and_players(solo_platform: Platfo
         ),
         metadata=alice.metadata,
     )
-    defaults = (await view(alice, created.status.game_id)).view
+    assert created.status.rules_edition == 2  # new games: the current rules edition
+    defaults = (await view(alice, created.status.game_id, public=True)).view
     assert (defaults.players, defaults.mode, defaults.rounds) == (2, solo_pb2.MODE_POINTS, 5)
     assert list(defaults.points) == [200, 200]
     assert not defaults.mixed_stacking
@@ -89,7 +90,7 @@ async def test_refused_moves_leave_the_game_unchanged(
         (ann, "play W4", INVALID, "ILLEGAL_MOVE", "names a colour"),
         (ann, "play W4:r@1", INVALID, "ILLEGAL_MOVE", "nothing else"),
         (ann, "pass", INVALID, "ILLEGAL_MOVE", "none waiting"),
-        (ann, "solo", INVALID, "ILLEGAL_MOVE", "late call"),
+        (ann, "solo", INVALID, "MALFORMED_MOVE", "`play r5!`"),  # no late call (S12, ed. 2)
         (ben, "draw", grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN", "seat 0's turn"),
         (ben, "play y5", grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN", "jump-in"),
         (cat, "play r5!", INVALID, "ILLEGAL_MOVE", "`!` is refused"),  # a jump-in form

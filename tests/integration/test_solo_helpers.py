@@ -2,7 +2,8 @@
 
 `create_with_setup` writes a game to Redis exactly as the service's CreateGame does, but from an
 explicit setup (the API deals at random): the runtime's GameStore, the engine's serialized state,
-the meta and status the servicer writes.
+the meta and status the servicer writes, the rules edition included (the current one unless
+given: a game of edition 1 stands for one stored before edition 2).
 """
 
 from __future__ import annotations
@@ -43,12 +44,18 @@ async def create_with_setup(
     setup: Mapping[str, Any],
     options: Mapping[str, Any] | None = None,
     seed: int = 1,
+    edition: int | None = None,
 ) -> str:
     """A game created from an explicit setup, stored the way GameServicer.CreateGame stores one."""
     opts = {"players": len(players), **(options or {})}
-    state = RULES.new_game(seed, opts, setup)
+    state = RULES.new_game(seed, opts, setup, edition=edition)
     game_id = new_game_id("solo")
-    meta = {"game": "solo", "seats": list(players), "options": opts}
+    meta = {
+        "game": "solo",
+        "seats": list(players),
+        "options": opts,
+        "edition": state.edition,
+    }
     redis = Redis.from_url(redis_url)
     try:
         created = await GameStore(redis).create(

@@ -105,8 +105,8 @@ class Scenario:
 
 SCENARIOS = [
     Scenario(
-        name="draws, jump-in, draw stack, late call, round end",
-        fixed=[["r3", "g3"], ["r6"], ["rD", "g8"], ["r6", "gD", "g4"]],
+        name="draws, jump-ins, draw stack, call, round end",
+        fixed=[["r3", "r3", "g3"], ["r6"], ["rD", "g8"], ["r6", "gD", "g4"]],
         sizes=[5, 4, 4, 3],
         pile=[
             Pile("b2", "y8", frozenset({1})),  # seat 1 draws: unplayable on r3 either way
@@ -119,14 +119,14 @@ SCENARIOS = [
         ],
         steps=[
             (0, "play r3"),
+            (0, "play r3"),  # a jump-in on one's own card (S11, rules edition 2)
             (1, "draw"),
             (2, "draw"),
             (2, "pass"),
             (3, "play r6"),
             (1, "play r6"),  # jump-in (S11)
             (2, "play rD"),
-            (3, "play gD"),  # extends the stack, leaves one card without the call
-            (3, "solo"),  # late call (S12)
+            (3, "play gD!"),  # extends the stack, leaves one card: the call goes with it (S12)
             (0, "draw"),  # takes the 4
             (0, "play g3"),
             (1, "draw"),
@@ -174,7 +174,7 @@ async def _probe(session: Session, game_id: str, state: SoloState, seat: int) ->
     """Refused moves of `seat`: the errors it receives."""
     top = state.discard[-1]
     absent = next(c for c in ("y9", "b9", "g9", "r9") if c not in state.hands[seat])
-    probes = ["play " + absent, "pass", "solo!", "play " + top + "!"]
+    probes = ["play " + absent, "pass", "solo", "solo!", "play " + top + "!"]
     if seat != state.current:
         probes.append("draw")
     out = []

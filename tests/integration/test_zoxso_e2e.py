@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+from google.protobuf import json_format
 
 from client.session import Session
 from engines.contract import visible_events
@@ -36,29 +36,31 @@ async def _close(*sessions: Session) -> None:
 
 
 @pytest.mark.parametrize(
-    ("rng_seed", "max_plies", "ending"),
+    ("rng_seed", "max_plies", "ending", "final_move"),
     [
-        (5, 90, "xing_captured"),  # Dark's random moves capture Light's Xing at ply 30
-        (170, 120, "throne"),  # Light's Xing reaches the Throne at ply 102
-        (4, 90, "max_plies"),  # nobody wins in 90 plies: a draw
+        (5, 90, "xing_captured", "h4-h5"),  # Light's random moves capture Dark's Xing at ply 30
+        (170, 120, "throne", "d5^C4-D4"),  # Light's Xing flips, then steps onto the Throne
+        (355, 120, "throne", "e5^D4"),  # Light's Xing flips onto the Throne at ply 72 (Z9)
+        (4, 90, "max_plies", "A4^a5-a6"),  # nobody wins in 90 plies: a draw
     ],
 )
 async def test_full_random_game_through_gateway_with_watcher(
-    zoxso_platform: Platform, rng_seed: int, max_plies: int, ending: str
+    zoxso_platform: Platform, rng_seed: int, max_plies: int, ending: str, final_move: str
 ) -> None:
     alice, bob, carol = await logged_in(zoxso_platform, "alice", "bob", "carol")
     stub = alice.game(GAME)
-    created = await stub.CreateGame(
+    created = await zoxso_platform.create_game(  # as the lobby seats two players
+        GAME,
         zoxso_pb2.CreateGameRequest(
             players=[alice.player_id, bob.player_id],
             options=zoxso_pb2.Options(max_plies=max_plies),
         ),
-        metadata=alice.metadata,
     )
     game_id = created.status.game_id
     assert game_id.startswith("zoxso-")
     assert created.status.version == 0
     assert list(created.status.to_act) == [0]
+    assert created.status.rules_edition == RULES.edition == 2  # new games: the revised Z9
     watcher = asyncio.create_task(watch_all(carol, GAME, game_id))
 
     # The same moves replayed on the engine give the events and views to expect.
@@ -75,6 +77,7 @@ async def test_full_random_game_through_gateway_with_watcher(
         )
         assert view.status.version == version
         assert view.view == ADAPTER.view(local.view(0))
+        assert ADAPTER.view_json(view) == local.view(0)  # what a bot is told, edition included
         seat = view.view.to_move
         player = players[seat]
         legal = await player.game(GAME).LegalMoves(
@@ -99,12 +102,13 @@ async def test_full_random_game_through_gateway_with_watcher(
     result = local.result()
     assert result is not None
     assert result.detail["reason"] == ending
+    assert played[-1] == final_move
     assert version == local.ply
     assert local.phase == 2  # the game got past the placements
     final = await stub.GetView(common_pb2.GetViewRequest(game_id=game_id), metadata=bob.metadata)
     assert final.status.finished
     assert list(final.status.result.winners) == list(result.winners)
-    assert json.loads(final.status.result.detail_json) == dict(result.detail)
+    assert json_format.MessageToDict(final.status.result.detail) == dict(result.detail)
     assert final.view.to_move == -1
     assert list(final.status.to_act) == []
 
@@ -131,9 +135,8 @@ async def test_full_random_game_through_gateway_with_watcher(
 async def test_resign_and_options(zoxso_platform: Platform) -> None:
     alice, bob = await logged_in(zoxso_platform, "alice", "bob")
     stub = alice.game(GAME)
-    created = await stub.CreateGame(
-        zoxso_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id]),
-        metadata=alice.metadata,
+    created = await zoxso_platform.create_game(
+        GAME, zoxso_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
     )
     game_id = created.status.game_id
     view = await stub.GetView(common_pb2.GetViewRequest(game_id=game_id), metadata=alice.metadata)

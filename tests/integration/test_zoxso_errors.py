@@ -3,17 +3,23 @@ message saying what is allowed, and the game left unchanged."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import grpc
 import pytest
 import pytest_asyncio
+from google.protobuf import json_format
+from redis.asyncio import Redis
 
 from client.session import Session
+from engines.zoxso import RULES
+from services.runtime import keys
 from services.runtime.errors import error_info
+from services.zoxso.adapter import ADAPTER
 from tabletop.common.v1 import common_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
-from tests.platform import Platform, assert_refused
+from tests.platform import Platform, assert_refused, store_as_before_editions
 
 pytestmark = pytest.mark.integration
 
@@ -23,6 +29,10 @@ GAME = "zoxso"
 # e2 sit on the Wall's ring, with the inside Pearls c3, d3, e3 just across it.
 DARK = ["M@c2", "M@d2", "M@e2", "M@a1", "D@b1", "D@c1", "D@d1", "D@e1", "D@f1", "X@h1"]
 LIGHT = ["M@a8", "M@b8", "M@c8", "M@d8", "D@e8", "D@f8", "D@g8", "D@h8", "D@a7", "X@h7"]
+# Dark's Xing on the ring Pearl e2 instead, to walk it to d4, a corner Pearl of the Throne D4:
+# e2^D2-D3 (flip onto a Stone, step), then D3^d4 (flip onto the inside Pearl); Light steps a7-a6-a5.
+THRONE_DARK = ["M@a1", "M@b1", "M@c1", "M@d1", "D@f1", "D@g1", "D@h1", "D@a2", "D@h2", "X@e2"]
+TO_THRONE = ["e2^D2-D3", "a7-a6", "D3^d4", "a6-a5"]
 
 
 class Table:
@@ -37,20 +47,32 @@ class Table:
     async def open(self, **options: int) -> Table:
         await self.alice.login("alice")
         await self.bob.login("bob")
-        created = await self.alice.game(GAME).CreateGame(
+        created = await self.platform.create_game(  # as the lobby seats two players
+            GAME,
             zoxso_pb2.CreateGameRequest(
                 players=[self.alice.player_id, self.bob.player_id],
                 options=zoxso_pb2.Options(**options),
             ),
-            metadata=self.alice.metadata,
         )
         self.game_id = created.status.game_id
         return self
 
-    async def to_phase_two(self) -> None:
-        for dark, light in zip(DARK, LIGHT, strict=True):
+    async def to_phase_two(self, dark_moves: list[str] = DARK) -> None:
+        for dark, light in zip(dark_moves, LIGHT, strict=True):
             await self.play(self.alice, dark)
             await self.play(self.bob, light)
+
+    async def xing_next_to_the_throne(self) -> None:
+        """Phase 2 with Dark's Xing on d4, Dark to move (Z9: it may flip onto the Throne)."""
+        await self.to_phase_two(THRONE_DARK)
+        for index, move in enumerate(TO_THRONE):
+            await self.play(self.bob if index % 2 else self.alice, move)
+
+    async def legal(self, session: Session) -> list[str]:
+        reply = await session.game(GAME).LegalMoves(
+            common_pb2.LegalMovesRequest(game_id=self.game_id), metadata=session.metadata
+        )
+        return list(reply.moves)
 
     async def play(self, session: Session, move: str, **fields: object) -> zoxso_pb2.PlayResponse:
         request = common_pb2.PlayRequest(game_id=self.game_id, move=move, **fields)  # type: ignore[arg-type]
@@ -258,7 +280,7 @@ async def test_game_over_and_bad_options(table: Table) -> None:
         await assert_refused(
             table.alice.game(GAME).CreateGame(
                 zoxso_pb2.CreateGameRequest(
-                    players=[table.alice.player_id, table.bob.player_id],
+                    players=[table.alice.player_id, table.alice.player_id],  # a hot-seat table
                     options=zoxso_pb2.Options(max_plies=bad),
                 ),
                 metadata=table.alice.metadata,
@@ -276,3 +298,68 @@ async def test_game_over_and_bad_options(table: Table) -> None:
         "INVALID_ARGUMENT",
         "2 seats",
     )
+
+
+async def test_xing_flip_onto_the_throne_ends_the_turn(table: Table) -> None:
+    """Z9 (revised, rules edition 2): the flip onto the Throne wins at once, so no move may
+    follow it; `d4^D4-D5` is refused with the reason and the winning move."""
+    await table.xing_next_to_the_throne()
+    before = await table.snapshot()
+    assert before.status.rules_edition == 2
+    assert ADAPTER.view_json(before)["edition"] == 2
+    legal = await table.legal(table.alice)
+    assert "d4^D4" in legal
+    assert not [move for move in legal if move.startswith("d4^D4-")]
+    await assert_refused(
+        table.play(table.alice, "d4^D4-D5"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "ILLEGAL_MOVE",
+        "wins there at once",
+        "no move may follow it (Z9)",
+        "play d4^D4 to win",
+    )
+    assert await table.snapshot() == before
+    reply = await table.play(table.alice, "d4^D4")
+    assert [e.WhichOneof("kind") for e in reply.events] == ["flipped", "won"]
+    assert reply.events[0].flipped.to_square == "D4"
+    assert reply.events[1].won == zoxso_pb2.Won(seat=0, reason=zoxso_pb2.WIN_REASON_THRONE)
+    assert reply.status.finished
+    assert list(reply.status.result.winners) == [0]
+    assert json_format.MessageToDict(reply.status.result.detail) == {"reason": "throne"}
+
+
+async def test_a_game_stored_before_the_revision_finishes_under_edition_1(table: Table) -> None:
+    """A game stored before rules editions existed (snapshot and meta without an edition) is
+    played under edition 1, where a Xing could still flip onto the Throne and move off it.
+
+    The stored game is written as the service before the revision wrote it: the position after
+    the same placements and moves as above, with Dark's Xing on d4, at version 0 (no replica
+    has played a move of it, so each reads it from Redis)."""
+    state = RULES.new_game(0, edition=1)
+    for dark, light in zip(THRONE_DARK, LIGHT, strict=True):
+        state = state.apply(0, dark)[0].apply(1, light)[0]
+    for move in TO_THRONE:
+        state = state.apply(state.to_move, move)[0]
+    await store_as_before_editions(table.platform.redis_url, table.game_id, state)
+    before = await table.snapshot()
+    assert before.status.version == 0
+    assert before.status.rules_edition == 1
+    assert ADAPTER.view_json(before)["edition"] == 1
+    assert "d4^D4-D5" in await table.legal(table.alice)
+    reply = await table.play(table.alice, "d4^D4-D5", expected_version=0)
+    assert [e.WhichOneof("kind") for e in reply.events] == ["flipped", "moved"]
+    assert not reply.status.finished
+    assert reply.status.rules_edition == 1
+    redis = Redis.from_url(table.platform.redis_url)
+    stored = await redis.hget(keys.game_state(table.game_id), "snapshot")
+    await redis.aclose()
+    assert isinstance(stored, bytes)
+    assert json.loads(stored)["edition"] == 1  # the engine now writes the edition it plays
+    view = await table.snapshot()
+    assert {s.name for s in view.view.stones} == {"D5"}
+    assert view.status.rules_edition == 1
+    await table.play(table.bob, "a5-a4")
+    await table.play(table.alice, "D5-D4")  # a step onto the Throne wins in edition 1 too
+    final = await table.snapshot()
+    assert final.status.finished
+    assert json_format.MessageToDict(final.status.result.detail) == {"reason": "throne"}

@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+// A complete minimal tabletop client in Node.js, written from the protos alone (docs/api.md
+// walks through it): log in as a guest, start a game against a bot, follow it with Watch, and
+// on every version ask for our legal moves and play one of them, until the game ends.
+//
+//   npm ci && node play.js [esoloe|solo|solace|zoxso] [--level random|greedy|strong]
+//                          [--options '{"players": 2, "mode": "MODE_ROUNDS", "rounds": 1}']
+//
+// The gateway's address comes from TABLETOP_GATEWAY (default 127.0.0.1:50050). With
+// TABLETOP_CA set to a CA certificate file, the connection uses TLS.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const crypto = require('crypto');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const protobuf = require('protobufjs');
+
+const PROTO_DIRS = [
+  path.resolve(__dirname, '../../proto'),
+  path.resolve(__dirname, '../../proto/third_party'),
+];
+const SERVICES = {
+  esoloe: 'EsoloeService', solo: 'SoloService', solace: 'SolaceService', zoxso: 'ZoxsoService',
+};
+
+const args = process.argv.slice(2);
+const game = args.find((a) => SERVICES[a]) || 'esoloe';
+const levelAt = args.indexOf('--level');
+const level = levelAt >= 0 ? args[levelAt + 1] : 'random';
+const optionsAt = args.indexOf('--options');
+const options = optionsAt >= 0 ? { [game]: JSON.parse(args[optionsAt + 1]) } : undefined;
+const target = process.env.TABLETOP_GATEWAY || '127.0.0.1:50050';
+
+// Services and messages, from the same .proto files the server is built from. keepCase keeps
+// the field names as the protos write them (game_id, not gameId); int64 fields as numbers.
+const definition = protoLoader.loadSync(
+  [`tabletop/${game}/v1/${game}.proto`, 'tabletop/lobby/v1/lobby.proto'],
+  { includeDirs: PROTO_DIRS, keepCase: true, longs: Number, enums: String, defaults: true,
+    oneofs: true },
+);
+const api = grpc.loadPackageDefinition(definition).tabletop;
+
+// Error details: every refusal carries a google.rpc.Status in the `grpc-status-details-bin`
+// trailer, holding a google.rpc.ErrorInfo whose `reason` never changes (docs/api.md, Errors).
+const rpcTypes = new protobuf.Root();
+rpcTypes.resolvePath = (origin, file) => {
+  for (const dir of PROTO_DIRS) {
+    const candidate = path.join(dir, file);
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  return protobuf.util.path.resolve(origin, file);
+};
+rpcTypes.loadSync(['google/rpc/status.proto', 'google/rpc/error_details.proto']);
+const Status = rpcTypes.lookupType('google.rpc.Status');
+const ErrorInfo = rpcTypes.lookupType('google.rpc.ErrorInfo');
+
+function errorInfo(error) {
+  const blobs = (error.metadata && error.metadata.get('grpc-status-details-bin')) || [];
+  for (const blob of blobs) {
+    for (const detail of Status.decode(blob).details) {
+      if (detail.type_url.endsWith('/google.rpc.ErrorInfo')) {
+        const info = ErrorInfo.decode(detail.value);
+        return { reason: info.reason, metadata: info.metadata || {} };
+      }
+    }
+  }
+  return { reason: '', metadata: {} };
+}
+
+const credentials = process.env.TABLETOP_CA
+  ? grpc.credentials.createSsl(fs.readFileSync(process.env.TABLETOP_CA))
+  : grpc.credentials.createInsecure();
+const auth = new api.lobby.v1.AuthService(target, credentials);
+const lobby = new api.lobby.v1.LobbyService(target, credentials);
+const service = new api[game].v1[SERVICES[game]](target, credentials);
+
+function unary(client, method, request, metadata) {
+  return new Promise((resolve, reject) => {
+    const deadline = new Date(Date.now() + 10_000);
+    client[method](request, metadata || new grpc.Metadata(), { deadline }, (error, reply) =>
+      (error ? reject(error) : resolve(reply)));
+  });
+}
+
+// google.protobuf.Struct (a result's detail) as a plain object.
+function plain(value) {
+  if (value && value.fields) {
+    return Object.fromEntries(Object.entries(value.fields).map(([k, v]) => [k, plain(v)]));
+  }
+  if (value && value.kind) {
+    if (value.kind === 'structValue') return plain(value.structValue);
+    if (value.kind === 'listValue') return (value.listValue.values || []).map(plain);
+    if (value.kind === 'nullValue') return null;
+    return value[value.kind];
+  }
+  return value;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// One unary call, waiting out RATE_LIMITED refusals as the server asks (retry_after_ms).
+async function call(client, method, request, metadata) {
+  for (;;) {
+    try {
+      return await unary(client, method, request, metadata);
+    } catch (error) {
+      const { reason, metadata: info } = errorInfo(error);
+      if (reason !== 'RATE_LIMITED') throw error;
+      await sleep(Number(info.retry_after_ms || 100));
+    }
+  }
+}
+
+async function main() {
+  const login = await call(auth, 'Login', { name: 'node-example' });
+  const metadata = new grpc.Metadata();
+  metadata.add('authorization', `Bearer ${login.token}`);
+  const started = await call(lobby, 'PlayAgainstBots', { game, level, options }, metadata);
+  const gameId = started.status.game_id;
+  console.log(`${game} game ${gameId}: I am seat ${started.seat}, against ${level} bots`);
+
+  let nextVersion = 0; // Watch resumes from here after a dropped stream: no gap, no duplicate
+  let moves = 0;
+  for (;;) {
+    const finished = await new Promise((resolve, reject) => {
+      let done = false;
+      let busy = Promise.resolve();
+      const stream = service.Watch({ game_id: gameId, from_version: nextVersion }, metadata);
+      stream.on('data', (update) => {
+        // One message per version, in order. Act on the newest only: answer updates one at
+        // a time, skipping those that a newer one has already overtaken.
+        busy = busy.then(async () => {
+          const status = update.status;
+          nextVersion = status.version + 1;
+          if (status.finished) {
+            done = true;
+            const result = status.result;
+            const detail = JSON.stringify(plain(result.detail) || {});
+            console.log(`game over after ${status.version} moves; winners: ` +
+              `[${result.winners.join(', ')}]; detail ${detail}`);
+            return;
+          }
+          // Your legal moves, asked at every version: in Solo a jump-in chance is private (it
+          // shows that you hold a card), so no public status says you may act. An empty list:
+          // not now.
+          const legal = await call(service, 'LegalMoves', { game_id: gameId }, metadata);
+          if (legal.version !== status.version || legal.moves.length === 0) return;
+          const move = legal.moves[crypto.randomInt(legal.moves.length)];
+          try {
+            await call(service, 'Play', {
+              game_id: gameId,
+              move,
+              expected_version: legal.version, // refused (STALE_VERSION) if someone moved first
+              request_id: crypto.randomUUID(), // a retried call is applied once
+            }, metadata);
+            moves += 1;
+            console.log(`version ${legal.version}: I played ${move}`);
+          } catch (error) {
+            const { reason } = errorInfo(error);
+            if (reason !== 'STALE_VERSION' && reason !== 'NOT_YOUR_TURN') {
+              throw error;
+            } // someone (a Solo jump-in) was first: the next update says what happened
+          }
+        }).catch((error) => { stream.cancel(); reject(error); });
+      });
+      stream.on('end', () => busy.then(() => resolve(done)));
+      stream.on('error', (error) => {
+        if (error.code === grpc.status.CANCELLED) return; // we cancelled it, after a failure
+        if (error.code === grpc.status.UNAVAILABLE) busy.then(() => resolve(false)); // resume
+        else reject(error);
+      });
+    });
+    if (finished) break;
+    await sleep(200);
+  }
+  console.log(`I played ${moves} moves`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    const { reason } = errorInfo(error);
+    console.error(`failed: ${reason || error.code} ${error.details || error.message}`);
+    process.exit(1);
+  },
+);

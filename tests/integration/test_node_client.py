@@ -1,0 +1,52 @@
+"""The Node.js example client (examples/node/play.js, the one docs/api.md walks through) plays
+whole games against bots through the real gateway, written from the protos alone."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.platform import Platform
+
+pytestmark = pytest.mark.integration
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "node"
+
+
+async def _play(platform: Platform, game: str, *args: str) -> str:
+    node = shutil.which("node")
+    assert node is not None, "node is not installed: the Node.js example cannot run"
+    assert (EXAMPLE / "node_modules").is_dir(), "run `make test-tools` (npm ci in examples/node)"
+    process = await asyncio.create_subprocess_exec(
+        node,
+        str(EXAMPLE / "play.js"),
+        game,
+        *args,
+        env={**os.environ, "TABLETOP_GATEWAY": platform.target},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, (out + err).decode()
+    return out.decode()
+
+
+@pytest.mark.parametrize(
+    ("game", "args"),
+    [("esoloe", ()), ("solo", ("--options", '{"players": 3, "mode": "MODE_ROUNDS", "rounds": 1}'))],
+)
+async def test_the_node_example_plays_a_whole_game(
+    redis_url: str, game: str, args: tuple[str, ...]
+) -> None:
+    async with Platform(redis_url, games=(game,), bot_workers=1) as platform:
+        out = await _play(platform, game, *args)
+    assert f"{game} game {game}-" in out
+    assert "game over after" in out
+    played = re.search(r"I played (\d+) moves", out)
+    assert played is not None, out
+    assert int(played[1]) > 0, out
