@@ -127,11 +127,11 @@ soak: setup
 # --jobs 2". Each adjacent pair of levels of every game, with a shorter budget for the searches.
 .PHONY: arena
 arena: setup
-	$(PY) -m engines.bots.arena esoloe --games 60 --budget 0.25 $(ARENA_ARGS)
-	$(PY) -m engines.bots.arena zoxso --games 40 --budget 0.25 $(ARENA_ARGS)
-	$(PY) -m engines.bots.arena solo --games 60 --budget 0.25 $(ARENA_ARGS)
-	$(PY) -m engines.bots.arena solo --players 4 --games 40 --budget 0.25 $(ARENA_ARGS)
-	$(PY) -m engines.bots.arena solace --games 100 $(ARENA_ARGS)
+	$(PY) -m games.arena esoloe --games 60 --budget 0.25 $(ARENA_ARGS)
+	$(PY) -m games.arena zoxso --games 40 --budget 0.25 $(ARENA_ARGS)
+	$(PY) -m games.arena solo --games 60 --budget 0.25 $(ARENA_ARGS)
+	$(PY) -m games.arena solo --players 4 --games 40 --budget 0.25 $(ARENA_ARGS)
+	$(PY) -m games.arena solace --games 100 $(ARENA_ARGS)
 
 clean:
 	rm -rf gen .mypy_cache .pytest_cache .ruff_cache .tools

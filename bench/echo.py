@@ -7,7 +7,7 @@ from typing import Any
 
 import grpc
 
-from services.runtime.server import run
+from runtime.server import run
 
 ECHO_METHOD = "/bench.Echo/Echo"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 
-from engines import registry
+import games
 from engines.contract import Rules
 
 
@@ -38,7 +38,7 @@ def games_per_second(
 
 def run(seconds: float = 3.0) -> list[str]:
     lines = []
-    for name in registry.names():
-        games, plies = games_per_second(registry.get(name), seconds)
-        lines.append(f"{name:<8} random games/s {games:10.1f}   plies/s {plies:10.0f}")
+    for name in games.names():
+        per_second, plies = games_per_second(games.rules(name), seconds)
+        lines.append(f"{name:<8} random games/s {per_second:10.1f}   plies/s {plies:10.0f}")
     return lines

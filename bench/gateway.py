@@ -11,8 +11,6 @@ import asyncio
 import os
 import random
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,13 +20,13 @@ import uvloop
 
 from bench.echo import ECHO_METHOD
 from client.session import Session
-from engines.esoloe import RULES
-from services.local import wait_serving
-from services.runtime.apis import GAME_APIS
-from services.runtime.localredis import LocalRedis, free_port
-from services.runtime.servicer import PLAYER_METADATA
+from games.esoloe.rules import RULES
+from runtime.launch import Launch
+from runtime.localredis import LocalRedis, free_port
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
+from wire.api import api
+from wire.metadata import PLAYER_METADATA
 
 SECRET = "bench-signing-key-0123456789-0123456789"
 
@@ -132,7 +130,7 @@ async def _bench(
     # The same calls straight to the game service, as the gateway makes them (no token).
     direct_channel = grpc.aio.insecure_channel(service)
     direct = game_loop(
-        GAME_APIS["esoloe"].stub(direct_channel),
+        api("esoloe").stub(direct_channel),
         [((PLAYER_METADATA, player),) for player in seats],
     )
 
@@ -194,52 +192,38 @@ async def _bench(
 
 def run(seconds: float = 5.0) -> list[str]:
     redis = LocalRedis(appendonly=True)
-    service_port, gateway_port, echo_port = free_port(), free_port(), free_port()
-    env = {
-        **os.environ,
-        "REDIS_URL": redis.url,
-        "TOKEN_SECRET": SECRET,
-        "RATE_LIMIT_PER_SECOND": "1000000",
-        "RATE_LIMIT_BURST": "1000000",
-    }
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "services.esoloe"],
-            env={**env, "LISTEN": f"127.0.0.1:{service_port}"},
-            stderr=subprocess.DEVNULL,
-        ),
-        subprocess.Popen(
-            [sys.executable, "-m", "gateway"],
-            env={
-                **env,
-                "LISTEN": f"127.0.0.1:{gateway_port}",
-                "ESOLOE_ADDR": f"127.0.0.1:{service_port}",
-            },
-            stderr=subprocess.DEVNULL,
-        ),
-        subprocess.Popen([sys.executable, "-m", "bench.echo", str(echo_port)]),
-    ]
+    launch = Launch(
+        redis_url=redis.url,
+        env={"TOKEN_SECRET": SECRET, "RATE_LIMIT_PER_SECOND": "1000000",
+             "RATE_LIMIT_BURST": "1000000"},
+        games=["esoloe"],
+        lobby=False,
+        matchmakers=0,
+        bot_workers=0,
+        quiet=True,
+    )  # fmt: skip
+    echo_port = free_port()
+    launch.add("echo", ["bench.echo", str(echo_port)], dict(launch.common))
     try:
-        if not wait_serving(f"127.0.0.1:{gateway_port}", ["tabletop.esoloe.v1.EsoloeService"]):
+        launch.start()
+        if not launch.ready():
             raise RuntimeError("the gateway did not start")
+        (service,) = launch.of("game")
         pids = {
-            "gateway": processes[1].pid,
-            "game service": processes[0].pid,
+            "gateway": launch.of("gateway")[0].pid,
+            "game service": service.pid,
             "redis": redis.process.pid,
             "bench client": os.getpid(),
         }
         return uvloop.run(
             _bench(
-                f"127.0.0.1:{gateway_port}",
-                f"127.0.0.1:{service_port}",
+                launch.gateway_targets[0],
+                launch.backends["ESOLOE_ADDR"],
                 f"127.0.0.1:{echo_port}",
                 seconds,
                 pids,
             )
         )
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait()
+        launch.stop()
         redis.stop()

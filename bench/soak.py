@@ -24,10 +24,8 @@ import argparse
 import asyncio
 import collections
 import json
-import os
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,20 +37,20 @@ from typing import Any
 import grpc
 import uvloop
 
+import games
 from client.session import Session
-from engines import registry
 from engines.contract import Event
-from services.local import wait_serving
-from services.runtime import keys
-from services.runtime.apis import GAME_APIS
-from services.runtime.errors import error_info
-from services.runtime.localredis import LocalRedis, LocalRedisCluster, free_port
-from services.runtime.main import connect_redis
-from services.runtime.servicer import edition_of
-from services.runtime.store import Entry, GameStore
+from runtime import keys
+from runtime.game_log import Entry
+from runtime.launch import Launch
+from runtime.localredis import LocalRedis, LocalRedisCluster
+from runtime.redis import connect_redis
+from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
+from wire.errors import error_info
+from wire.status import edition_of
 
 SECRET = "soak-signing-key-0123456789-0123456789"
 BOT_KEY = "soak-bot-key-0123456789"
@@ -80,101 +78,51 @@ class Settings:
 # ---------------------------------------------------------------------------- processes
 
 
-@dataclass
-class Process:
-    kind: str
-    args: list[str]
-    env: dict[str, str]
-    popen: subprocess.Popen[bytes] | None = None
-
-    log: Path | None = None
-
-    def start(self) -> None:
-        """Start (again); its output goes to the end of its log file, if it has one."""
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
-        try:
-            self.popen = subprocess.Popen(self.args, env=self.env, stdout=out, stderr=out)
-        finally:
-            if self.log:
-                out.close()  # type: ignore[union-attr]
-
-    def stop(self, sig: int = signal.SIGTERM, wait: float = 15.0) -> None:
-        if self.popen is None or self.popen.poll() is not None:
-            return
-        self.popen.send_signal(sig)
-        try:
-            self.popen.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait()
-
-
 class Stack:
-    """Every process of the platform, on free ports, against one Redis (or Redis Cluster)."""
+    """Every process of the platform, on free ports, against one Redis (or Redis Cluster): two
+    replicas of each game service, the lobby, two gateways, two matchmakers, two bot workers."""
 
     def __init__(self, settings: Settings) -> None:
         self.redis: LocalRedis | LocalRedisCluster = (
             LocalRedisCluster(masters=3) if settings.cluster else LocalRedis(appendonly=True)
         )
-        env = {
-            **os.environ,
-            "REDIS_URL": self.redis.url,
-            "REDIS_CLUSTER": "true" if settings.cluster else "false",
-            "TOKEN_SECRET": SECRET,
-            "BOT_KEY": BOT_KEY,
-            "GRACE_SECONDS": "3",
-            "RATE_LIMIT_PER_SECOND": "100000",
-            "RATE_LIMIT_BURST": "100000",
-            "LOGIN_RATE_LIMIT_PER_SECOND": "100000",
-            "LOGIN_RATE_LIMIT_BURST": "100000",
-        }
-        self.processes: list[Process] = []
         self.logs = Path(tempfile.mkdtemp(prefix="tabletop-soak-logs-"))
         """Every process's output (JSON log lines), kept after the run for a look."""
-        backends: dict[str, str] = {}
-        for game in GAME_APIS:
-            ports = [free_port() for _ in range(settings.replicas)]
-            backends[f"{game.upper()}_ADDR"] = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in ports)
-            for port in ports:
-                self._add("service", f"services.{game}", {**env, "LISTEN": f"127.0.0.1:{port}"})
-        self.gateways = [f"127.0.0.1:{free_port()}" for _ in range(2)]
-        for address in self.gateways:
-            self._add("gateway", "gateway", {**env, **backends, "LISTEN": address})
-        for _ in range(2):
-            self._add("matchmaker", "services.matchmaker", {
-                **env, **backends, "LISTEN": f"127.0.0.1:{free_port()}",
+        self.launch = Launch(
+            redis_url=self.redis.url,
+            env={
+                "REDIS_CLUSTER": "true" if settings.cluster else "false",
+                "TOKEN_SECRET": SECRET,
+                "BOT_KEY": BOT_KEY,
+                "GRACE_SECONDS": "3",
+                "RATE_LIMIT_PER_SECOND": "100000",
+                "RATE_LIMIT_BURST": "100000",
+                "LOGIN_RATE_LIMIT_PER_SECOND": "100000",
+                "LOGIN_RATE_LIMIT_BURST": "100000",
                 "MATCHMAKER_SCAN_SECONDS": "0.5",
-            })  # fmt: skip
-        for index in range(2):
-            self._add("bots", "services.bots", {
-                **env, "GATEWAY_ADDR": self.gateways[index % 2],
-                "LISTEN": f"127.0.0.1:{free_port()}", "BOT_CLAIM_IDLE_SECONDS": "3",
+                "BOT_CLAIM_IDLE_SECONDS": "3",
                 "BOT_STALL_SECONDS": "5",
-            })  # fmt: skip
-
-    def _add(self, kind: str, module: str, env: dict[str, str]) -> None:
-        log = self.logs / f"{kind}-{len(self.processes)}.log"
-        self.processes.append(Process(kind, [sys.executable, "-m", module], env, log=log))
+            },
+            gateways=[None, None],
+            replicas=settings.replicas,
+            matchmakers=2,
+            bot_workers=2,
+            logs=self.logs,
+        )
+        self.processes = self.launch.processes
 
     @property
     def target(self) -> str:
         """Both gateways, round robin: calls go on through one while the other is down."""
-        return "ipv4:" + ",".join(self.gateways)
+        return "ipv4:" + ",".join(self.launch.gateway_targets)
 
     def start(self) -> None:
-        for process in self.processes:
-            process.start()
-        names = [api.full_name for api in GAME_APIS.values()]
-        for address in self.gateways:
-            if not wait_serving(address, names, timeout=60):
-                raise RuntimeError(f"the gateway at {address} did not start")
+        self.launch.start()
+        if not self.launch.ready(timeout=60):
+            raise RuntimeError("the platform did not start")
 
     def stop(self) -> None:
-        for process in self.processes:
-            if process.popen is not None and process.popen.poll() is None:
-                process.popen.send_signal(signal.SIGTERM)
-        for process in self.processes:
-            process.stop()
+        self.launch.stop()
         self.redis.stop()
 
 
@@ -391,7 +339,7 @@ def audit_game(
     problems = []
     if [e.version for e in entries] != list(range(version + 1)):
         problems.append(f"{name}: stream versions are not 0..{version} exactly")
-    rules = registry.get(seated[0].game)
+    rules = games.rules(seated[0].game)
     position = rules.new_game(int(meta["seed"]), meta["options"], edition=edition_of(meta))
     opening = [e.to_json() for e in position.opening_events()]
     if entries and [Event.from_json(e).to_json() for e in entries[0].events] != opening:
@@ -506,13 +454,13 @@ async def _run(stack: Stack, settings: Settings) -> Report:
         grpc.aio.insecure_channel(stack.target, options=[("grpc.service_config", config)])
         for _ in range(max(1, settings.games // 50))
     ]
-    games = list(GAME_APIS)
+    kinds = games.names()
     players = [
         Player(f"soak-{i}", channels[i % len(channels)], tally, random.Random(rng.random()))
         for i in range(settings.games)
     ]
     tasks = [
-        asyncio.create_task(p.run(games[i % len(games)], until, drain_until))
+        asyncio.create_task(p.run(kinds[i % len(kinds)], until, drain_until))
         for i, p in enumerate(players)
     ]
     if settings.chaos:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 import time
 
-from engines.solace import RULES
-from engines.solace_bot import Search, SolaceBot
-from engines.solace_solver import solve
+from games.solace.expectimax import Search, SolaceBot
+from games.solace.rules import RULES
+from games.solace.solver import solve
 
 
 def random_game(seed: int) -> int:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from engines.solo import RULES, SoloState
+from games.solo.rules import RULES, SoloState
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_PYTHON = ROOT / ".bench-venv" / "bin" / "python"
@@ -39,8 +39,12 @@ def uniform(moves: list[str], rng: random.Random) -> str:
 
 
 def as_rlcard(moves: list[str], rng: random.Random) -> str:
-    """Play when possible; `draw` (or `pass`, keeping a drawn card) only when nothing else."""
+    """Play when possible; `draw` (or `pass`, keeping a drawn card) only when nothing else. A
+    play that leaves one card is always made with the Solo call (`!`): RLCard's UNO has no call
+    to forget, so its agents never pay for one."""
     plays = [move for move in moves if move != "draw" and move != "pass"]
+    called = {move[:-1] for move in plays if move.endswith("!")}
+    plays = [move for move in plays if move not in called]
     return rng.choice(plays or moves)
 
 

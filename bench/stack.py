@@ -4,19 +4,16 @@ workers) and matchmaking throughput and latency (FindMatch to matched)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
-import subprocess
-import sys
 import time
 from typing import Any
 
 import uvloop
 
+import games
 from client.session import Session
-from services.local import wait_serving
-from services.runtime.apis import GAME_APIS
-from services.runtime.localredis import LocalRedis, free_port
+from runtime.launch import Launch
+from runtime.localredis import LocalRedis
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
@@ -87,7 +84,7 @@ async def _bench(gateway: str, add_workers: Any) -> list[str]:
     for workers in (1, 4):
         add_workers(workers)
         await asyncio.sleep(1.0)
-        for game in GAME_APIS:
+        for game in games.names():
             elapsed = await _bot_games(session, game, GAMES_AT_ONCE)
             lines.append(
                 f"bot-vs-bot {game:<7} {workers} worker(s): {GAMES_AT_ONCE / elapsed * 60:7.1f} "
@@ -108,48 +105,23 @@ async def _bench(gateway: str, add_workers: Any) -> list[str]:
 
 def run() -> list[str]:
     redis = LocalRedis(appendonly=True)
-    gateway_port = free_port()
-    env = {**os.environ, "REDIS_URL": redis.url, "TOKEN_SECRET": SECRET, "BOT_KEY": BOT_KEY,
-           "RATE_LIMIT_PER_SECOND": "100000", "RATE_LIMIT_BURST": "100000"}  # fmt: skip
-    processes = []
-    addresses = {}
-    for game in GAME_APIS:
-        port = free_port()
-        addresses[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", f"services.{game}"],
-            env={**env, "LISTEN": f"127.0.0.1:{port}"}, stderr=subprocess.DEVNULL,
-        ))  # fmt: skip
-    processes.append(subprocess.Popen(
-        [sys.executable, "-m", "gateway"],
-        env={**env, **addresses, "LISTEN": f"127.0.0.1:{gateway_port}"},
-        stderr=subprocess.DEVNULL,
-    ))  # fmt: skip
-    processes.append(subprocess.Popen(
-        [sys.executable, "-m", "services.matchmaker"],
-        env={**env, **addresses, "LISTEN": f"127.0.0.1:{free_port()}",
-             "MATCHMAKER_SCAN_SECONDS": "0.5"},
-        stderr=subprocess.DEVNULL,
-    ))  # fmt: skip
-    workers: list[subprocess.Popen[bytes]] = []
+    launch = Launch(
+        redis_url=redis.url,
+        env={"TOKEN_SECRET": SECRET, "BOT_KEY": BOT_KEY, "MATCHMAKER_SCAN_SECONDS": "0.5",
+             "RATE_LIMIT_PER_SECOND": "100000", "RATE_LIMIT_BURST": "100000"},
+        bot_workers=0,
+        quiet=True,
+    )  # fmt: skip
 
     def add_workers(total: int) -> None:
-        while len(workers) < total:
-            workers.append(subprocess.Popen(
-                [sys.executable, "-m", "services.bots"],
-                env={**env, "GATEWAY_ADDR": f"127.0.0.1:{gateway_port}",
-                     "LISTEN": f"127.0.0.1:{free_port()}"},
-                stderr=subprocess.DEVNULL,
-            ))  # fmt: skip
+        while len(launch.of("bots")) < total:
+            launch.add_bot_worker().start()
 
     try:
-        names = [api.full_name for api in GAME_APIS.values()]
-        if not wait_serving(f"127.0.0.1:{gateway_port}", names):
+        launch.start()
+        if not launch.ready():
             raise RuntimeError("the stack did not start")
-        return uvloop.run(_bench(f"127.0.0.1:{gateway_port}", add_workers))
+        return uvloop.run(_bench(launch.gateway_targets[0], add_workers))
     finally:
-        for process in [*workers, *processes]:
-            process.terminate()
-        for process in [*workers, *processes]:
-            process.wait()
+        launch.stop()
         redis.stop()

@@ -7,7 +7,7 @@ import random
 import time
 
 from bench.engines import games_per_second
-from engines.zoxso import RULES, ZoxsoState
+from games.zoxso.rules import RULES, ZoxsoState
 
 
 def midgame(min_stone_pieces: int = 4, plies: int = 60) -> ZoxsoState:

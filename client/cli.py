@@ -6,7 +6,7 @@ tabletop play --game ID            sit back down at one of your games (any kind)
 tabletop games [--live]            your live and recent games
 tabletop watch GAME [GAME_ID]
 tabletop replay GAME [--seed N] [--options JSON] [--setup JSON] [--edition N] SEAT:MOVE ...
-tabletop hotseat esoloe [MOVE ...]
+tabletop hotseat GAME [MOVE ...]  (esoloe)
 tabletop health
 
 Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
@@ -29,10 +29,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from engines import registry
+import games
 from engines.contract import GameError
-from engines.replay import parse_seat_move, replay
-from services.runtime.config import gateway_address
+from games.replay import parse_seat_move, replay
+from runtime.config import gateway_address
 
 LEVELS = ("random", "greedy", "strong")
 NAME_HELP = (
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     rp = commands.add_parser("replay", help="replay a game from a move list; prints JSON")
-    rp.add_argument("game", choices=registry.names())
+    rp.add_argument("game", choices=games.names())
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
     rp.add_argument("--setup", type=_json_arg, default=None, help="explicit setup as JSON")
@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("moves", nargs="*", metavar="SEAT:MOVE")
 
     hs = commands.add_parser("hotseat", help="two players at one terminal, through the gateway")
-    hs.add_argument("game", choices=["esoloe"])
+    hs.add_argument("game", choices=games.names(), help="a game with nothing hidden, e.g. esoloe")
     _gateway_flag(hs)
     hs.add_argument(
         "moves",
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "play",
         help="play a game against bots (or people) at the terminal, or rejoin one (--game ID)",
     )
-    pl.add_argument("game", nargs="?", choices=registry.names(), help="the game to start")
+    pl.add_argument("game", nargs="?", choices=games.names(), help="the game to start")
     pl.add_argument(
         "--game",
         dest="game_id",
@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wt = commands.add_parser(
         "watch", help="watch a game as a spectator (a finished one is replayed from its log)"
     )
-    wt.add_argument("game", choices=registry.names())
+    wt.add_argument("game", choices=games.names())
     wt.add_argument("game_id", nargs="?", help="default: a new game with bots in every seat")
     wt.add_argument("--level", choices=LEVELS, default="random", help="the bots' level")
     wt.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
@@ -197,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
     from client.hotseat import hotseat
 
-    return asyncio.run(hotseat(args.gateway, args.moves))
+    return asyncio.run(hotseat(args.gateway, args.game, args.moves))
 
 
 if __name__ == "__main__":

@@ -12,11 +12,12 @@ from typing import Any
 import grpc
 
 from client.identity import Account
-from client.narrate import actor_name, seat_label, seat_names, short_result
+from client.narrate import actor_name, seat_label, short_result
 from client.session import Session
-from services.runtime.errors import error_info
+from games.board import seat_names
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from wire.errors import error_info
 
 CALL_TIMEOUT = 10.0
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import grpc
 
 from client.session import Session
-from services.runtime.config import state_dir
+from runtime.config import state_dir
 
 FILE_NAME = "identity.json"
 MARGIN_SECONDS = 60.0

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from functools import cache
 
-from engines import registry
+import games
+from client.boards import board_of
 from engines.contract import GameError, MalformedMove, State
 
 
 @cache
 def _fresh(game: str) -> State:
-    return registry.get(game).new_game(0)
+    return games.rules(game).new_game(0)
 
 
 def notation_error(game: str, text: str) -> str | None:
@@ -21,9 +22,11 @@ def notation_error(game: str, text: str) -> str | None:
     question is left to it.
     """
     problem = _malformed(game, text)
-    bare_card = game == "solo" and not text.startswith("play ")  # `r5` for `play r5`
-    if problem is not None and bare_card and _malformed(game, f"play {text}") is None:
-        return f"{problem} (did you mean `play {text}`?)"
+    if problem is None:
+        return None
+    meant = board_of(game).did_you_mean(text)  # Solo: `play r5` for `r5`
+    if meant is not None and _malformed(game, meant) is None:
+        return f"{problem} (did you mean `{meant}`?)"
     return problem
 
 

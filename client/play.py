@@ -2,12 +2,15 @@
 
 A `Table` follows one game for one seat (or a spectator): a Watch stream prints every move as it
 comes, in sentences, and shows the board when it is the seat's turn, while typed lines are read at
-any time, so that Solo jump-ins can be played during other seats' turns (the client says the
-moment one is open). Input is read line by line from any stream (a terminal, a pipe, a file),
-which is how the tests script whole games. What a typed line means is decided by
-`client.interpret.interpret`, a pure function.
+any time, so that in a game played out of turn (`games.Game.out_of_turn`: Solo's jump-ins) a seat
+can act during other seats' turns (the client says the moment it may). Input is read line by line
+from any stream (a terminal, a pipe, a file), which is how the tests script whole games. What a
+typed line means is decided by `client.interpret.interpret`, a pure function. Whatever differs
+between games (the board, the sentences, the shorthand) is the game's board
+(`games/<game>/board.py`, found with `client.boards.board_of`).
 
-Commands at the table (any case): a move in the game's notation (in Solo a bare card plays it);
+Commands at the table (any case): a move in the game's notation (or its shorthand: in Solo a bare
+card plays it);
 `help` (or `moves`) lists the legal moves; `board`; `wait` (until it is your turn: for scripts);
 `auto` (from now on play the first legal move whenever it is your turn); `resign` (asks first);
 `quit` (leave; the game goes on and `tabletop play --game ID` takes you back to your seat).
@@ -30,17 +33,17 @@ import grpc
 from google.protobuf.descriptor import FieldDescriptor
 from rich.console import Console
 
-from client.boards import BOARDS, enum_prefix
+import games
+from client.boards import board_of, enum_prefix
 from client.games import my_seat
 from client.identity import Account
 from client.interpret import Command, Nothing, Send, Tell, command_of, interpret
 from client.narrate import actor_name, describe_result, describe_update, seat_label, short_result
 from client.session import Session
-from engines import registry
-from services.runtime.apis import GAME_APIS
-from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from wire.api import api
+from wire.errors import error_info
 
 CALL_TIMEOUT = 10.0
 WATCH_RETRIES = 5
@@ -53,7 +56,6 @@ COMMANDS = (
     "wait: until your turn | auto: play the first legal move on each turn | "
     "resign (asks first) | quit: leave, the game goes on"
 )
-SOLO_COMMANDS = "in Solo a card alone plays it: r5 is play r5; add ! to call Solo (play r5!)"
 
 
 class UsageError(Exception):
@@ -137,7 +139,7 @@ def game_options(game: str, options: Mapping[str, Any] | None) -> lobby_pb2.Game
     lobby's GameOptions. Names are the options' names as the docs write them (the proto field
     names); enum values may be written as the docs name them (`rounds`) or as the proto does
     (`MODE_ROUNDS`)."""
-    message = GAME_APIS[game].pb2.Options()
+    message = api(game).pb2.Options()
     fields = message.DESCRIPTOR.fields_by_name
     if options is not None and not isinstance(options, Mapping):
         raise UsageError(f"bad {game} options: give a JSON object, e.g. '{{\"name\": value}}'")
@@ -158,7 +160,7 @@ def with_bots(game: str, options: Mapping[str, Any] | None, bots: int | None) ->
     merged = dict(options or {})
     if bots is None:
         return merged
-    rules = registry.get(game)
+    rules = games.rules(game)
     seats = bots + 1
     if "players" in rules.default_options():
         if not rules.min_seats <= seats <= rules.max_seats:
@@ -177,7 +179,7 @@ def with_bots(game: str, options: Mapping[str, Any] | None, bots: int | None) ->
 def game_of_id(game_id: str) -> str:
     """The game kind a game id names (ids start with it: `zoxso-4f1c...`)."""
     kind = game_id.split("-", 1)[0]
-    if kind not in registry.names() or "-" not in game_id:
+    if kind not in games.names() or "-" not in game_id:
         raise UsageError(
             f"{game_id!r} is not a game id; ids start with the game's name, e.g. solo-4f1c..., "
             "and `tabletop games` lists yours"
@@ -269,6 +271,9 @@ class Table:
         self.seat = seat
         self.console = console
         self.stub = session.game(game)
+        self.board = board_of(game)
+        self.out_of_turn = games.get(game).out_of_turn
+        """Seats may act out of turn: ask LegalMoves at every version, say when one may act."""
         self.status = common_pb2.GameStatus()
         self.auto = False
         self.ready = asyncio.Event()
@@ -343,7 +348,7 @@ class Table:
         if at is not None and (version != at or version <= self._shown):
             return
         self._shown = version
-        self.console.print(BOARDS[self.game](reply, self.seat))
+        self.console.print(self.board.draw(reply, self.seat))
 
     def whose_turn(self) -> str:
         """`your turn`, `strong bot to move`, or the result once the game is over."""
@@ -364,8 +369,8 @@ class Table:
         else:
             self.say(f"no legal move now ({self.whose_turn()})")
         self.say(COMMANDS, style="dim")
-        if self.game == "solo":
-            self.say(SOLO_COMMANDS, style="dim")
+        if self.board.help_note:
+            self.say(self.board.help_note, style="dim")
 
     # ---- acting
 
@@ -537,25 +542,21 @@ class Table:
             elif live:
                 await self.show_board(at=version)
                 await self._your_turn()
-        elif self.game == "solo" and not self.auto and live:
-            await self._offer_jump_in()
+        elif self.out_of_turn and not self.auto and live:
+            await self._offer_out_of_turn()
 
     async def _your_turn(self) -> None:
         self.say("your turn: type a move (help lists them)", style="bold")
-        if self.game != "solo":
+        if not self.board.moves_on_turn:
             return
         legal = await self._legal()
-        calls = [move for move in legal.moves if move.endswith("!")]
-        if calls:
-            self.say(
-                "you can play down to one card: call Solo with that play by adding ! "
-                f"({', '.join(calls[:3])})",
-                style="bold",
-            )
+        note = self.board.turn_note(list(legal.moves))
+        if note:
+            self.say(note, style="bold")
 
-    async def _offer_jump_in(self) -> None:
-        """Tell the player the moment a jump-in is open to them (S11): only LegalMoves shows it,
-        since a jump-in is private (it tells a card of the hand)."""
+    async def _offer_out_of_turn(self) -> None:
+        """Tell the player the moment they may act out of turn (a Solo jump-in, S11): only
+        LegalMoves shows it, since such a chance can be private (it tells a card of the hand)."""
         version = self.status.version
         if version == self._offered_at:
             return
@@ -565,12 +566,8 @@ class Table:
         if moves == self._offered:
             return  # the same chance, still open: said already
         self._offered = moves
-        plays = [move for move in moves if move.startswith("play ")]
-        others = [move for move in moves if not move.startswith("play ")]
-        if plays:
-            self.say("you may jump in now: " + ", ".join(plays), style="bold")
-        if others:
-            self.say("you may act now: " + ", ".join(others), style="bold")
+        for line in self.board.offer(moves):
+            self.say(line, style="bold")
 
     async def recent_moves(self, version: int) -> None:
         """Print the last moves up to `version` (a player sitting back down sees where the game
@@ -613,8 +610,8 @@ class Table:
                 await self._your_turn()
             else:
                 self.say(self.whose_turn())
-                if self.game == "solo":
-                    await self._offer_jump_in()
+                if self.out_of_turn:
+                    await self._offer_out_of_turn()
         else:
             await self.show_board()
             start_version = self.status.version + 1
@@ -716,7 +713,7 @@ def _checked_options(args: argparse.Namespace) -> lobby_pb2.GameOptions | None:
         return None
     if not args.game:
         raise UsageError(
-            "which game? `tabletop play GAME` starts one (esoloe, solo, solace, zoxso); "
+            f"which game? `tabletop play GAME` starts one ({', '.join(games.names())}); "
             "`tabletop play --game ID` sits you back at one (`tabletop games` lists yours)"
         )
     if args.match and args.bots is not None:

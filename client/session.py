@@ -6,8 +6,9 @@ from typing import Any
 
 import grpc
 
-from services.runtime.apis import GAME_APIS
+import games
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from wire.api import api
 
 
 class Session:
@@ -50,10 +51,11 @@ class Session:
     def game(self, game: str) -> Any:
         """The stub of a game's service, e.g. session.game("esoloe").Play(...)."""
         try:
-            api = GAME_APIS[game]
+            game_api = api(game)
         except KeyError:
-            raise ValueError(f"unknown game {game!r}; games are: {', '.join(GAME_APIS)}") from None
-        return api.stub(self.channel)
+            known = ", ".join(games.names())
+            raise ValueError(f"unknown game {game!r}; games are: {known}") from None
+        return game_api.stub(self.channel)
 
     async def close(self) -> None:
         await self.channel.close()

@@ -7,10 +7,9 @@ import os
 
 from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import Gateway, GatewaySettings
-from services.runtime.apis import GAME_APIS
-from services.runtime.config import env_float, env_int, env_str
-from services.runtime.observability import configure_logging, serve_metrics
-from services.runtime.server import run, wait_for_signal
+from runtime.config import env_float, env_int, env_str, game_backends
+from runtime.observability import configure_logging, serve_metrics
+from runtime.server import run, wait_for_signal
 
 log = logging.getLogger("tabletop")
 
@@ -19,11 +18,6 @@ def settings_from_env() -> GatewaySettings:
     secret = os.environ.get("TOKEN_SECRET", "")
     if not secret:
         raise SystemExit("TOKEN_SECRET is not set: give the gateway a signing key (32+ bytes)")
-    backends = {
-        game: os.environ[f"{game.upper()}_ADDR"]
-        for game in GAME_APIS
-        if os.environ.get(f"{game.upper()}_ADDR")
-    }
     return GatewaySettings(
         listen=env_str("LISTEN", "0.0.0.0:50050"),
         token_secret=secret,
@@ -32,10 +26,10 @@ def settings_from_env() -> GatewaySettings:
         rate_burst=env_float("RATE_LIMIT_BURST", 100.0),
         login_rate_per_second=env_float("LOGIN_RATE_LIMIT_PER_SECOND", 5.0),
         login_rate_burst=env_float("LOGIN_RATE_LIMIT_BURST", 20.0),
-        backends=backends,
+        backends=game_backends(),
+        lobby=env_str("LOBBY_ADDR", ""),
         grace_seconds=env_float("GRACE_SECONDS", 10.0),
         bot_key=env_str("BOT_KEY", ""),
-        redis_url=env_str("REDIS_URL", ""),
         relay_links=env_int("RELAY_LINKS", LINKS),
         relay_max_age_seconds=env_float("RELAY_MAX_AGE_SECONDS", MAX_AGE_SECONDS),
     )
@@ -47,7 +41,7 @@ async def main() -> None:
     serve_metrics(env_int("METRICS_PORT", 0))
     log.info(
         "listening",
-        extra={"port": gateway.port, "games": sorted(gateway.channels)},
+        extra={"port": gateway.port, "backends": sorted(gateway.relays)},
     )
     await wait_for_signal()
     await gateway.stop()

@@ -1,10 +1,11 @@
-"""The gateway's end of its relay links to a game service (proto/tabletop/relay/v1/relay.proto).
+"""The gateway's end of its relay links to a service (proto/tabletop/relay/v1/relay.proto).
 
-The gateway sends each unary game call as one message on a long-lived stream, a link, instead of
-as a gRPC call of its own: an open stream carries a message for about half the CPU and latency of
-a new call at both ends. A `Relay` keeps up to `links` links open to one game service's target.
-The channel's round-robin policy places each new link on the next replica, so links spread over
-the replicas; a link is retired after `max_age` seconds, so replicas added later get their share.
+The gateway sends each unary call (of a game service, of the lobby) as one message on a
+long-lived stream, a link, instead of as a gRPC call of its own: an open stream carries a message
+for about half the CPU and latency of a new call at both ends. A `Relay` keeps up to `links`
+links open to one service's target. The channel's round-robin policy places each new link on the
+next replica, so links spread over the replicas; a link is retired after `max_age` seconds, so
+replicas added later get their share.
 
 Failures behave as the direct calls' retry policy did: a call whose link breaks, or that the
 service answers UNAVAILABLE, is tried again on another link (up to ATTEMPTS times in all, with
@@ -21,12 +22,12 @@ import time
 
 import grpc
 
-from services.runtime.errors import ApiError
-from services.runtime.relay import CODES, RELAY_METHOD, failure
+from runtime.relay import CODES, RELAY_METHOD, failure
 from tabletop.relay.v1 import relay_pb2
+from wire.errors import ApiError
 
 LINKS = 8
-"""Links kept open to a game service's target, by default (round robin spreads them)."""
+"""Links kept open to a service's target, by default (round robin spreads them)."""
 MAX_AGE_SECONDS = 60.0
 """A link takes no new calls after this long, by default."""
 ATTEMPTS = 4
@@ -35,7 +36,7 @@ MAX_BACKOFF_SECONDS = 0.5
 
 
 class Link:
-    """One relay stream to a game service, carrying many calls at once."""
+    """One relay stream to a service, carrying many calls at once."""
 
     def __init__(self, channel: grpc.aio.Channel) -> None:
         open_stream: grpc.aio.StreamStreamMultiCallable[bytes, relay_pb2.RelayResponse] = (
@@ -126,7 +127,7 @@ class Link:
 
 
 class Relay:
-    """Calls one game service's unary methods over a few relay links."""
+    """Calls one service's unary methods over a few relay links."""
 
     def __init__(
         self, channel: grpc.aio.Channel, *, links: int = LINKS, max_age: float = MAX_AGE_SECONDS
@@ -156,14 +157,25 @@ class Relay:
         return live[next(self._turn) % len(live)]
 
     async def call(
-        self, method: str, request: bytes, *, player_id: str, request_id: str, seconds: float
+        self,
+        method: str,
+        request: bytes,
+        *,
+        player_id: str,
+        request_id: str,
+        seconds: float,
+        player_name: str = "",
     ) -> relay_pb2.RelayResponse:
         """The answer to one call of `method` within `seconds` (UNAVAILABLE or DEADLINE_EXCEEDED
         when none came)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         message = relay_pb2.RelayRequest(
-            method=method, request=request, player_id=player_id, request_id=request_id
+            method=method,
+            request=request,
+            player_id=player_id,
+            request_id=request_id,
+            player_name=player_name,
         )
         backoff = BACKOFF_SECONDS
         for attempt in range(1, ATTEMPTS + 1):
@@ -181,7 +193,7 @@ class Relay:
             backoff = min(MAX_BACKOFF_SECONDS, backoff * 2)
         if response is not None:
             return response
-        status = ApiError("UNAVAILABLE", "the game service cannot be reached; retry").to_status()
+        status = ApiError("UNAVAILABLE", "the service cannot be reached; retry").to_status()
         return failure(0, status.code, status.details, status.trailing_metadata)
 
     async def __aenter__(self) -> Relay:

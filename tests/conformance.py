@@ -63,11 +63,17 @@ def _check_state(rules: Rules, state: State, rng: random.Random, deep: bool) -> 
 
 
 def play_random_game(
-    rules: Rules, seed: int, deep_every: int = 7, max_steps: int = 20_000
+    rules: Rules,
+    seed: int,
+    deep_every: int = 7,
+    max_steps: int = 20_000,
+    edition: int | None = None,
 ) -> State:
-    """Play one game with random legal moves of random acting seats, checking every step."""
+    """Play one game (of `edition`, default the current one) with random legal moves of random
+    acting seats, checking every step."""
     rng = random.Random(seed)
-    state = rules.new_game(seed)
+    state = rules.new_game(seed, edition=edition)
+    assert state.edition == (edition or rules.edition)
     for step in range(max_steps):
         deep = step % deep_every == 0
         _check_state(rules, state, rng, deep)
@@ -81,6 +87,7 @@ def play_random_game(
                 state.apply(seat, move)
         before = state.serialize()
         state, events = state.apply(seat, rng.choice(moves))
+        assert state.edition == (edition or rules.edition), "a move changed the rules edition"
         assert rules.deserialize(before).serialize() == before
         for event in events:
             json.dumps(event.to_json())
@@ -88,11 +95,12 @@ def play_random_game(
     raise AssertionError(f"seed {seed}: no end after {max_steps} steps")
 
 
-def check_rules(rules: Rules, seeds: Iterable[int]) -> int:
-    """Run the conformance checks over one random game per seed; returns the games played."""
+def check_rules(rules: Rules, seeds: Iterable[int], edition: int | None = None) -> int:
+    """Run the conformance checks over one random game per seed (of `edition`, default the
+    current one); returns the games played."""
     played = 0
     for seed in seeds:
-        final = play_random_game(rules, seed)
+        final = play_random_game(rules, seed, edition=edition)
         result = final.result()
         assert result is not None
         assert all(0 <= w < final.num_seats for w in result.winners)

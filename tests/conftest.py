@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import pytest_asyncio
 
-from services.runtime.localredis import LocalRedis
+from runtime.localredis import LocalRedis
 from tests.platform import Platform
 
 

@@ -16,16 +16,18 @@ from redis.asyncio import Redis
 from client.session import Session
 from engines.contract import State
 from gateway.server import Gateway, GatewaySettings
+from runtime import keys
+from runtime.config import ServiceSettings
+from runtime.redis import connect_redis
+from runtime.relay import RelayServicer
+from runtime.server import Server
 from services.bots.worker import BotWorker
+from services.game.main import start_game_service
+from services.lobby.main import LobbyService, LobbySettings, start_lobby_service
 from services.matchmaker.matchmaker import Matchmaker
-from services.runtime import keys
-from services.runtime.apis import GAME_APIS
-from services.runtime.config import ServiceSettings
-from services.runtime.errors import error_info
-from services.runtime.main import connect_redis, start_game_service
-from services.runtime.relay import RelayServicer
-from services.runtime.server import Server
 from tabletop.common.v1 import common_pb2
+from wire.api import api
+from wire.errors import error_info
 
 TEST_SECRET = "test-signing-key-0123456789-abcdefghij"
 TEST_BOT_KEY = "test-bot-key-0123456789"
@@ -56,6 +58,7 @@ class Platform:
         """Each replica's end of the gateway's relay links."""
         self._redis: list[Redis] = []
         self.gateway: Gateway | None = None
+        self.lobby: LobbyService | None = None
         self.bot_workers = bot_workers
         self.workers: list[tuple[BotWorker, asyncio.Event, asyncio.Task[None]]] = []
         self.matchmaker_count = matchmakers
@@ -89,6 +92,14 @@ class Platform:
                 self._redis.append(service.redis)
             ports = ",".join(f"127.0.0.1:{s.port}" for s in self.servers[game])
             backends[game] = f"ipv4:{ports}"
+        self.lobby = await start_lobby_service(
+            LobbySettings(
+                redis_url=self.redis_url,
+                listen="127.0.0.1:0",
+                backends=backends,
+                grace_seconds=1.0,
+            )
+        )
         self.gateway = Gateway(
             GatewaySettings(
                 listen="127.0.0.1:0",
@@ -98,7 +109,7 @@ class Platform:
                 backends=backends,
                 grace_seconds=1.0,
                 bot_key=TEST_BOT_KEY,
-                redis_url=self.redis_url,
+                lobby=f"127.0.0.1:{self.lobby.server.port}",
             )
         )
         await self.gateway.start()
@@ -112,7 +123,7 @@ class Platform:
         """CreateGame as the platform's own lobby and matchmaker call it (they may seat anyone:
         players may only create tables they hold entirely), straight to a replica."""
         async with grpc.aio.insecure_channel(self.replica_target(0, game)) as channel:
-            return await GAME_APIS[game].stub(channel).CreateGame(request, timeout=10)
+            return await api(game).stub(channel).CreateGame(request, timeout=10)
 
     async def start_matchmaker(self, consumer: str, **settings: float) -> Matchmaker:
         redis = connect_redis(self.redis_url)
@@ -152,6 +163,9 @@ class Platform:
             await matchmaker.close()
         if self.gateway is not None:
             await self.gateway.stop(0.5)
+        if self.lobby is not None:
+            await self.lobby.server.stop(0.5)
+            await self.lobby.close()
         for servers in self.servers.values():
             for server in servers:
                 await server.stop(0.5)

@@ -22,17 +22,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+import games
 from client.identity import Identity, identity_file, load_identity, save_identity
 from client.interpret import Command, Nothing, Send, Tell, interpret
 from client.narrate import describe_result, describe_update
 from client.notation import notation_error
 from client.play import Table, UsageError, game_options
-from engines import registry
 from engines.contract import GameError, State, visible_events
-from services.runtime.errors import ApiError
-from services.runtime.main import adapter_of
-from services.runtime.servicer import status_message, status_of
+from services.game.core import status_of
 from tabletop.common.v1 import common_pb2
+from wire.errors import ApiError
+from wire.status import status_message
 
 GAMES = ("esoloe", "solo", "solace", "zoxso")
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -60,7 +60,7 @@ def _status(game: str, state: State, version: int) -> common_pb2.GameStatus:
 
 
 def _view(game: str, state: State, version: int, seat: int) -> Any:
-    adapter = adapter_of(game)
+    adapter = games.get(game).adapter
     return adapter.view_response(
         status=_status(game, state, version), seat=seat, view=adapter.view(state.view(seat))
     )
@@ -88,8 +88,8 @@ def _step(state: State, rng: random.Random) -> tuple[int, str]:
 def playout(game: str, seed: int) -> Playout:
     """A random game seen from seat ME: a snapshot (legal moves, view) before every move, the
     Watch message of every move, and the final status."""
-    adapter = adapter_of(game)
-    state = registry.get(game).new_game(seed, OPTIONS[game])
+    adapter = games.get(game).adapter
+    state = games.rules(game).new_game(seed, OPTIONS[game])
     rng = random.Random(seed)
     snapshots: list[Snapshot] = []
     updates: list[Any] = []
@@ -229,7 +229,7 @@ class FakeGame:
 
     def __init__(self, game: str, seed: int) -> None:
         self.game = game
-        self.state = registry.get(game).new_game(seed, OPTIONS[game])
+        self.state = games.rules(game).new_game(seed, OPTIONS[game])
         self.version = 0
         self.rng = random.Random(seed)
         self.calls: list[str] = []
@@ -273,7 +273,7 @@ class FakeGame:
         self.version += 1
         self._others()  # the bots answer at once (the table here has no Watch stream)
         status = _status(self.game, self.state, self.version)
-        adapter = adapter_of(self.game)
+        adapter = games.get(self.game).adapter
         return adapter.play_response(
             status=status, events=[adapter.event(e) for e in visible_events(events, ME)]
         )
@@ -282,7 +282,7 @@ class FakeGame:
         self.calls.append("Resign")
         self.state, _ = self.state.resign(ME)
         self.version += 1
-        return adapter_of(self.game).play_response(
+        return games.get(self.game).adapter.play_response(
             status=_status(self.game, self.state, self.version)
         )
 
@@ -452,7 +452,7 @@ def test_the_identity_is_kept_per_gateway_for_its_owner_only(
 def _jump_in_position() -> tuple[State, int]:
     """A Solo position where seat ME may jump in while another seat is to move."""
     for seed in range(200):
-        state = registry.get("solo").new_game(seed, OPTIONS["solo"])
+        state = games.rules("solo").new_game(seed, OPTIONS["solo"])
         rng = random.Random(seed)
         for version in range(1, 300):
             seat, move = _step(state, rng)
@@ -471,7 +471,7 @@ async def test_a_jump_in_chance_is_announced_the_moment_it_exists() -> None:
     out = io.StringIO()
     console = Console(file=out, highlight=False, markup=False, soft_wrap=True, width=100)
     table = Table(FakeSession(fake), "solo", "solo-0", ME, console)  # type: ignore[arg-type]
-    adapter = adapter_of("solo")
+    adapter = games.get("solo").adapter
     update = adapter.watch_response(
         envelope=common_pb2.EventEnvelope(game_id="solo-0", version=version, actor=1, move="x"),
         status=_status("solo", state, version),
@@ -481,3 +481,33 @@ async def test_a_jump_in_chance_is_announced_the_moment_it_exists() -> None:
     assert f"you may jump in now: {', '.join(jumps)}" in out.getvalue()
     await table._on_update(update)  # the same chance again: said once
     assert out.getvalue().count("you may jump in now") == 1
+
+
+# ---- each game's board is its own package's
+
+
+def test_every_game_has_its_board_and_the_client_knows_no_game() -> None:
+    from pathlib import Path
+
+    from client.boards import PLAIN, board_of
+    from games.board import Board
+
+    for game in GAMES:
+        board: Board = games.get(game).part("board").BOARD
+        assert board_of(game) is board
+        assert board is not PLAIN
+    # A game without a board module (or one this client does not know) is still shown.
+    assert board_of("no-such-game") is PLAIN
+    snap = snapshots("zoxso")[0]
+    out = io.StringIO()
+    Console(file=out, highlight=False, markup=False, width=100).print(PLAIN.draw(snap.view, ME))
+    assert "throne" in out.getvalue()
+    run = playout("esoloe", 1)
+    assert PLAIN.events(run.updates[0], ME) == []
+    assert re.match(r"(a draw|you won|random bot wins)", PLAIN.result(run.final, ME))
+    # client/ holds generic code only: no game's proto, no test of a game's name.
+    names = "|".join(games.names())
+    for path in Path(__file__).parents[1].joinpath("client").glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        assert not re.search(rf"tabletop\.({names})\.|games\.({names})\b", source), path
+        assert not re.search(rf"""[!=]= ?["']({names})["']""", source), path

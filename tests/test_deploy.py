@@ -23,17 +23,22 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from services.local import wait_serving
-from services.runtime import keys
-from services.runtime.apis import GAME_APIS
-from services.runtime.localredis import free_port
+import games
+from runtime import keys
+from runtime.launch import wait_serving
+from runtime.localredis import free_port
+from wire.api import LOBBY_SERVICE, game_apis
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 OVERLAYS = ["dev", "prod"]
 KUBERNETES_VERSION = "1.32.0"
 COMPOSE_SCHEMA = ROOT / ".tools" / "compose_spec.json"
-SOURCES = [*ROOT.glob("services/**/*.py"), *ROOT.glob("gateway/**/*.py")]
+SOURCES = [
+    path
+    for package in ("services", "gateway", "runtime", "wire")
+    for path in ROOT.glob(f"{package}/**/*.py")
+]
 
 
 def render(overlay: str) -> list[dict[str, Any]]:
@@ -71,7 +76,7 @@ def test_overlay_renders_and_validates(overlay: str) -> None:
             continue  # a KEDA custom resource: checked below
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
     kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
-    for name in ["gateway", *GAME_APIS]:
+    for name in ["gateway", "lobby", *games.names()]:
         for kind in ("Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"):
             assert (kind, name) in kinds, f"{overlay}: no {kind} {name}"
     assert ("Deployment", "bots") in kinds
@@ -115,7 +120,7 @@ def test_workloads_are_locked_down_and_probed(overlay: str) -> None:
                 assert "grpc" in container["readinessProbe"]
                 assert "grpc" in container["livenessProbe"]
     for doc in docs:
-        if doc["kind"] == "Service" and doc["metadata"]["name"] in GAME_APIS:
+        if doc["kind"] == "Service" and doc["metadata"]["name"] in games.names():
             assert doc["spec"]["clusterIP"] == "None", "game services must be headless"
 
 
@@ -125,25 +130,29 @@ def test_compose_file_validates() -> None:
     jsonschema.Draft201909Validator(json.loads(COMPOSE_SCHEMA.read_text())).validate(compose())
 
 
-def _commands() -> set[str]:
-    modules = {
-        service["command"][0] for name, service in compose()["services"].items() if name != "redis"
+def _commands() -> set[tuple[str, ...]]:
+    commands = {
+        tuple(service["command"])
+        for name, service in compose()["services"].items()
+        if name != "redis"
     }
     for overlay in OVERLAYS:
-        modules |= {c["args"][0] for c in containers(render(overlay)) if c["name"] != "redis"}
-    return modules
+        commands |= {tuple(c["args"]) for c in containers(render(overlay)) if c["name"] != "redis"}
+    return commands
 
 
 def test_every_command_exists() -> None:
-    modules = _commands()
+    commands = _commands()
     assert {
-        "gateway",
-        "services.bots",
-        "services.matchmaker",
-        *(f"services.{g}" for g in GAME_APIS),
-    } <= modules
-    for module in modules:
+        ("gateway",),
+        ("services.bots",),
+        ("services.matchmaker",),
+        ("services.lobby",),
+        *(("services.game", g) for g in games.names()),
+    } <= commands
+    for module, *args in commands:
         assert importlib.util.find_spec(f"{module}.__main__") is not None, module
+        assert all(arg in games.names() for arg in args), args
 
 
 def _variables() -> set[str]:
@@ -166,7 +175,7 @@ def test_every_variable_is_read_by_the_code_and_documented() -> None:
     reference = (ROOT / "docs" / "operations.md").read_text()
     for name in _variables():
         match = re.fullmatch(r"([A-Z]+)_ADDR", name)
-        read = f'"{name}"' in code or bool(match and match.group(1).lower() in GAME_APIS)
+        read = f'"{name}"' in code or bool(match and match.group(1).lower() in games.names())
         assert read, f"{name} is set by the deployment but no code reads it"
         assert f"`{name}`" in reference, f"{name} is not documented in docs/operations.md"
 
@@ -199,7 +208,7 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
     processes: list[subprocess.Popen[bytes]] = []
     local_addr: dict[str, str] = {}
     try:
-        for game in GAME_APIS:
+        for game in games.names():
             env = _environment("dev", game)
             port = free_port()
             env |= {
@@ -209,12 +218,24 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
             }
             processes.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", f"services.{game}"], env={**os.environ, **env}
+                    [sys.executable, "-m", "services.game", game], env={**os.environ, **env}
                 )
             )
             local_addr[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
+        env = _environment("dev", "lobby")
+        assert set(local_addr) <= set(env), "the lobby's manifest misses a game's address"
+        lobby_port = free_port()
+        env |= local_addr | {
+            "REDIS_URL": redis_url,
+            "LISTEN": f"127.0.0.1:{lobby_port}",
+            "METRICS_PORT": str(free_port()),
+        }
+        processes.append(
+            subprocess.Popen([sys.executable, "-m", "services.lobby"], env={**os.environ, **env})
+        )
+        local_addr["LOBBY_ADDR"] = f"127.0.0.1:{lobby_port}"
         env = _environment("dev", "gateway")
-        assert set(local_addr) <= set(env), "the gateway's manifest misses a game's address"
+        assert set(local_addr) <= set(env), "the gateway's manifest misses an address"
         gateway_port = free_port()
         env |= local_addr | {
             "LISTEN": f"127.0.0.1:{gateway_port}",
@@ -225,8 +246,8 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
         )
         for game, addr in local_addr.items():
             assert wait_serving(addr), f"{game} did not report SERVING"
-        names = [api.full_name for api in GAME_APIS.values()]
-        assert wait_serving(f"127.0.0.1:{gateway_port}", names)
+        names = [api.full_name for api in game_apis().values()]
+        assert wait_serving(f"127.0.0.1:{gateway_port}", [*names, LOBBY_SERVICE])
         env = _environment("dev", "bots")
         bots_port = free_port()
         env |= {

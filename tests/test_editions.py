@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engines import registry
+import games
 from engines.contract import InvalidOptions
 
 FIXTURE = Path(__file__).parent / "fixtures" / "before_editions.json"
@@ -20,7 +20,7 @@ BEFORE: dict[str, Any] = json.loads(FIXTURE.read_text())["games"]
 @pytest.mark.parametrize("game", sorted(BEFORE))
 def test_a_snapshot_from_before_editions_plays_edition_1(game: str) -> None:
     stored = BEFORE[game]
-    rules = registry.get(game)
+    rules = games.rules(game)
     start = rules.deserialize(stored["start"].encode())
     after = rules.deserialize(stored["after"].encode())
     assert (start.edition, after.edition) == (1, 1)
@@ -34,9 +34,9 @@ def test_a_snapshot_from_before_editions_plays_edition_1(game: str) -> None:
     assert legal == stored["legal"], "edition 1 lists other moves than the code before editions"
 
 
-@pytest.mark.parametrize("game", registry.names())
+@pytest.mark.parametrize("game", games.names())
 def test_new_games_take_the_current_edition_and_only_known_ones(game: str) -> None:
-    rules = registry.get(game)
+    rules = games.rules(game)
     assert rules.editions[-1] == rules.edition
     assert list(rules.editions) == sorted(set(rules.editions))
     state = rules.new_game(1)
@@ -50,7 +50,7 @@ def test_new_games_take_the_current_edition_and_only_known_ones(game: str) -> No
 
 def test_the_revised_games_are_in_edition_2() -> None:
     """E8, S11, S12 and Z9 were revised on 2026-12-01: their games moved to edition 2."""
-    assert {game: registry.get(game).edition for game in registry.names()} == {
+    assert {game: games.rules(game).edition for game in games.names()} == {
         "esoloe": 2,
         "solace": 1,
         "solo": 2,

@@ -1,21 +1,13 @@
-"""The one interface of every bot, and the levels every game has."""
+"""The one interface of every bot (a game's levels are declared with the game: games.Game)."""
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from engines.contract import JSON, Seat
-
-LEVEL_NAMES: tuple[str, ...] = ("random", "greedy", "strong")
-"""Weakest first. Each level must beat the one before it (see `python -m engines.bots.arena`)."""
-
-DEFAULT_BUDGETS: Mapping[str, float] = {"random": 0.0, "greedy": 0.0, "strong": 1.0}
-"""Seconds a level may think about one move by default (a soft limit: a bot stops searching at
-the first check after it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,17 +24,9 @@ class Turn:
     budget: float
     """Seconds the bot may think (soft); 0 means answer at once."""
     optional: bool = False
-    """True when the seat may let this chance pass (a Solo jump-in while another seat is to
-    move; in Solo's rules edition 1, also a late Solo call): the bot may then answer None. See
-    `is_optional`."""
-
-
-def is_optional(game: str, view: Mapping[str, JSON], seat: Seat) -> bool:
-    """Whether `seat` may act now but need not: in Solo, any seat that is not the one to move
-    (its moves are jump-ins, S11, in edition 2 on its own card too; in edition 1 also a late
-    Solo call, S12, which edition 2 no longer has). Every other game waits for its seat to
-    act."""
-    return game == "solo" and view.get("to_move") != seat
+    """True when the seat may let this chance pass: it may act, but not as everyone can see
+    (it is not among the game's public seats to act: a Solo jump-in). The bot may then answer
+    None."""
 
 
 class Bot(Protocol):
@@ -68,7 +52,6 @@ BotFactory = Callable[[], Bot]
 correctly (and as well) when a fresh one is asked at any position: the worker may do that."""
 
 
-def levels(game: str) -> dict[str, BotFactory]:
-    """The bot levels of `game`, weakest first: random, greedy, strong."""
-    module = importlib.import_module(f"engines.bots.{game}")
-    return {"random": RandomBot, "greedy": module.greedy, "strong": module.strong}
+def levels(greedy: BotFactory, strong: BotFactory) -> dict[str, BotFactory]:
+    """A game's bot levels, weakest first: the random bot every game has, then its own."""
+    return {"random": RandomBot, "greedy": greedy, "strong": strong}

@@ -23,11 +23,11 @@ import socket
 import sys
 from collections.abc import Sequence
 
+from runtime.config import env_float, env_int, env_str
+from runtime.observability import configure_logging, serve_metrics
+from runtime.redis import connect_redis
+from runtime.server import Server, run, wait_for_signal
 from services.bots.worker import BotWorker, parse_budgets
-from services.runtime.config import env_float, env_int, env_str
-from services.runtime.main import connect_redis
-from services.runtime.observability import configure_logging, serve_metrics
-from services.runtime.server import Server, run, wait_for_signal
 
 log = logging.getLogger("tabletop.bots")
 

@@ -33,27 +33,21 @@ import grpc
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+import games
 from client.session import Session
-from engines.bots.base import (
-    DEFAULT_BUDGETS,
-    LEVEL_NAMES,
-    RandomBot,
-    Turn,
-    is_optional,
-    levels,
-)
-from services.bots.identity import level_of
-from services.runtime import keys
-from services.runtime.errors import ApiError
-from services.runtime.main import adapter_of
-from services.runtime.observability import (
+from engines.bots.base import RandomBot, Turn
+from games import DEFAULT_BUDGETS, LEVELS
+from runtime import bot_turns, keys
+from runtime.observability import (
     BOT_JOBS,
     BOT_THINK_SECONDS,
     STREAM_LAG,
     STREAM_PENDING,
 )
-from services.runtime.store import GameStore, redis_failed
+from runtime.redis import redis_failed
 from tabletop.common.v1 import common_pb2
+from wire.errors import ApiError
+from wire.players import is_bot, level_of
 
 log = logging.getLogger("tabletop.bots")
 
@@ -78,10 +72,10 @@ def parse_budgets(specs: Iterable[str]) -> dict[str, float]:
                 value = float(seconds)
             except ValueError:
                 value = -1.0
-            if level not in LEVEL_NAMES or not 0 <= value <= 60:
+            if level not in LEVELS or not 0 <= value <= 60:
                 raise ValueError(
                     f"bad budget {item!r}: write level=seconds (0..60), levels being "
-                    f"{', '.join(LEVEL_NAMES)}, e.g. strong=0.5"
+                    f"{', '.join(LEVELS)}, e.g. strong=0.5"
                 )
             budgets[level] = value
     return budgets
@@ -89,23 +83,24 @@ def parse_budgets(specs: Iterable[str]) -> dict[str, float]:
 
 def out_of_turn_game(game: str) -> bool:
     """Whether seats of `game` may act out of turn (Solo jump-ins)."""
-    return game == "solo"
+    return games.get(game).out_of_turn
 
 
-def choose_move(level: str, turn: Turn, seed: int) -> str | None:
-    """A fresh bot of `level` chooses in `turn` (run in a pool process: bots keep nothing
-    between jobs, which may be for any game and position)."""
-    bot = levels(turn.game)[level]()
+def choose_move(level: str, turn: Turn, seed: int, game: games.Game) -> str | None:
+    """A fresh bot of `level` of `game` chooses in `turn` (run in a pool process: bots keep
+    nothing between jobs, which may be for any game and position; the game's declaration comes
+    along, so a game registered only in the worker's process is known there too)."""
+    bot = game.levels()[level]()
     return bot.choose(turn, random.Random(seed))
 
 
 def view_of(game: str, reply: Any) -> dict[str, Any]:
     """The seat's engine view from a GetView reply (the game adapter's `view_json`)."""
-    return adapter_of(game).view_json(reply)
+    return games.get(game).adapter.view_json(reply)
 
 
-Chooser = Callable[[str, Turn, int], str | None]
-"""How a bot of a level chooses in a Turn, given a seed for its random generator."""
+Chooser = Callable[[str, Turn, int, games.Game], str | None]
+"""How a bot of a level of a game chooses in a Turn, given a seed for its random generator."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +168,6 @@ class BotWorker:
         self._tasks: set[asyncio.Task[None]] = set()
         self.stall_ms = int(stall_seconds * 1000)
         self.people_window = people_window_seconds
-        self.store = GameStore(redis)
 
     async def ensure_group(self) -> None:
         with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists already
@@ -212,9 +206,9 @@ class BotWorker:
         lock = self.stall_ms // 2
         if not await self.redis.set(keys.BOT_SWEEP_LOCK, self.consumer, nx=True, px=lock):
             return 0
-        jobs = await self.store.stalled_bot_turns(self.stall_ms)
+        jobs = await bot_turns.stalled(self.redis, self.stall_ms)
         if jobs:
-            await self.store.add_bot_jobs(jobs)
+            await bot_turns.add(self.redis, jobs)
             log.warning("stalled games: bot jobs queued again", extra={"jobs": len(jobs)})
         return len(jobs)
 
@@ -291,7 +285,7 @@ class BotWorker:
         """Play one job: "played", "passed" (an optional chance let go), "stale", "refused" or
         "retry" (leave it pending)."""
         level = level_of(job.player)
-        if level not in LEVEL_NAMES:
+        if level not in LEVELS:
             log.warning("unknown bot level", extra={"player": job.player})
             return "refused"
         session = await self._session(job.player)
@@ -319,8 +313,7 @@ class BotWorker:
                 if reply.status.version != job.version:
                     return "stale"
                 paced = out_of_turn_game(job.game) and any(
-                    not seat.player_id.startswith(keys.BOT_PLAYER_PREFIX)
-                    for seat in reply.status.seats
+                    not is_bot(seat.player_id) for seat in reply.status.seats
                 )
                 view = view_of(job.game, reply)
                 turn = Turn(
@@ -329,14 +322,20 @@ class BotWorker:
                     view=view,
                     moves=list(legal.moves),
                     budget=self.budgets[level],
-                    optional=is_optional(job.game, view, job.seat),
+                    # not among the public seats to act: a chance it may let pass (a jump-in)
+                    optional=job.seat not in reply.status.to_act,
                 )
                 if level == "random":
                     move = RandomBot().choose(turn, self.rng)
                 else:
                     try:
                         move = await asyncio.get_running_loop().run_in_executor(
-                            self._thinkers(), self.choose, level, turn, self.rng.getrandbits(64)
+                            self._thinkers(),
+                            self.choose,
+                            level,
+                            turn,
+                            self.rng.getrandbits(64),
+                            games.get(job.game),
                         )
                     except BrokenProcessPool:  # a thinker died (killed?): start afresh
                         self._pool = None

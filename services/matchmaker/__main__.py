@@ -13,12 +13,12 @@ import logging
 import os
 import socket
 
+import games
+from runtime.config import env_float, env_int, env_str
+from runtime.observability import configure_logging, serve_metrics
+from runtime.redis import connect_redis
+from runtime.server import Server, run, wait_for_signal
 from services.matchmaker.matchmaker import Matchmaker
-from services.runtime.apis import GAME_APIS
-from services.runtime.config import env_float, env_int, env_str
-from services.runtime.main import connect_redis
-from services.runtime.observability import configure_logging, serve_metrics
-from services.runtime.server import Server, run, wait_for_signal
 
 log = logging.getLogger("tabletop.matchmaker")
 
@@ -27,7 +27,7 @@ async def main() -> None:
     redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"))
     backends = {
         game: os.environ[f"{game.upper()}_ADDR"]
-        for game in GAME_APIS
+        for game in games.names()
         if os.environ.get(f"{game.upper()}_ADDR")
     }
     matchmaker = Matchmaker(

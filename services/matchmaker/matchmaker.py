@@ -23,12 +23,12 @@ import grpc
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from services.bots.identity import new_bot_id
-from services.matchmaker.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
-from services.runtime import keys
-from services.runtime.apis import GAME_APIS, channel_options
-from services.runtime.observability import MATCHES
-from services.runtime.store import redis_failed
+from runtime import keys
+from runtime.observability import MATCHES
+from runtime.redis import redis_failed
+from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
+from wire.api import api, channel_options
+from wire.players import new_bot_id
 
 log = logging.getLogger("tabletop.matchmaker")
 
@@ -49,9 +49,7 @@ class Matchmaker:
         self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.scan_seconds = scan_seconds
         self.channels = {
-            game: grpc.aio.insecure_channel(
-                target, options=channel_options(GAME_APIS[game].full_name)
-            )
+            game: grpc.aio.insecure_channel(target, options=channel_options(api(game).full_name))
             for game, target in backends.items()
         }
         self.rng = random.Random()
@@ -135,14 +133,14 @@ class Matchmaker:
 
     async def seat(self, pool: str, tickets: Sequence[Ticket], *, bots: int) -> bool:
         game = tickets[0].game
-        api = GAME_APIS[game]
+        game_api = api(game)
         players = [t.player for t in tickets] + [new_bot_id(tickets[0].level) for _ in range(bots)]
         self.rng.shuffle(players)
-        request = api.pb2.CreateGameRequest(
-            options=api.pb2.Options.FromString(tickets[0].options), players=players
+        request = game_api.pb2.CreateGameRequest(
+            options=game_api.pb2.Options.FromString(tickets[0].options), players=players
         )
         try:
-            created = await api.stub(self.channels[game]).CreateGame(request, timeout=10)
+            created = await game_api.stub(self.channels[game]).CreateGame(request, timeout=10)
         except grpc.aio.AioRpcError as error:
             log.warning("cannot create a game", extra={"game": game, "error": error.details()})
             return False

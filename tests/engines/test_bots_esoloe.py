@@ -14,11 +14,12 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from engines.bots import arena
-from engines.bots import esoloe as bots
-from engines.bots.base import Bot, Turn, levels
-from engines.esoloe import RULES, EsoloeState
-from services.esoloe.adapter import ADAPTER
+import games
+from engines.bots.base import Bot, Turn
+from games import arena
+from games.esoloe import bots
+from games.esoloe.adapter import ADAPTER
+from games.esoloe.rules import RULES, EsoloeState
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.engines.fake_clock import FakeClock
@@ -244,7 +245,7 @@ def test_bots_return_legal_moves_deterministically(name: str, bot: Bot) -> None:
 
 
 def test_levels_are_registered() -> None:
-    made = levels("esoloe")
+    made = games.get("esoloe").levels()
     assert isinstance(made["greedy"](), bots.GreedyBot)
     assert isinstance(made["strong"](), bots.StrongBot)
 

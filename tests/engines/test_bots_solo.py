@@ -12,8 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.bots.base import RandomBot, Turn, levels
-from engines.bots.solo import (
+import games
+from engines.bots.base import RandomBot, Turn
+from engines.contract import Event
+from games.solo.adapter import ADAPTER
+from games.solo.bots import (
     CONFIDENCE,
     FINAL_MARGIN,
     MARGIN,
@@ -28,9 +31,7 @@ from engines.bots.solo import (
     playout,
     seats_that_drew,
 )
-from engines.contract import Event
-from engines.solo import PLAYABLE, RULES, SoloState
-from services.solo.adapter import ADAPTER
+from games.solo.rules import PLAYABLE, RULES, SoloState
 from tabletop.common.v1 import common_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.engines.fake_clock import FakeClock
@@ -300,7 +301,7 @@ def test_greedy_jumps_in() -> None:
 @pytest.mark.parametrize("level", ["random", "greedy", "strong"])
 @pytest.mark.parametrize("players", [2, 5])
 def test_every_level_plays_legal_moves(level: str, players: int, edition: int) -> None:
-    factory = levels("solo")[level]
+    factory = games.get("solo").levels()[level]
     bot = StrongBot(iterations=1) if level == "strong" else factory()
     rng = random.Random(players)
     states = random_states(players * 31, players, True, steps=120, edition=edition)

@@ -13,11 +13,12 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from engines.bots import arena
-from engines.bots import zoxso as bots
-from engines.bots.base import Bot, RandomBot, Turn, levels
-from engines.zoxso import RULES, ZoxsoState
-from services.zoxso.adapter import ADAPTER
+import games
+from engines.bots.base import Bot, RandomBot, Turn
+from games import arena
+from games.zoxso import bots
+from games.zoxso.adapter import ADAPTER
+from games.zoxso.rules import RULES, ZoxsoState
 from tabletop.common.v1 import common_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 from tests.engines.fake_clock import FakeClock
@@ -179,7 +180,7 @@ def test_bots_never_flip_onto_the_throne_then_move_in_edition_2(level: str, edit
     move, so they never play one; in edition 1 `e5^D4-D5` (taking Light's Xing) was one of the
     winning moves they chose among."""
     state = pos(NEXT_TO_THRONE, edition)
-    bot = levels("zoxso")[level]()
+    bot = games.get("zoxso").levels()[level]()
     chosen = {bot.choose(turn(state), random.Random(seed)) for seed in range(24)}
     assert all(move is not None and wins_now(state, 0, move) for move in chosen)
     assert "e5^D4" in chosen
@@ -305,7 +306,7 @@ def test_bots_return_legal_moves_deterministically(name: str, bot: Bot, edition:
 
 
 def test_levels_are_registered() -> None:
-    made = levels("zoxso")
+    made = games.get("zoxso").levels()
     assert isinstance(made["greedy"](), bots.GreedyBot)
     assert isinstance(made["strong"](), bots.StrongBot)
 

@@ -31,7 +31,7 @@ from engines.contract import (
     MalformedMove,
     NotYourTurn,
 )
-from engines.esoloe import (
+from games.esoloe.rules import (
     FACES,
     ORIENTATIONS,
     RULES,

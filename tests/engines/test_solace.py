@@ -21,7 +21,8 @@ from engines.contract import (
     InvalidSetup,
     MalformedMove,
 )
-from engines.solace import RULES, SPACES, SolaceState, deal_nests
+from games.solace.layout import SPACES
+from games.solace.rules import RULES, SolaceState, deal_nests
 
 # Seed 122's deal, written out (B1..C5, each outer to inner).
 BASE = "b3b2c1 b3c2c1 b3c2b1 b3c2c1 b3b2b1 c3b2b1 c3b2c1 c3c2b1 c3c2b1 c3b2c1"

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.solace import RULES, SolaceState
-from engines.solace_bot import Search, SolaceBot, _ways, expected_score, play, seen
-from engines.solace_solver import solve
+from games.solace.expectimax import Search, SolaceBot, _ways, expected_score, play, seen
+from games.solace.rules import RULES, SolaceState
+from games.solace.solver import solve
 from tests.engines.test_solace import game
 from tests.engines.test_solace_solver import _random_prefix
 

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.solace import RULES, SPACES, SolaceState
-from engines.solace_solver import Solution, solve
+from games.solace.layout import SPACES
+from games.solace.rules import RULES, SolaceState
+from games.solace.solver import Solution, solve
 
 # Seed 122's deal (B1..C5, outer to inner) and seed 5279's (a solid clear nest on C1).
 BASE = "b3b2c1 b3c2c1 b3c2b1 b3c2c1 b3b2b1 c3b2b1 c3b2c1 c3c2b1 c3c2b1 c3b2c1"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines.solace_study import main, play_deal, run_study
+from games.solace.study import main, play_deal, run_study
 
 
 def test_study_counts_and_prints(capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,7 @@ from engines.contract import (
     NotYourTurn,
     visible_events,
 )
-from engines.solo import CARDS, COPIES, FULL_DECK, POINTS, RULES, SoloRules, SoloState
+from games.solo.rules import CARDS, COPIES, FULL_DECK, POINTS, RULES, SoloState
 from tests.conformance import check_rules
 
 EDITIONS = pytest.mark.parametrize("edition", [1, 2])
@@ -1362,28 +1362,12 @@ def test_serialize_round_trip_and_apply_does_not_mutate() -> None:
 # Random play: conformance and invariants
 
 
-class Edition1Rules(SoloRules):
-    """Solo whose new games are of rules edition 1 (the conformance suite calls new_game(seed))."""
-
-    def new_game(
-        self,
-        seed: int,
-        options: Any = None,
-        setup: Any = None,
-        *,
-        edition: int | None = None,
-    ) -> SoloState:
-        return super().new_game(seed, options, setup, edition=1 if edition is None else edition)
-
-
 def test_conformance() -> None:
     assert check_rules(RULES, range(4)) == 4
 
 
 def test_conformance_of_edition_1() -> None:
-    assert RULES.new_game(0).edition == 2
-    assert Edition1Rules().new_game(0).edition == 1
-    assert check_rules(Edition1Rules(), range(4)) == 4
+    assert check_rules(RULES, range(4), edition=1) == 4
 
 
 def _playout(

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engines import zoxso
 from engines.contract import (
     JSON,
     Event,
@@ -26,7 +25,8 @@ from engines.contract import (
     MalformedMove,
     NotYourTurn,
 )
-from engines.zoxso import RULES, ZoxsoState, render
+from games.zoxso import rules as zoxso
+from games.zoxso.rules import RULES, ZoxsoState, render
 
 # --------------------------------------------------------------------------------------------
 # Helpers

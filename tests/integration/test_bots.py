@@ -17,11 +17,11 @@ from redis.exceptions import ResponseError
 
 from client.session import Session
 from engines.bots.base import Turn
-from services.bots.identity import new_bot_id
+from games import Game
+from runtime import keys
+from runtime.localredis import free_port
+from runtime.redis import connect_redis
 from services.bots.worker import BotWorker, choose_move
-from services.runtime import keys
-from services.runtime.localredis import free_port
-from services.runtime.main import connect_redis
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -29,6 +29,7 @@ from tabletop.solace.v1 import solace_pb2
 from tabletop.solo.v1 import solo_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 from tests.platform import TEST_BOT_KEY, Platform, play_until_finished
+from wire.players import new_bot_id
 
 pytestmark = pytest.mark.integration
 
@@ -219,10 +220,10 @@ async def test_greedy_and_strong_bots_finish_their_games(redis_url: str) -> None
             _stop(worker)
 
 
-def pass_optional_chances(level: str, turn: Turn, seed: int) -> str | None:
+def pass_optional_chances(level: str, turn: Turn, seed: int, game: Game) -> str | None:
     """Lets every optional chance pass, else chooses as the level would (runs in the worker's
     thinking processes, which import it from this module)."""
-    return None if turn.optional else choose_move(level, turn, seed)
+    return None if turn.optional else choose_move(level, turn, seed, game)
 
 
 def _bot_jobs(game: str, outcome: str) -> float:

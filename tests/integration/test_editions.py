@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+import games
 from bench.soak import Joined, Move, audit
-from engines import registry
-from services.runtime.main import connect_redis
-from services.runtime.servicer import new_game_id, status_of
-from services.runtime.store import GameStore
+from runtime.redis import connect_redis
+from services.game.core import new_game_id, status_of
+from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tests.platform import Platform, logged_in
 
@@ -25,7 +25,7 @@ async def test_a_game_from_before_the_upgrade_finishes_under_its_rules_and_audit
     redis_url: str,
 ) -> None:
     stored = json.loads(FIXTURE.read_text())["games"]["esoloe"]
-    rules = registry.get("esoloe")
+    rules = games.rules("esoloe")
     async with Platform(redis_url) as platform:
         (player,) = await logged_in(platform, "upgrader")
         game_id = new_game_id("esoloe")

@@ -10,11 +10,11 @@ import jwt
 import pytest
 
 from client.session import Session
-from services.bots.identity import new_bot_id
-from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import TEST_SECRET, Platform, assert_refused
+from wire.errors import error_info
+from wire.players import new_bot_id
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,9 @@ import pytest
 from redis.asyncio import Redis
 
 from client.session import Session
-from engines.esoloe import RULES
-from services.esoloe.adapter import ADAPTER
-from services.runtime import keys
+from games.esoloe.adapter import ADAPTER
+from games.esoloe.rules import RULES
+from runtime import keys
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import Platform, logged_in, store_as_before_editions, watch_all

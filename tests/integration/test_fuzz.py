@@ -12,14 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import games
 from client.session import Session
-from services.runtime.apis import GAME_APIS
 from tabletop.common.v1 import common_pb2
 from tests.platform import Platform, logged_in
+from wire.api import api
 
 pytestmark = pytest.mark.integration
 
-GAMES = tuple(GAME_APIS)
+GAMES = tuple(games.names())
 ALLOWED = {
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.FAILED_PRECONDITION,
@@ -66,8 +67,7 @@ class World:
             owner, second = self.sessions[0], self.sessions[1]
             for game in GAMES:
                 players = {"solace": [owner.player_id], "solo": [owner.player_id, second.player_id]}
-                api = GAME_APIS[game]
-                request = api.pb2.CreateGameRequest(
+                request = api(game).pb2.CreateGameRequest(
                     players=players.get(game, [owner.player_id, second.player_id])
                 )
                 if game == "solo":
@@ -159,7 +159,7 @@ def test_bad_calls_get_clean_refusals_and_change_nothing(
             session.metadata if session
             else (("authorization", "Bearer not.a.token"),) if who == "forged" else ()
         )  # fmt: skip
-        stub = GAME_APIS[game].stub(world.sessions[0].channel)
+        stub = api(game).stub(world.sessions[0].channel)
         target = world.games[game] if game_id == "REAL" else game_id
         fields: dict[str, Any] = {"game_id": target}
         if seat is not None:

@@ -22,21 +22,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis.asyncio import Redis
 
-from engines import registry
+import games
 from gateway.auth import NAME_PATTERN
-from services.bots.identity import new_bot_id
-from services.runtime import keys
-from services.runtime.apis import GAME_APIS
-from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
+from runtime import keys
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tests.integration.test_fuzz import _answer, game_ids, moves, seats, versions
 from tests.integration.test_security import forged_tokens
 from tests.platform import TEST_BOT_KEY, Platform, logged_in
+from wire.api import api
+from wire.metadata import PLAYER_METADATA, REQUEST_METADATA
+from wire.players import new_bot_id
 
 pytestmark = pytest.mark.integration
 
-GAMES = tuple(GAME_APIS)
+GAMES = tuple(games.names())
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Each example is either well-formed throughout (`valid`: the right token, a real game, sane
@@ -75,7 +75,7 @@ junk_players = st.one_of(
     metadata_texts,
     st.integers(min_value=100, max_value=9_000).map(lambda n: "p" * n),
 )
-SEATS = {game: registry.get(game).new_game(0, {}).num_seats for game in GAMES}
+SEATS = {game: games.rules(game).new_game(0, {}).num_seats for game in GAMES}
 """Seat counts with default options."""
 
 
@@ -204,12 +204,12 @@ class World:
         if channel is None:
             channel = grpc.aio.insecure_channel(self.platform.replica_target(0, game))
             self.direct_channels[game] = channel
-        return GAME_APIS[game].stub(channel)
+        return api(game).stub(channel)
 
     async def new_direct_game(self, game: str) -> None:
         """A fresh game of `game` at its service, seating the direct fuzzer's players."""
         players = self.direct_players[: min(2, SEATS[game])]
-        request = GAME_APIS[game].pb2.CreateGameRequest(players=players)
+        request = api(game).pb2.CreateGameRequest(players=players)
         if game == "solo":
             request.options.players = 2
         created = await self.direct_stub(game).CreateGame(request)
@@ -350,12 +350,12 @@ def test_gateway_own_rpcs_refuse_cleanly_and_change_nothing(
         method = lobby.PlayAgainstBots
     else:
         ids = [player.player_id, "p-0123456789abcdef", "bot-random-0123abcd"]
-        request = GAME_APIS[service].pb2.CreateGameRequest(
+        request = api(service).pb2.CreateGameRequest(
             players=data.draw(player_lists(valid, service, ids))
         )
         if options is not None and options.WhichOneof("game") == service:
             request.options.CopyFrom(getattr(options, service))
-        method = GAME_APIS[service].stub(player.channel).CreateGame
+        method = api(service).stub(player.channel).CreateGame
 
     async def one() -> None:
         tickets, games = await world.tickets(), await world.games()
@@ -451,7 +451,7 @@ def test_game_services_called_directly_refuse_cleanly(
         request: Any
         if rpc == "CreateGame":
             players = data.draw(player_lists(valid, game, list(world.direct_players)))
-            request = GAME_APIS[game].pb2.CreateGameRequest(players=players)
+            request = api(game).pb2.CreateGameRequest(players=players)
         elif rpc == "Play":
             if expected is not None:
                 fields["expected_version"] = expected

@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from client.session import Session
-from services.runtime import keys
+from runtime import keys
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
 from tabletop.zoxso.v1 import zoxso_pb2

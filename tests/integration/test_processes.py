@@ -17,10 +17,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from client.session import Session
-from services.runtime.apis import GAME_APIS
-from services.runtime.localredis import free_port
+from runtime.localredis import free_port
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
+from wire.api import api
 
 pytestmark = pytest.mark.integration
 
@@ -76,7 +76,10 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
     process = _start_local(state, gateway_port, base_port)
     try:
         await _wait_status(
-            target, health_pb2.HealthCheckResponse.SERVING, "tabletop.esoloe.v1.EsoloeService"
+            target,
+            health_pb2.HealthCheckResponse.SERVING,
+            "tabletop.esoloe.v1.EsoloeService",
+            timeout=120,  # eight processes start at once, on a busy machine too
         )
         announced = state / "gateway"
         for _ in range(1200):  # written once every game service is SERVING too
@@ -115,7 +118,10 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
     process = _start_local(state, gateway_port, base_port)
     try:
         await _wait_status(
-            target, health_pb2.HealthCheckResponse.SERVING, "tabletop.esoloe.v1.EsoloeService"
+            target,
+            health_pb2.HealthCheckResponse.SERVING,
+            "tabletop.esoloe.v1.EsoloeService",
+            timeout=120,  # eight processes start at once, on a busy machine too
         )
         again = Session(target)
         again.token, again.player_id = alice.token, alice.player_id  # the token from before
@@ -139,13 +145,13 @@ async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
         "METRICS_PORT": str(metrics_port),
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.esoloe"], env=env, stderr=subprocess.PIPE
+        [sys.executable, "-m", "services.game", "esoloe"], env=env, stderr=subprocess.PIPE
     )
     target = f"127.0.0.1:{port}"
     try:
         await _wait_status(target, health_pb2.HealthCheckResponse.SERVING)
         async with grpc.aio.insecure_channel(target) as channel:
-            stub = GAME_APIS["esoloe"].stub(channel)
+            stub = api("esoloe").stub(channel)
             created = await stub.CreateGame(esoloe_pb2.CreateGameRequest(players=["p-a", "p-b"]))
             await stub.Play(
                 common_pb2.PlayRequest(game_id=created.status.game_id, move="c12"),

@@ -14,9 +14,9 @@ from redis.exceptions import ClusterDownError, ResponseError, SlotNotCoveredErro
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from client.session import Session
-from engines.esoloe import RULES
-from services.runtime.localredis import LocalRedis
-from services.runtime.store import store_unreachable
+from games.esoloe.rules import RULES
+from runtime.localredis import LocalRedis
+from runtime.redis import store_unreachable
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc

@@ -15,18 +15,18 @@ from google.rpc import error_details_pb2, status_pb2
 
 from client.session import Session
 from gateway.relay import ATTEMPTS, Relay, status_code
-from services.runtime.apis import GAME_APIS
-from services.runtime.localredis import free_port
-from services.runtime.relay import RelayServicer
-from services.runtime.server import Server
+from runtime.localredis import free_port
+from runtime.relay import RelayServicer
+from runtime.server import Server
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.relay.v1 import relay_pb2
 from tests.platform import Platform, assert_refused, logged_in
+from wire.api import api
 
 pytestmark = pytest.mark.integration
 
-ESOLOE = GAME_APIS["esoloe"]
+ESOLOE = api("esoloe")
 _ids = itertools.count()
 
 
@@ -224,7 +224,10 @@ async def _serving(servicer: _Hanging, max_connection_age: float = 300.0) -> Asy
         max_connection_age=max_connection_age,
     )
     ESOLOE.add_servicer(servicer, server.server)
-    relay = RelayServicer(ESOLOE.descriptor, servicer)
+    relay = RelayServicer(
+        ESOLOE.descriptor,
+        {m.name: getattr(servicer, m.name) for m in ESOLOE.descriptor.methods},
+    )
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()

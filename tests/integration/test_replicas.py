@@ -11,12 +11,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from client.session import Session
-from services.runtime.apis import GAME_APIS
-from services.runtime.errors import error_info
-from services.runtime.server import REFLECTION_V1
+from runtime.server import REFLECTION_V1
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import Platform
+from wire.api import api
+from wire.errors import error_info
 
 pytestmark = pytest.mark.integration
 
@@ -83,8 +83,7 @@ async def test_two_replicas_serve_one_game_interleaved(platform: Platform) -> No
     """Calling the replicas directly, alternately, the game goes on as one."""
     alice, bob = "p-alice", "p-bob"
     stubs = [
-        GAME_APIS["esoloe"].stub(grpc.aio.insecure_channel(platform.replica_target(i)))
-        for i in range(2)
+        api("esoloe").stub(grpc.aio.insecure_channel(platform.replica_target(i))) for i in range(2)
     ]
     created = await stubs[0].CreateGame(esoloe_pb2.CreateGameRequest(players=[alice, bob]))
     game_id = created.status.game_id
@@ -126,8 +125,7 @@ async def test_a_replica_that_is_behind_never_applies_a_stale_move(platform: Pla
     to version 1 is refused with the current version; one pinned to 2, or unpinned, applies."""
     alice, bob = "p-alice", "p-bob"
     stubs = [
-        GAME_APIS["esoloe"].stub(grpc.aio.insecure_channel(platform.replica_target(i)))
-        for i in range(2)
+        api("esoloe").stub(grpc.aio.insecure_channel(platform.replica_target(i))) for i in range(2)
     ]
     created = await stubs[0].CreateGame(esoloe_pb2.CreateGameRequest(players=[alice, bob]))
     game_id = created.status.game_id

@@ -28,9 +28,7 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 from client.session import Session
-from services.runtime.apis import GAME_APIS
-from services.runtime.server import REFLECTION_V1
-from services.runtime.servicer import PLAYER_METADATA, REQUEST_METADATA
+from runtime.server import REFLECTION_V1
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -38,6 +36,8 @@ from tabletop.solo.v1 import solo_pb2
 from tests.integration.test_matchmaking import lobby
 from tests.integration.test_solo_helpers import close_all, legal, play, solo_platform, view
 from tests.platform import TEST_SECRET, Platform, assert_refused, logged_in
+from wire.api import api
+from wire.metadata import PLAYER_METADATA, REQUEST_METADATA
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]
@@ -345,7 +345,7 @@ async def test_the_gateway_offers_exactly_the_public_services(platform: Platform
         REFLECTION_V1,
         "tabletop.lobby.v1.AuthService",
         "tabletop.lobby.v1.LobbyService",
-        *(GAME_APIS[game].full_name for game in platform.games),
+        *(api(game).full_name for game in platform.games),
     }
     async with grpc.aio.insecure_channel(platform.target) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
@@ -355,7 +355,7 @@ async def test_the_gateway_offers_exactly_the_public_services(platform: Platform
             break
         assert names == public
         for game in platform.games:
-            service = GAME_APIS[game].descriptor
+            service = api(game).descriptor
             for method in service.methods:
                 path = f"/{service.full_name}/{method.name}"
                 await assert_refused(

@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import games
 from bench.soak import Joined, Move, Settings, audit_game, run
-from engines import registry
-from services.runtime.store import Entry
+from runtime.game_log import Entry
 
 GAME_ID = "esoloe-00000000000000000001"
 PLAYER = "guest-x"
@@ -16,7 +16,7 @@ PLAYER = "guest-x"
 
 def _stored(moves: list[tuple[int, str]]) -> tuple[dict[bytes, bytes], list[Entry]]:
     """A game as Redis would hold it after `moves`: its state hash and its stream entries."""
-    state = registry.get("esoloe").new_game(7)
+    state = games.rules("esoloe").new_game(7)
     entries = [Entry(0, -1, "", [], {"finished": False}, 0)]
     for version, (seat, move) in enumerate(moves, start=1):
         state, events = state.apply(seat, move)
@@ -64,7 +64,7 @@ def test_the_audit_finds_a_gap_in_the_stream() -> None:
 
 def test_the_audit_finds_a_snapshot_that_does_not_replay() -> None:
     joined, state, entries = _game()
-    state[b"snapshot"] = registry.get("esoloe").new_game(7).serialize()
+    state[b"snapshot"] = games.rules("esoloe").new_game(7).serialize()
     problems = audit_game([joined], state, entries, _requests(joined))
     assert any("differs from the stored snapshot" in p for p in problems)
 

@@ -14,13 +14,14 @@ from google.protobuf.message import Message
 from redis.asyncio import Redis
 
 from client.session import Session
-from engines.solace import RULES, SPACES
-from services.runtime.errors import error_info
-from services.runtime.servicer import new_game_id, status_of
-from services.runtime.store import GameStore
+from games.solace.layout import SPACES
+from games.solace.rules import RULES
+from services.game.core import new_game_id, status_of
+from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.solace.v1 import solace_pb2
 from tests.platform import Platform
+from wire.errors import error_info
 
 pytestmark = pytest.mark.integration
 

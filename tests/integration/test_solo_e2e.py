@@ -14,7 +14,6 @@ import grpc
 import pytest
 
 from client.session import Session
-from services.runtime.errors import error_info
 from tabletop.common.v1 import common_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.integration.test_solo_helpers import (
@@ -28,6 +27,7 @@ from tests.integration.test_solo_helpers import (
     view,
 )
 from tests.platform import Platform, logged_in, watch_all
+from wire.errors import error_info
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]

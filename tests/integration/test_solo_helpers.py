@@ -17,13 +17,13 @@ import pytest_asyncio
 from redis.asyncio import Redis
 
 from client.session import Session
-from engines.solo import FULL_DECK, RULES
-from services.runtime.errors import error_info
-from services.runtime.servicer import new_game_id, status_of
-from services.runtime.store import GameStore
+from games.solo.rules import FULL_DECK, RULES
+from services.game.core import new_game_id, status_of
+from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.platform import Platform
+from wire.errors import error_info
 
 
 @pytest_asyncio.fixture

@@ -23,7 +23,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
 from client.session import Session
-from engines.solo import FULL_DECK, RULES, SoloState
+from games.solo.rules import FULL_DECK, RULES, SoloState
 from tests.integration.test_solo_helpers import (
     close_all,
     create_with_setup,

@@ -12,8 +12,8 @@ from google.protobuf import json_format
 
 from client.session import Session
 from engines.contract import visible_events
-from engines.zoxso import RULES, ZoxsoState
-from services.zoxso.adapter import ADAPTER
+from games.zoxso.adapter import ADAPTER
+from games.zoxso.rules import RULES, ZoxsoState
 from tabletop.common.v1 import common_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 from tests.platform import Platform, logged_in, watch_all

@@ -13,13 +13,13 @@ from google.protobuf import json_format
 from redis.asyncio import Redis
 
 from client.session import Session
-from engines.zoxso import RULES
-from services.runtime import keys
-from services.runtime.errors import error_info
-from services.zoxso.adapter import ADAPTER
+from games.zoxso.adapter import ADAPTER
+from games.zoxso.rules import RULES
+from runtime import keys
 from tabletop.common.v1 import common_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 from tests.platform import Platform, assert_refused, store_as_before_editions
+from wire.errors import error_info
 
 pytestmark = pytest.mark.integration
 

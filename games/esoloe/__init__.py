@@ -1,0 +1,13 @@
+"""e-SOLO-e: two players stack symbol cubes on a 1x5 board; four in a row seen from five angles.
+Rules: docs/rules/esoloe.md."""
+
+from games import Game
+
+GAME = Game(
+    name="esoloe",
+    title="e-SOLO-e",
+    package="games.esoloe",
+    proto_package="tabletop.esoloe.v1",
+    service="EsoloeService",
+    port=50051,
+)

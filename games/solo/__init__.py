@@ -1,0 +1,14 @@
+"""Solo: an UNO-like card game for 2-10 with swaps, draw stacks and out-of-turn jump-ins. Rules:
+docs/rules/solo.md."""
+
+from games import Game
+
+GAME = Game(
+    name="solo",
+    title="Solo",
+    package="games.solo",
+    proto_package="tabletop.solo.v1",
+    service="SoloService",
+    port=50052,
+    out_of_turn=True,  # jump-ins (S11)
+)

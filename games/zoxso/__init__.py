@@ -1,0 +1,13 @@
+"""ZoxSo: a two-player abstract on Pearls and Stones with flipping pieces. Rules:
+docs/rules/zoxso.md."""
+
+from games import Game
+
+GAME = Game(
+    name="zoxso",
+    title="ZoxSo",
+    package="games.zoxso",
+    proto_package="tabletop.zoxso.v1",
+    service="ZoxsoService",
+    port=50054,
+)

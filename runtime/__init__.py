@@ -1,0 +1,3 @@
+"""Platform plumbing shared by every process: Redis (connection, key names, the bot-turn stream),
+gRPC servers (health, reflection, graceful stop, relay links), settings, logs and metrics,
+local redis-servers and launching the platform's processes."""

@@ -1,0 +1,72 @@
+"""The bot-turn stream (`bots:turns`): a job for each bot seat that may act in a game at a
+version. Game services append jobs after each move; bot workers take them through the consumer
+group `bots`; a sweep of the live games queues again the jobs of games that stalled (a job lost
+because a service stopped between its commit and queueing it, or Redis was away just then)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+
+from runtime import game_log, keys
+from runtime.redis import unavailable_when_unreachable
+from wire.players import is_bot
+
+Job = dict[str, str | int]
+"""Fields game, game_id, seat, player, version."""
+
+STREAM_LENGTH = 100_000
+"""The stream is trimmed to about this many entries (jobs are acknowledged within seconds)."""
+
+
+def jobs(
+    game: str, game_id: str, version: int, seats: Sequence[str], acting: Iterable[int]
+) -> list[Job]:
+    """A bot-turn job for each of the `acting` seats that a bot holds."""
+    return [
+        {"game": game, "game_id": game_id, "seat": seat, "player": seats[seat], "version": version}
+        for seat in acting
+        if is_bot(seats[seat])
+    ]
+
+
+@unavailable_when_unreachable
+async def add(redis: Redis, queued: list[Job]) -> None:
+    """Tell bot workers which bot seats may act (one stream entry per seat)."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for job in queued:
+            pipe.xadd(keys.BOT_TURNS, job, maxlen=STREAM_LENGTH, approximate=True)  # type: ignore[arg-type]
+        await pipe.execute()
+
+
+@unavailable_when_unreachable
+async def stalled(redis: Redis, idle_ms: int, batch: int = 200) -> list[Job]:
+    """A bot-turn job for every bot seat that may act in a live game with no move for
+    `idle_ms`; games that ended or expired leave the live list on the way."""
+    now = game_log.now_ms()
+    found: list[Job] = []
+    gone: list[str] = []
+    start = 0
+    while True:
+        listed: Any = await redis.zrange(keys.LIVE_GAMES, start, start + batch - 1, withscores=True)
+        if not listed:
+            break
+        start += batch
+        ids = [game_id.decode() for game_id, _ in listed]
+        for (game_id, (meta, entry)), (_, listed_ms) in zip(
+            zip(ids, await game_log.latest(redis, ids), strict=True), listed, strict=True
+        ):
+            if meta is None or entry is None:
+                if meta is None and now - listed_ms > idle_ms:
+                    gone.append(game_id)  # expired, or never created
+                continue
+            if entry.status["finished"]:
+                gone.append(game_id)
+                continue
+            if now - entry.time_ms >= idle_ms:
+                acting = entry.status["to_act"]
+                found += jobs(meta["game"], game_id, entry.version, meta["seats"], acting)
+    await game_log.unlist(redis, gone)
+    return found

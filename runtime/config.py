@@ -1,0 +1,106 @@
+"""Settings the platform's processes read from their environment (docs/operations.md)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import games
+
+DEFAULT_GATEWAY = "127.0.0.1:50050"
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be an integer, got {raw!r}") from None
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"{name} must be true or false, got {raw!r}")
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a number, got {raw!r}") from None
+
+
+def game_backends(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Where each game's service is: `<GAME>_ADDR` (e.g. ESOLOE_ADDR=esoloe:50051, or several
+    replicas as "ipv4:10.0.0.1:50051,10.0.0.2:50051"), for every registered game that has one."""
+    environ = os.environ if environ is None else environ
+    return {
+        game: environ[f"{game.upper()}_ADDR"]
+        for game in games.names()
+        if environ.get(f"{game.upper()}_ADDR")
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceSettings:
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    listen: str = "0.0.0.0:50051"
+    grace_seconds: float = 10.0
+    game_ttl_seconds: int = 7 * 24 * 3600
+    metrics_port: int = 0
+
+    @staticmethod
+    def from_env(default_port: int) -> ServiceSettings:
+        return ServiceSettings(
+            redis_url=env_str("REDIS_URL", "redis://127.0.0.1:6379/0"),
+            listen=env_str("LISTEN", f"0.0.0.0:{default_port}"),
+            grace_seconds=env_float("GRACE_SECONDS", 10.0),
+            game_ttl_seconds=env_int("GAME_TTL_SECONDS", 7 * 24 * 3600),
+            metrics_port=env_int("METRICS_PORT", 0),
+        )
+
+
+def state_dir() -> Path:
+    """Where the local platform (`make run`) and the `tabletop` client keep what outlives a run:
+    TABLETOP_STATE_DIR, else $XDG_STATE_HOME/tabletop, else ~/.local/state/tabletop."""
+    given = os.environ.get("TABLETOP_STATE_DIR")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "tabletop"
+
+
+def announced_gateway() -> Path:
+    """The file in which a running local platform announces its gateway's address."""
+    return state_dir() / "gateway"
+
+
+def gateway_address(given: str | None = None) -> str:
+    """The gateway to call: `given` (a command-line flag), else TABLETOP_GATEWAY, else the
+    address a running local platform announced, else DEFAULT_GATEWAY."""
+    if given:
+        return given
+    if os.environ.get("TABLETOP_GATEWAY"):
+        return os.environ["TABLETOP_GATEWAY"]
+    try:
+        announced = announced_gateway().read_text().strip()
+    except OSError:
+        announced = ""
+    return announced or DEFAULT_GATEWAY

@@ -1,0 +1,73 @@
+"""A game's record in Redis, as every process reads it: the state hash (version, snapshot,
+meta) and the event stream, one entry per version (runtime/keys.py names both). The game
+service writes them (services/game/store.py); the lobby lists a player's games from them, bot
+workers find stalled games, audits replay them."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+from runtime import keys
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One stream entry: everything one accepted move (one version) did."""
+
+    version: int
+    actor: int
+    move: str
+    events: list[dict[str, Any]]
+    status: dict[str, Any]
+    time_ms: int
+
+
+def entry_of(entry_id: bytes, fields: Mapping[bytes, bytes]) -> Entry:
+    return Entry(
+        version=keys.version_of_entry_id(entry_id.decode()),
+        actor=int(fields[b"actor"]),
+        move=fields[b"move"].decode(),
+        events=json.loads(fields[b"events"]),
+        status=json.loads(fields[b"status"]),
+        time_ms=int(fields[b"t"]),
+    )
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+async def latest(
+    redis: Redis, game_ids: Sequence[str]
+) -> list[tuple[dict[str, Any] | None, Entry | None]]:
+    """Each game's meta and latest entry (None for a game that does not exist, or not yet), in
+    one pipelined round trip."""
+    if not game_ids:
+        return []
+    async with redis.pipeline(transaction=False) as pipe:
+        for game_id in game_ids:
+            pipe.hget(keys.game_state(game_id), "meta")
+            pipe.xrevrange(keys.game_events(game_id), count=1)
+        replies = await pipe.execute()
+    found: list[tuple[dict[str, Any] | None, Entry | None]] = []
+    for index in range(len(game_ids)):
+        meta, last = replies[2 * index], replies[2 * index + 1]
+        found.append(
+            (None if meta is None else json.loads(meta), entry_of(*last[0]) if last else None)
+        )
+    return found
+
+
+async def unlist(redis: Redis, game_ids: Sequence[str]) -> None:
+    """Take ended or vanished games off the live list; each one taken off (by this call, not
+    another's) stops counting as active, so the active-games gauge follows the list even for
+    games that expired unfinished."""
+    for game_id in game_ids:
+        if await redis.zrem(keys.LIVE_GAMES, game_id):
+            await redis.incrby(keys.active_games(keys.kind_of(game_id)), -1)

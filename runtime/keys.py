@@ -1,0 +1,112 @@
+"""Every Redis key and stream name the platform uses, in one place.
+
+All keys of one game share the Redis Cluster hash tag `{<game id>}`, so each per-game script
+touches a single slot and the platform runs unchanged on a Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import re
+
+GAME_ID_PATTERN = re.compile(r"[a-z]+-[0-9a-f]{20}")
+"""Game ids look like `esoloe-1f0c2e9a4b7d3c5e8a01`: the game kind, a dash, 20 hex digits."""
+
+
+def kind_of(game_id: str) -> str:
+    """The game kind of a game id: `esoloe` for `esoloe-1f0c...`."""
+    return game_id.split("-", 1)[0]
+
+
+def _tag(game_id: str) -> str:
+    return "{" + game_id + "}"
+
+
+def game_state(game_id: str) -> str:
+    """Hash: `version`, `snapshot` (engine bytes), `meta` (JSON: game, seats, options, seed)."""
+    return f"game:{_tag(game_id)}:state"
+
+
+def game_events(game_id: str) -> str:
+    """Stream: one entry per version, id `<version>-1`; fields actor, move, events, status."""
+    return f"game:{_tag(game_id)}:events"
+
+
+def game_requests(game_id: str) -> str:
+    """Hash: client request id -> the version that request produced (a retry is applied once)."""
+    return f"game:{_tag(game_id)}:requests"
+
+
+BOT_TURNS = "bots:turns"
+"""Stream: one job per bot seat that may act at a version (fields game, game_id, seat, player,
+version). Bot workers read it with the consumer group BOT_GROUP."""
+
+BOT_GROUP = "bots"
+
+BOT_SWEEP_LOCK = "bots:sweep"
+"""String: held for a moment by the one bot worker sweeping LIVE_GAMES for stalled games."""
+
+LIVE_GAMES = "games:{live}"
+"""Sorted set: ids of games not finished yet, scored by creation time (ms). Bot workers sweep
+it for games waiting on a bot seat whose job was lost (a service stopped between a commit and
+queueing the job, or Redis was away just then)."""
+
+
+def player_games(player: str) -> str:
+    """Sorted set: the ids of the games a player (not a bot) holds a seat in, scored by creation
+    time (ms); the most recent PLAYER_GAMES_KEPT, for as long as games live (ListGames)."""
+    return f"player:{{{player}}}:games"
+
+
+PLAYER_GAMES_KEPT = 50
+
+
+def player_name(player: str) -> str:
+    """String: the display name a player logged in with (kept as long as their token lives);
+    game services read it when they seat the player, so that every seat shows a name."""
+    return f"player:{{{player}}}:name"
+
+
+# Matchmaking: every lobby key shares the hash tag {lobby}, so its scripts touch one slot.
+TICKETS = "lobby:{lobby}:tickets"
+"""Stream: one entry per new ticket (fields ticket, pool); matchmakers read it with the consumer
+group MATCHMAKER_GROUP."""
+
+MATCHMAKER_GROUP = "matchmakers"
+
+POOLS = "lobby:{lobby}:pools"
+"""Set: the pools that may hold queued tickets."""
+
+
+def ticket(ticket_id: str) -> str:
+    """Hash: player, game, options (hex), seats, bots, bots_after, level, pool, live, created_ms,
+    state (queued, matched, cancelled, expired), game_id, seat."""
+    return f"lobby:{{lobby}}:ticket:{ticket_id}"
+
+
+def ticket_events(ticket_id: str) -> str:
+    """Stream: the ticket's states, in order (WatchTicket reads it)."""
+    return f"lobby:{{lobby}}:ticket:{ticket_id}:events"
+
+
+def pool(pool_key: str) -> str:
+    """Sorted set: queued ticket ids of one game, options and seat count, by time queued."""
+    return f"lobby:{{lobby}}:pool:{pool_key}"
+
+
+def live_ticket(player: str, game: str) -> str:
+    """String: the player's one live ticket for a game."""
+    return f"lobby:{{lobby}}:live:{player}:{game}"
+
+
+def active_games(game: str) -> str:
+    """Counter: games of this kind created and not yet finished (for the active-games gauge)."""
+    return f"stats:{{{game}}}:active"
+
+
+def event_entry_id(version: int) -> str:
+    """The stream entry id of a version (Redis refuses 0-0, hence the sequence part 1)."""
+    return f"{version}-1"
+
+
+def version_of_entry_id(entry_id: str) -> int:
+    return int(entry_id.split("-", 1)[0])

@@ -1,0 +1,95 @@
+"""The Redis connection every process uses, and how its failures are told apart."""
+
+from __future__ import annotations
+
+import functools
+import os
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec, TypeVar, cast
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ClusterError, RedisClusterException, RedisError, TryAgainError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from runtime.config import env_bool
+from wire.errors import ApiError
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+REDIS_SOCKET_TIMEOUT = 10.0
+"""Seconds a Redis reply may take; blocking reads (Watch, workers) block for less than this."""
+
+
+def connect_redis(url: str, cluster: bool | None = None) -> Redis:
+    """A client of the Redis at `url`; of the Redis Cluster that `url` is a node of when
+    `cluster` is true (None: when the environment says REDIS_CLUSTER=true).
+
+    Every script and multi-key command the platform sends touches one hash slot (see
+    runtime/keys.py), so the code above this client is the same for both. The cluster client
+    offers the same commands with the same signatures; it is typed as Redis here so the rest of
+    the code names one type."""
+    if cluster is None:
+        cluster = env_bool("REDIS_CLUSTER", False)
+    if cluster:
+        client: Any = RedisCluster.from_url(
+            url, socket_connect_timeout=5, socket_timeout=REDIS_SOCKET_TIMEOUT
+        )
+        return cast(Redis, client)
+    return Redis.from_url(
+        url,
+        health_check_interval=10,
+        socket_connect_timeout=5,
+        socket_timeout=REDIS_SOCKET_TIMEOUT,
+    )
+
+
+UNREACHABLE: tuple[type[Exception], ...] = (
+    RedisConnectionError,  # down, restarting, loading its data
+    RedisTimeoutError,
+    OSError,
+    ClusterError,  # CLUSTERDOWN, MASTERDOWN: a cluster node is failing over or restarting
+    TryAgainError,  # TRYAGAIN: keys in a slot that is being moved
+    RedisClusterException,  # no reachable node covers the slot yet
+)
+
+
+def store_unreachable(error: BaseException) -> bool:
+    """Whether `error` means Redis cannot be reached right now (retry shortly), as opposed to a
+    mistake in a command. redis-py's cluster client (8.1, under uvloop) can also fail from
+    inside a connection that closed under it, with a RuntimeError or AttributeError raised in
+    its own code: that is a node going away too."""
+    if isinstance(error, UNREACHABLE):
+        return True
+    if isinstance(error, (RuntimeError, AttributeError)):
+        frames = traceback.extract_tb(error.__traceback__)[-4:]
+        return any(f"{os.sep}redis{os.sep}" in frame.filename for frame in frames)
+    return False
+
+
+def redis_failed(error: BaseException) -> bool:
+    """Whether `error` is any failure of a Redis call: unreachable, or a refused command."""
+    return isinstance(error, RedisError) or store_unreachable(error)
+
+
+def unavailable_when_unreachable(
+    method: Callable[P, Awaitable[T]],
+) -> Callable[P, Awaitable[T]]:
+    """Redis down or unreachable: answer UNAVAILABLE (safe to retry: request ids make a retried
+    move apply once). redis-py reconnects by itself on the next call."""
+
+    @functools.wraps(method)
+    async def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await method(*args, **kwargs)
+        except Exception as error:
+            if not store_unreachable(error):
+                raise
+            raise ApiError(
+                "UNAVAILABLE", f"the game store cannot be reached ({error}); retry shortly"
+            ) from None
+
+    return guarded

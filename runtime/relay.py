@@ -1,0 +1,184 @@
+"""A service's end of the gateway's relay links (proto/tabletop/relay/v1/relay.proto).
+
+Each message on a link is one call of the service's unary methods, served by the same handler
+as a direct gRPC call (`handlers`: the method's name -> an async function of the request and the
+`Caller`), with the same metrics and error mapping; only the transport differs. Calls on a link
+run concurrently, and their answers go back as they finish. The game services and the lobby
+serve their unary methods this way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.message import DecodeError, Message
+
+from runtime.observability import RPC_SECONDS
+from tabletop.relay.v1 import relay_pb2
+from wire.errors import ApiError
+from wire.metadata import Caller
+
+log = logging.getLogger("tabletop.relay")
+
+RELAY_METHOD = "/tabletop.relay.v1.RelayService/Relay"
+
+DRAIN_NOTICE_SECONDS = 1.0
+"""How long a stopping service tries to tell a link to drain before it gives up on it."""
+
+CODES = {code.value[0]: code for code in grpc.StatusCode}
+"""gRPC status codes by number."""
+
+Handler = Callable[[Any, Caller], Awaitable[Message]]
+"""A unary method of a service: the request and who calls -> the answer (or an ApiError)."""
+
+
+def failure(
+    call_id: int,
+    code: grpc.StatusCode,
+    details: str,
+    trailers: Sequence[tuple[str, str | bytes]] = (),
+) -> relay_pb2.RelayResponse:
+    """The answer to a call that ended with `code` (not OK)."""
+    return relay_pb2.RelayResponse(
+        call_id=call_id,
+        code=code.value[0],
+        details=details,
+        trailers=[
+            relay_pb2.Trailer(key=key, value=value if isinstance(value, bytes) else value.encode())
+            for key, value in trailers
+        ],
+    )
+
+
+def refusal(call_id: int, error: ApiError) -> relay_pb2.RelayResponse:
+    """The answer to a call refused with `error`, as a direct call's status and trailer."""
+    status = error.to_status()
+    return failure(call_id, status.code, status.details, status.trailing_metadata)
+
+
+class RelayServicer:
+    """Serves the unary methods of `service` (by `handlers`) over relay links."""
+
+    def __init__(self, service: ServiceDescriptor, handlers: Mapping[str, Handler]) -> None:
+        self._methods: dict[str, tuple[str, Callable[[bytes], Any], Handler]] = {}
+        for method in service.methods:
+            if method.client_streaming or method.server_streaming:
+                continue  # streams stay direct calls: a stream's setup cost does not matter
+            parse = message_factory.GetMessageClass(method.input_type).FromString
+            path = f"/{service.full_name}/{method.name}"
+            self._methods[method.name] = (path, parse, handlers[method.name])
+        self._links: dict[Any, asyncio.Lock] = {}
+        """Each open link's context, and the lock its writers take turns with."""
+        self.calls = 0
+        """Calls served so far (for tests and the curious)."""
+        self.draining = False
+
+    def add_to(self, server: grpc.aio.Server) -> None:
+        # Registered by hand: the generated servicer base class types a streaming method as an
+        # iterator of answers, and this one writes its answers as they are ready.
+        server.add_generic_rpc_handlers((
+            grpc.method_handlers_generic_handler(
+                relay_pb2.DESCRIPTOR.services_by_name["RelayService"].full_name,
+                {
+                    "Relay": grpc.stream_stream_rpc_method_handler(
+                        self.Relay,
+                        request_deserializer=relay_pb2.RelayRequest.FromString,
+                        response_serializer=relay_pb2.RelayResponse.SerializeToString,
+                    )
+                },
+            ),
+        ))  # fmt: skip
+
+    async def Relay(self, request_iterator: Any, context: Any) -> None:
+        """Serve one link until the gateway closes its side, then finish the calls in flight."""
+        writes = self._links[context] = asyncio.Lock()
+        if self.draining:  # opened just as the service began to stop
+            await self._notify(context, writes)
+        calls: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                request = await context.read()
+                if request is grpc.aio.EOF:
+                    break
+                call = asyncio.create_task(self._serve(request, context, writes))
+                calls.add(call)
+                call.add_done_callback(calls.discard)
+            if calls:
+                await asyncio.wait(set(calls))
+        finally:
+            del self._links[context]
+
+    async def _serve(
+        self, request: relay_pb2.RelayRequest, context: Any, writes: asyncio.Lock
+    ) -> None:
+        self.calls += 1
+        response = await self.call(request)
+        async with writes:
+            try:
+                await context.write(response)
+            except Exception:  # the link is gone: the gateway retries or reports the call
+                log.info("relay answer not delivered", extra={"method": request.method})
+
+    async def call(self, request: relay_pb2.RelayRequest) -> relay_pb2.RelayResponse:
+        """Serve one relayed call; its answer (never raises)."""
+        found = self._methods.get(request.method)
+        if found is None:
+            return failure(
+                request.call_id,
+                grpc.StatusCode.UNIMPLEMENTED,
+                f"no unary method {request.method[:80]!r} here",
+            )
+        path, parse, handler = found
+        seconds = request.timeout_ms / 1000 if request.timeout_ms else None
+        start = time.perf_counter()
+        try:
+            # Past its deadline a call stops, as a direct call's handler is cancelled.
+            async with asyncio.timeout(seconds):
+                reply = await handler(
+                    _parsed(path, parse, request.request),
+                    Caller(request.player_id, request.request_id, request.player_name),
+                )
+            answer = relay_pb2.RelayResponse(
+                call_id=request.call_id, response=reply.SerializeToString()
+            )
+        except TimeoutError:
+            answer = failure(
+                request.call_id, grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded"
+            )
+        except ApiError as error:
+            answer = refusal(request.call_id, error)
+        except Exception:
+            log.exception("relayed call failed", extra={"method": request.method})
+            answer = failure(
+                request.call_id, grpc.StatusCode.UNKNOWN, "the service failed to answer; retry"
+            )
+        code = CODES[answer.code].name
+        RPC_SECONDS.labels(path, code).observe(time.perf_counter() - start)
+        return answer
+
+    async def drain(self) -> None:
+        """The service is stopping: ask the gateway on every link to send no new calls."""
+        self.draining = True
+        await asyncio.gather(*(self._notify(c, w) for c, w in list(self._links.items())))
+
+    @staticmethod
+    async def _notify(context: Any, writes: asyncio.Lock) -> None:
+        try:
+            async with asyncio.timeout(DRAIN_NOTICE_SECONDS), writes:
+                await context.write(relay_pb2.RelayResponse(drain=True))
+        except Exception:  # the link is gone or stuck: stopping goes on regardless
+            log.info("relay drain notice not delivered")
+
+
+def _parsed(path: str, parse: Callable[[bytes], Any], request: bytes) -> Any:
+    try:
+        return parse(request)
+    except DecodeError:
+        raise ApiError("INVALID_ARGUMENT", f"the request is not a {path} request") from None

@@ -1,0 +1,68 @@
+"""Running a game service: `python -m services.game GAME` (GAME: any registered game)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+
+import games
+from runtime.config import ServiceSettings
+from runtime.observability import ACTIVE_GAMES, configure_logging, serve_metrics
+from runtime.redis import connect_redis
+from runtime.relay import RelayServicer
+from runtime.server import Server, run
+from services.game.core import GameCore
+from services.game.servicer import GameServicer
+from services.game.store import GameStore
+from wire.api import api
+
+log = logging.getLogger("tabletop")
+
+
+@dataclass(frozen=True)
+class GameService:
+    """A running game service: its server (`.port`), its Redis client and its relay servicer."""
+
+    server: Server
+    redis: Redis
+    relay: RelayServicer
+
+
+async def start_game_service(game: str, settings: ServiceSettings) -> GameService:
+    """Start the service of `game` on settings.listen."""
+    game_api = api(game)
+    redis = connect_redis(settings.redis_url)
+    store = GameStore(redis, ttl_seconds=settings.game_ttl_seconds)
+
+    async def ready() -> bool:
+        ACTIVE_GAMES.labels(game).set(await store.active_games(game))
+        return True
+
+    server = Server(
+        settings.listen, [game_api.full_name], ready=ready, grace_seconds=settings.grace_seconds
+    )
+    servicer = GameServicer(GameCore(games.get(game).adapter, store))
+    game_api.add_servicer(servicer, server.server)
+    relay = RelayServicer(game_api.descriptor, servicer.handlers())
+    relay.add_to(server.server)
+    server.on_stop.append(relay.drain)
+    await server.start()
+    return GameService(server, redis, relay)
+
+
+def run_game_service(game: str) -> None:
+    configure_logging(game)
+    settings = ServiceSettings.from_env(games.get(game).port)
+
+    async def main() -> None:
+        service = await start_game_service(game, settings)
+        serve_metrics(settings.metrics_port)
+        log.info(
+            "listening", extra={"port": service.server.port, "metrics_port": settings.metrics_port}
+        )
+        await service.server.serve_until_signal()
+        await service.redis.aclose()
+
+    run(main())

@@ -1,0 +1,284 @@
+"""Authoritative game state in Redis: a snapshot plus an append-only event stream per game.
+
+A move costs two round trips: `load` (one pipelined read) and `commit` (one Lua script that checks
+the version and the request id, then writes the snapshot and appends the stream entry atomically).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+from runtime import game_log, keys
+from runtime.game_log import Entry, entry_of, now_ms
+from runtime.redis import unavailable_when_unreachable
+from wire.metadata import Caller
+from wire.players import display_name, is_bot
+
+# KEYS: state, events, requests.
+# ARGV: expected version, snapshot, request id ("" for none), actor, move, events JSON,
+#       status JSON, time ms, ttl seconds.
+# Returns {"OK", new version} | {"DUPLICATE", version applied} | {"NOT_FOUND", -1}
+#       | {"STALE", current version, snapshot, meta} (so the caller can retry without a read).
+_COMMIT = """
+local current = redis.call('HGET', KEYS[1], 'version')
+if not current then return {'NOT_FOUND', -1} end
+current = tonumber(current)
+if ARGV[3] ~= '' then
+  local seen = redis.call('HGET', KEYS[3], ARGV[3])
+  if seen then return {'DUPLICATE', tonumber(seen)} end
+end
+if current ~= tonumber(ARGV[1]) then
+  local game = redis.call('HMGET', KEYS[1], 'snapshot', 'meta')
+  return {'STALE', current, game[1], game[2]}
+end
+local version = current + 1
+redis.call('HSET', KEYS[1], 'version', version, 'snapshot', ARGV[2])
+redis.call('XADD', KEYS[2], version .. '-1', 'actor', ARGV[4], 'move', ARGV[5],
+           'events', ARGV[6], 'status', ARGV[7], 't', ARGV[8])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], version) end
+local ttl = tonumber(ARGV[9])
+for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
+return {'OK', version}
+"""
+
+# KEYS: state, requests. ARGV: request id.
+# Returns {version, snapshot, meta, version that request id produced (or nil)}.
+_LOAD = """
+local game = redis.call('HMGET', KEYS[1], 'version', 'snapshot', 'meta')
+return {game[1], game[2], game[3], redis.call('HGET', KEYS[2], ARGV[1])}
+"""
+
+# KEYS: state, events. ARGV: snapshot, meta JSON, events JSON, status JSON, time ms, ttl.
+# Returns 1 when created, 0 when a game with this id exists already.
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'version', 0, 'snapshot', ARGV[1], 'meta', ARGV[2])
+redis.call('XADD', KEYS[2], '0-1', 'actor', -1, 'move', '', 'events', ARGV[3],
+           'status', ARGV[4], 't', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    game_id: str
+    version: int
+    snapshot: bytes
+    meta: Mapping[str, Any]
+    request_version: int | None
+    """The version a previous call with the same request id produced, if any."""
+
+    def moved_to(self, version: int) -> StoredGame:
+        """This game after a move of ours was committed as `version`."""
+        return StoredGame(self.game_id, version, b"", self.meta, None)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerGame:
+    """One of a player's games as ListGames shows it."""
+
+    game_id: str
+    meta: Mapping[str, Any]
+    last: Entry
+    """The latest log entry: the game's version and status now."""
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    outcome: str  # "OK", "STALE", "DUPLICATE" or "NOT_FOUND"
+    version: int
+    current: StoredGame | None = None
+    """For STALE: the game as it is now."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+class GameStore:
+    """Reads and writes games in Redis. Holds no game state of its own."""
+
+    def __init__(self, redis: Redis, *, ttl_seconds: int = 7 * 24 * 3600) -> None:
+        self.redis = redis
+        self.ttl_seconds = ttl_seconds
+        self._commit = redis.register_script(_COMMIT)
+        self._create = redis.register_script(_CREATE)
+        self._load = redis.register_script(_LOAD)
+
+    @unavailable_when_unreachable
+    async def create(
+        self,
+        game_id: str,
+        snapshot: bytes,
+        meta: Mapping[str, Any],
+        events: list[dict[str, Any]],
+        status: Mapping[str, Any],
+    ) -> bool:
+        created = await self._create(
+            keys=[keys.game_state(game_id), keys.game_events(game_id)],
+            args=[
+                snapshot,
+                _dumps(meta),
+                _dumps(events),
+                _dumps(status),
+                now_ms(),
+                self.ttl_seconds,
+            ],
+        )
+        return bool(created)
+
+    @unavailable_when_unreachable
+    async def opened(self, game: str, game_id: str, players: Sequence[str] = ()) -> None:
+        """Count a new game and list it among the live games and each seated player's games
+        (before it is created, so that a game can never exist unlisted; a listed id that was
+        never created is dropped by the sweep, and by ListGames)."""
+        now = now_ms()
+        await self.redis.zadd(keys.LIVE_GAMES, {game_id: now})
+        await self.redis.incrby(keys.active_games(game), 1)
+        people = sorted({p for p in players if not is_bot(p)})
+        if people:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for player in people:
+                    key = keys.player_games(player)
+                    pipe.zadd(key, {game_id: now})
+                    pipe.zremrangebyrank(key, 0, -keys.PLAYER_GAMES_KEPT - 1)
+                    pipe.expire(key, self.ttl_seconds)
+                await pipe.execute()
+
+    @unavailable_when_unreachable
+    async def remember_name(self, player: str, name: str) -> None:
+        """A player's display name, as they last called the lobby (kept as long as games)."""
+        await self.redis.set(keys.player_name(player), name, ex=self.ttl_seconds)
+
+    @unavailable_when_unreachable
+    async def player_names(self, players: Sequence[str], caller: Caller) -> list[str]:
+        """Each player's display name: the name they logged in with (the caller's from the
+        call; the others' as the lobby last saw them), "<level> bot" for a bot seat, the player
+        id when no name is known."""
+        others = sorted({p for p in players if not is_bot(p) and p != caller.player})
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in others:
+                pipe.get(keys.player_name(player))
+            found = dict(zip(others, await pipe.execute(), strict=True))
+        known = {p: name.decode() for p, name in found.items() if name is not None}
+        if caller.player and caller.name:
+            known[caller.player] = caller.name
+        return [display_name(player, known.get(player)) for player in players]
+
+    @unavailable_when_unreachable
+    async def player_games(self, player: str) -> list[PlayerGame]:
+        """The player's games, newest first: id, meta and latest log entry of each game that
+        still exists (ids of games gone by their TTL are dropped from the list on the way)."""
+        listed: Any = await self.redis.zrevrange(
+            keys.player_games(player), 0, keys.PLAYER_GAMES_KEPT - 1, withscores=True
+        )
+        ids = [i.decode() for i, _ in listed]
+        listed_ms = [int(score) for _, score in listed]
+        games: list[PlayerGame] = []
+        gone: list[str] = []
+        for index, (meta, last) in enumerate(await game_log.latest(self.redis, ids)):
+            if meta is None or last is None:
+                if now_ms() - listed_ms[index] > 60_000:  # not one being created right now
+                    gone.append(ids[index])
+                continue
+            games.append(PlayerGame(ids[index], meta, last, listed_ms[index]))
+        if gone:
+            await self.redis.zrem(keys.player_games(player), *gone)
+        return games
+
+    @unavailable_when_unreachable
+    async def closed(self, game_id: str) -> None:
+        """The game is over: no longer counted or listed."""
+        await game_log.unlist(self.redis, [game_id])
+
+    @unavailable_when_unreachable
+    async def active_games(self, game: str) -> int:
+        return int(await self.redis.get(keys.active_games(game)) or 0)
+
+    @unavailable_when_unreachable
+    async def load(self, game_id: str, request_id: str = "") -> StoredGame | None:
+        """The game's current version, snapshot and meta (and what an earlier call with the same
+        request id produced), in one round trip."""
+        seen: bytes | None = None
+        if request_id:
+            version, snapshot, meta, seen = await self._load(
+                keys=[keys.game_state(game_id), keys.game_requests(game_id)], args=[request_id]
+            )
+        else:
+            version, snapshot, meta = await self.redis.hmget(
+                keys.game_state(game_id), ["version", "snapshot", "meta"]
+            )
+        if version is None:
+            return None
+        return StoredGame(
+            game_id=game_id,
+            version=int(version),
+            snapshot=snapshot,
+            meta=json.loads(meta),
+            request_version=None if seen is None else int(seen),
+        )
+
+    @unavailable_when_unreachable
+    async def commit(
+        self,
+        game_id: str,
+        *,
+        expected_version: int,
+        snapshot: bytes,
+        request_id: str,
+        actor: int,
+        move: str,
+        events: list[dict[str, Any]],
+        status: Mapping[str, Any],
+    ) -> Commit:
+        """Write a move if the game is still at `expected_version` (one round trip)."""
+        reply = await self._commit(
+            keys=[keys.game_state(game_id), keys.game_events(game_id), keys.game_requests(game_id)],
+            args=[
+                expected_version,
+                snapshot,
+                request_id,
+                actor,
+                move,
+                _dumps(events),
+                _dumps(status),
+                now_ms(),
+                self.ttl_seconds,
+            ],
+        )
+        outcome, version = reply[0].decode(), int(reply[1])
+        current = None
+        if outcome == "STALE":
+            current = StoredGame(game_id, version, reply[2], json.loads(reply[3]), None)
+        return Commit(outcome=outcome, version=version, current=current)
+
+    @unavailable_when_unreachable
+    async def entries(self, game_id: str, from_version: int, count: int = 100) -> list[Entry]:
+        """Stream entries with version >= from_version, oldest first (no blocking)."""
+        replies: Any = await self.redis.xrange(
+            keys.game_events(game_id), min=keys.event_entry_id(from_version), count=count
+        )
+        return [entry_of(entry_id, fields) for entry_id, fields in replies]
+
+    @unavailable_when_unreachable
+    async def wait_entries(
+        self, game_id: str, from_version: int, block_ms: int, count: int = 100
+    ) -> list[Entry]:
+        """Like `entries`, but waits up to block_ms for the first one to arrive."""
+        after = keys.event_entry_id(from_version - 1) if from_version > 0 else "0-0"
+        reply: Any = await self.redis.xread(
+            {keys.game_events(game_id): after}, count=count, block=block_ms
+        )
+        if not reply:
+            return []
+        # RESP2 answers [[stream, items]]; RESP3 answers {stream: [items]}.
+        items = next(iter(reply.values()))[0] if isinstance(reply, dict) else reply[0][1]
+        return [entry_of(entry_id, fields) for entry_id, fields in items]

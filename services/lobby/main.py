@@ -1,0 +1,131 @@
+"""Running the lobby service: `python -m services.lobby`.
+
+Environment: REDIS_URL, LISTEN (default 0.0.0.0:50055), <GAME>_ADDR for each game (where
+PlayAgainstBots creates its games, as for the matchmaker), METRICS_PORT, GRACE_SECONDS.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from redis.asyncio import Redis
+
+from runtime.config import env_float, env_int, env_str, game_backends
+from runtime.observability import configure_logging, serve_metrics
+from runtime.redis import connect_redis
+from runtime.relay import RelayServicer
+from runtime.server import Context, Server, answer, caller_of, run
+from services.game.store import GameStore
+from services.lobby.servicer import Lobby
+from services.lobby.store import LobbyStore
+from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from wire.api import LOBBY_SERVICE, api, channel_options
+from wire.errors import ApiError, abort
+
+log = logging.getLogger("tabletop.lobby")
+
+DEFAULT_PORT = 50055
+
+
+@dataclass(frozen=True, kw_only=True)
+class LobbySettings:
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    listen: str = f"0.0.0.0:{DEFAULT_PORT}"
+    backends: Mapping[str, str] = field(default_factory=dict)
+    """game id -> gRPC target of its service (see runtime.config.game_backends)."""
+    grace_seconds: float = 10.0
+    metrics_port: int = 0
+
+    @staticmethod
+    def from_env() -> LobbySettings:
+        return LobbySettings(
+            redis_url=env_str("REDIS_URL", "redis://127.0.0.1:6379/0"),
+            listen=env_str("LISTEN", f"0.0.0.0:{DEFAULT_PORT}"),
+            backends=game_backends(),
+            grace_seconds=env_float("GRACE_SECONDS", 10.0),
+            metrics_port=env_int("METRICS_PORT", 0),
+        )
+
+
+class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
+    """The lobby's gRPC face: who calls from the metadata, the answer from `Lobby`."""
+
+    def __init__(self, lobby: Lobby) -> None:
+        self.lobby = lobby
+
+    async def FindMatch(self, request: Any, context: Context) -> lobby_pb2.Ticket:
+        return await answer(self.lobby.find_match(request, caller_of(context)), context)
+
+    async def CancelTicket(self, request: Any, context: Context) -> lobby_pb2.Ticket:
+        return await answer(self.lobby.cancel_ticket(request, caller_of(context)), context)
+
+    async def PlayAgainstBots(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.PlayAgainstBotsResponse:
+        return await answer(self.lobby.play_against_bots(request, caller_of(context)), context)
+
+    async def ListGames(self, request: Any, context: Context) -> lobby_pb2.ListGamesResponse:
+        return await answer(self.lobby.list_games(request, caller_of(context)), context)
+
+    async def WatchTicket(self, request: Any, context: Context) -> AsyncIterator[lobby_pb2.Ticket]:
+        updates = await answer(self.lobby.watch_ticket(request, caller_of(context)), context)
+        try:
+            async for update in updates:
+                yield update
+        except ApiError as error:
+            await abort(context, error)
+
+
+@dataclass(frozen=True)
+class LobbyService:
+    server: Server
+    redis: Redis
+    relay: RelayServicer
+    channels: Mapping[str, grpc.aio.Channel]
+
+    async def close(self) -> None:
+        for channel in self.channels.values():
+            await channel.close()
+        await self.redis.aclose()
+
+
+async def start_lobby_service(settings: LobbySettings) -> LobbyService:
+    redis = connect_redis(settings.redis_url)
+    channels = {
+        game: grpc.aio.insecure_channel(target, options=channel_options(api(game).full_name))
+        for game, target in settings.backends.items()
+    }
+    lobby = Lobby(LobbyStore(redis), GameStore(redis), channels)
+
+    async def ready() -> bool:
+        return bool(await redis.ping())
+
+    server = Server(
+        settings.listen, [LOBBY_SERVICE], ready=ready, grace_seconds=settings.grace_seconds
+    )
+    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyServicer(lobby), server.server)
+    relay = RelayServicer(lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"], lobby.handlers())
+    relay.add_to(server.server)
+    server.on_stop.append(relay.drain)
+    await server.start()
+    return LobbyService(server, redis, relay, channels)
+
+
+def run_lobby_service() -> None:
+    configure_logging("lobby")
+    settings = LobbySettings.from_env()
+
+    async def main() -> None:
+        service = await start_lobby_service(settings)
+        serve_metrics(settings.metrics_port)
+        log.info(
+            "listening", extra={"port": service.server.port, "games": sorted(settings.backends)}
+        )
+        await service.server.serve_until_signal()
+        await service.close()
+
+    run(main())

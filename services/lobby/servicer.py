@@ -1,0 +1,255 @@
+"""The lobby: matchmaking tickets (the matchmakers form the games), games against bots, and a
+player's games. Players reach it through the gateway, which vouches for who calls (`Caller`);
+like a game service, it answers direct gRPC calls and calls over the gateway's relay links with
+the same code."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import secrets
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+import grpc
+
+import games
+from engines.contract import GameError
+from runtime.redis import redis_failed
+from services.game.store import GameStore
+from services.lobby.store import LobbyStore, Ticket, pool_key
+from tabletop.lobby.v1 import lobby_pb2
+from wire.api import api
+from wire.errors import ApiError
+from wire.metadata import Caller
+from wire.players import new_bot_id
+from wire.status import status_message
+
+CREATE_TIMEOUT_SECONDS = 10.0
+
+_TICKET_STATES = {
+    "queued": lobby_pb2.TICKET_STATE_QUEUED,
+    "matched": lobby_pb2.TICKET_STATE_MATCHED,
+    "cancelled": lobby_pb2.TICKET_STATE_CANCELLED,
+    "expired": lobby_pb2.TICKET_STATE_EXPIRED,
+}
+_BOT_FILL = {
+    lobby_pb2.BOT_FILL_UNSPECIFIED: "never",
+    lobby_pb2.BOT_FILL_NOW: "now",
+    lobby_pb2.BOT_FILL_AFTER: "after",
+}
+
+
+def seat_count(game: str, create: Any) -> int:
+    """How many seats a game created with this CreateGame request has (its options decide)."""
+    found = games.get(game)
+    try:
+        return found.rules.new_game(0, found.adapter.options(create)).num_seats
+    except GameError as error:
+        raise ApiError.from_game_error(error) from None
+
+
+def _ticket_message(ticket: Ticket, state: str | None = None, **fields: Any) -> lobby_pb2.Ticket:
+    return lobby_pb2.Ticket(
+        ticket_id=ticket.ticket_id,
+        state=_TICKET_STATES[state or ticket.state],
+        game=ticket.game,
+        game_id=fields.get("game_id", ticket.game_id),
+        seat=int(fields.get("seat", ticket.seat)),
+    )
+
+
+@contextlib.contextmanager
+def _lobby_reachable() -> Iterator[None]:
+    """A Redis failure inside answers UNAVAILABLE (retrying is safe), not a server error."""
+    try:
+        yield
+    except Exception as error:
+        if not redis_failed(error):
+            raise
+        raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
+
+
+def _player(caller: Caller) -> str:
+    if not caller.player:
+        raise ApiError(
+            "UNAUTHENTICATED", "the lobby serves players: call it through the gateway, with a token"
+        )
+    return caller.player
+
+
+class Lobby:
+    """Every call of tabletop.lobby.v1.LobbyService, transport-free."""
+
+    def __init__(
+        self, tickets: LobbyStore, games_store: GameStore, channels: Mapping[str, grpc.aio.Channel]
+    ) -> None:
+        self.tickets = tickets
+        self.games = games_store
+        self.channels = channels
+        """Each game's service, for the games the lobby creates at once (PlayAgainstBots)."""
+
+    async def _seen(self, caller: Caller) -> str:
+        """The caller; their display name is kept for the seats of the games made for them
+        (best effort: without it a seat shows the player id)."""
+        player = _player(caller)
+        if caller.name:
+            with contextlib.suppress(ApiError):
+                await self.games.remember_name(player, caller.name)
+        return player
+
+    def _game_request(self, request: Any) -> tuple[str, Any]:
+        """The game and its CreateGame request with the request's options (checked)."""
+        game = request.game
+        if game not in games.names():
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"unknown game {game[:40]!r}; games are: {', '.join(games.names())}",
+            )
+        level = request.level or "random"
+        if level not in games.LEVELS:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"unknown bot level {level[:40]!r}; levels are: {', '.join(games.LEVELS)}",
+            )
+        chosen = request.options.WhichOneof("game")
+        if chosen not in (None, game):
+            raise ApiError("INVALID_OPTIONS", f"options for {chosen} given for a {game} game")
+        create = api(game).pb2.CreateGameRequest()
+        if chosen:
+            create.options.CopyFrom(getattr(request.options, game))
+        return game, create
+
+    async def _own_ticket(self, ticket_id: str, player: str) -> Ticket:
+        with _lobby_reachable():
+            ticket = await self.tickets.get(ticket_id) if ticket_id.isalnum() else None
+        if ticket is None or ticket.player != player:
+            raise ApiError("TICKET_NOT_FOUND", f"you have no ticket {ticket_id[:40]!r}")
+        return ticket
+
+    async def find_match(
+        self, request: lobby_pb2.FindMatchRequest, caller: Caller
+    ) -> lobby_pb2.Ticket:
+        game, create = self._game_request(request)
+        player = await self._seen(caller)
+        if request.seats:
+            if "players" in create.options.DESCRIPTOR.fields_by_name:
+                create.options.players = request.seats
+            elif request.seats != seat_count(game, create):
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"{game} is played by {seat_count(game, create)}, not {request.seats}",
+                )
+        seats = seat_count(game, create)
+        if request.bots == lobby_pb2.BOT_FILL_AFTER and not 0 < request.bots_after_seconds <= 3600:
+            raise ApiError("INVALID_ARGUMENT", "bots_after_seconds must be 1..3600")
+        found = games.get(game)
+        options = {**found.rules.default_options(), **found.adapter.options(create)}
+        ticket_id = secrets.token_hex(10)
+        with _lobby_reachable():
+            queued, existing = await self.tickets.enqueue(
+                ticket_id,
+                player=player,
+                game=game,
+                options=create.options.SerializeToString(deterministic=True),
+                seats=seats,
+                bots=_BOT_FILL.get(request.bots, "never"),
+                bots_after=float(request.bots_after_seconds),
+                level=request.level or "random",
+                pool=pool_key(game, seats, options),
+            )
+        if not queued:
+            raise ApiError(
+                "TICKET_LIVE",
+                f"you already wait for a {game} game with ticket {existing}; "
+                "watch it or cancel it first",
+                ticket_id=existing,
+            )
+        return lobby_pb2.Ticket(
+            ticket_id=ticket_id, state=lobby_pb2.TICKET_STATE_QUEUED, game=game, seat=-1
+        )
+
+    async def watch_ticket(
+        self, request: lobby_pb2.WatchTicketRequest, caller: Caller
+    ) -> AsyncIterator[lobby_pb2.Ticket]:
+        ticket = await self._own_ticket(request.ticket_id, _player(caller))
+        return self._follow(ticket)
+
+    async def _follow(self, ticket: Ticket) -> AsyncIterator[lobby_pb2.Ticket]:
+        after = "0-0"
+        while True:
+            with _lobby_reachable():
+                events = await self.tickets.events(ticket.ticket_id, after, block_ms=4000)
+            for entry_id, fields in events:
+                after = entry_id
+                state = fields["state"]
+                yield _ticket_message(
+                    ticket, state, game_id=fields.get("game_id", ""), seat=fields.get("seat", -1)
+                )
+                if state != "queued":
+                    return
+
+    async def cancel_ticket(
+        self, request: lobby_pb2.CancelTicketRequest, caller: Caller
+    ) -> lobby_pb2.Ticket:
+        ticket = await self._own_ticket(request.ticket_id, _player(caller))
+        with _lobby_reachable():
+            await self.tickets.close(ticket, "cancelled")
+            final = await self.tickets.get(ticket.ticket_id)
+        return _ticket_message(final or ticket)
+
+    async def play_against_bots(
+        self, request: lobby_pb2.PlayAgainstBotsRequest, caller: Caller
+    ) -> lobby_pb2.PlayAgainstBotsResponse:
+        game, create = self._game_request(request)
+        player = await self._seen(caller)
+        seats = seat_count(game, create)
+        bots = [new_bot_id(request.level or "random") for _ in range(seats)]
+        seat = -1
+        if not request.watch_only:
+            seat = request.seat if request.HasField("seat") and request.seat >= 0 else -1
+            if seat >= seats:
+                raise ApiError(
+                    "INVALID_ARGUMENT", f"seat {seat} does not exist; seats are 0..{seats - 1}"
+                )
+            if seat < 0:
+                seat = random.randrange(seats)
+            bots[seat] = player
+        create.players.extend(bots)
+        channel = self.channels.get(game)
+        if channel is None:
+            raise ApiError("UNAVAILABLE", f"the lobby has no {game} service to create games on")
+        try:
+            created = (
+                await api(game).stub(channel).CreateGame(create, timeout=CREATE_TIMEOUT_SECONDS)
+            )
+        except grpc.aio.AioRpcError as error:
+            raise ApiError.of_call(error) from None
+        return lobby_pb2.PlayAgainstBotsResponse(status=created.status, seat=seat)
+
+    async def list_games(
+        self, request: lobby_pb2.ListGamesRequest, caller: Caller
+    ) -> lobby_pb2.ListGamesResponse:
+        player = _player(caller)
+        with _lobby_reachable():
+            found = await self.games.player_games(player)
+        reply = lobby_pb2.ListGamesResponse()
+        for game in found:
+            if request.live_only and game.last.status["finished"]:
+                continue
+            summary = reply.games.add(
+                status=status_message(game.game_id, game.last.version, game.meta, game.last.status),
+                seats=[i for i, p in enumerate(game.meta["seats"]) if p == player],
+            )
+            summary.created.FromMilliseconds(game.created_ms)
+            summary.updated.FromMilliseconds(game.last.time_ms)
+        return reply
+
+    def handlers(self) -> dict[str, Any]:
+        """The unary methods as the relay and the servicer serve them."""
+        return {
+            "FindMatch": self.find_match,
+            "CancelTicket": self.cancel_ticket,
+            "PlayAgainstBots": self.play_against_bots,
+            "ListGames": self.list_games,
+        }

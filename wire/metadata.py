@@ -1,0 +1,29 @@
+"""Who calls: the metadata the platform sets on the calls it forwards (never trusted from a
+client: the gateway drops whatever a client sent under these keys), and the `Caller` a service
+reads from it, whether the call came as a gRPC call or over a relay link."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PLAYER_METADATA = "x-tabletop-player"
+"""The authenticated player id, from the gateway to the services behind it."""
+
+NAME_METADATA = "x-tabletop-name"
+"""The authenticated player's display name (from their token), likewise."""
+
+REQUEST_METADATA = "x-tabletop-request"
+"""A request id the gateway attaches to each call it forwards: used when the client sent none,
+so the gateway's own retries are applied once."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who calls, as the gateway vouches for it: `player` (empty for the platform's own
+    components: lobby, matchmaker) and the gateway's id for this call (`request_id`, used when
+    a request carries none, so the gateway's own retries apply a move once)."""
+
+    player: str = ""
+    request_id: str = ""
+    name: str = ""
+    """The player's display name, as their token says."""

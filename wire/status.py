@@ -1,0 +1,50 @@
+"""A game's public status on the wire (tabletop.common.v1.GameStatus), built from what the game
+service stores with each version: the game's meta (its kind, seats, names, rules edition) and
+the version's status (who may act, whether it is over, the result)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tabletop.common.v1 import common_pb2
+from wire.players import display_name
+
+
+def status_message(
+    game_id: str, version: int, meta: Mapping[str, Any], status: Mapping[str, Any]
+) -> common_pb2.GameStatus:
+    """The GameStatus of game `game_id` at `version`, from its stored meta and status."""
+    seats = meta["seats"]
+    message = common_pb2.GameStatus(
+        game_id=game_id,
+        game=meta["game"],
+        version=version,
+        seats=[
+            common_pb2.Seat(index=i, player_id=p, name=name)
+            for i, (p, name) in enumerate(zip(seats, names_of(meta), strict=True))
+        ],
+        to_act=status["to_act"],
+        finished=status["finished"],
+        rules_edition=edition_of(meta),
+    )
+    result = status.get("result")
+    if result is not None:
+        message.result.winners.extend(result["winners"])
+        for seat, score in result["scores"].items():
+            message.result.scores[int(seat)] = float(score)
+        message.result.detail.update(result["detail"])
+    return message
+
+
+def names_of(meta: Mapping[str, Any]) -> list[str]:
+    """The seats' display names (games stored before names were kept: from the ids)."""
+    names = meta.get("names")
+    if names is None:
+        return [display_name(p, None) for p in meta["seats"]]
+    return list(names)
+
+
+def edition_of(meta: Mapping[str, Any]) -> int:
+    """The rules edition of a stored game: games stored before editions existed are edition 1."""
+    return int(meta.get("edition", 1))
