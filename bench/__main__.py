@@ -6,7 +6,7 @@ import logging
 import sys
 from collections.abc import Callable
 
-from bench import engines, gateway, solace, solo, stack, zoxso
+from bench import engines, gateway, solace, solo, stack, watchers, zoxso
 
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("engines (random legal moves, no I/O)", engines.run),
@@ -15,6 +15,10 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("ZoxSo (engine only)", zoxso.run),
     ("e-SOLO-e Play through the gateway (separate processes, local redis-server)", gateway.run),
     ("the whole stack: bots and matchmaking (separate processes)", stack.run),
+    (
+        "watchers: Watch streams on one replica through one gateway (separate processes)",
+        watchers.run,
+    ),
 ]
 
 

@@ -48,7 +48,7 @@ async def my_seat(session: Session, game: str, game_id: str, wanted: int | None)
         metadata=session.metadata,
         timeout=CALL_TIMEOUT,
     )
-    return int(reply.seat)
+    return reply.seat if reply.HasField("seat") else -1  # unset: the public view
 
 
 def _ago(seconds: float) -> str:

@@ -166,9 +166,9 @@ def _cannot_act(board: Board, view: Any) -> str:
         return "you have no legal move now"
     if status.finished:
         return "the game is over"
-    me = getattr(view, "seat", -1)
-    if me < 0:
+    if not view.HasField("seat"):  # the public view
         return "you are watching: spectators do not move"
+    me = view.seat
     acting = [board.actor_name(status, seat, me) for seat in status.to_act if seat != me]
     text = "it is not your turn"
     if acting:

@@ -40,7 +40,8 @@ def describe_update(game: str, update: Any, me: int) -> str:
     """A Watch message as one line: `#version` then what happened, in sentences."""
     envelope = update.envelope
     sentences = describe_events(game, update, me)
-    if envelope.actor < 0:
+    # The creation: actor unset (or the former -1, from a server that still sends it).
+    if not envelope.HasField("actor") or envelope.actor < 0:
         sentences.insert(0, "the game begins")
     elif not sentences:
         who = actor_name(game, update.status, envelope.actor, me)

@@ -208,7 +208,7 @@ async def bot_game(
         request.seat = seat
     lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
     reply = await lobby.PlayAgainstBots(request, metadata=session.metadata, timeout=CALL_TIMEOUT)
-    return reply.status.game_id, reply.seat
+    return reply.status.game_id, reply.seat if reply.HasField("seat") else -1  # unset: watch_only
 
 
 async def find_match(
@@ -247,7 +247,7 @@ async def find_match(
     if ticket.state != lobby_pb2.TICKET_STATE_MATCHED:
         state = lobby_pb2.TicketState.Name(ticket.state).removeprefix("TICKET_STATE_").lower()
         raise UsageError(f"no match: the ticket was {state}")
-    return ticket.game_id, ticket.seat
+    return ticket.game_id, ticket.seat if ticket.HasField("seat") else -1
 
 
 # --------------------------------------------------------------------------------------------

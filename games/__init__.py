@@ -55,6 +55,12 @@ class Game:
     out_of_turn: bool = False
     """Seats may act out of turn (Solo's jump-ins): a seat's chance to act can be private, so a
     player asks LegalMoves at every version, and bots leave people a moment to act first."""
+    option_limits: tuple[tuple[str, int], ...] = ()
+    """Upper bounds the platform puts on numeric options, beyond what the rules allow, so that
+    every game stays finite and sane (e.g. Solo's start_points)."""
+    unattended_limits: tuple[tuple[str, int], ...] = ()
+    """Tighter bounds for a game with no person at the table (bots only): its length is paid
+    for by the platform, and nobody is there to stop it."""
 
     def part(self, module: str) -> Any:
         """The game's module `module` (rules, bots, adapter, board), imported on first use."""

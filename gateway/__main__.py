@@ -32,6 +32,7 @@ def settings_from_env() -> GatewaySettings:
         bot_key=env_str("BOT_KEY", ""),
         relay_links=env_int("RELAY_LINKS", LINKS),
         relay_max_age_seconds=env_float("RELAY_MAX_AGE_SECONDS", MAX_AGE_SECONDS),
+        streams_per_player=env_int("MAX_STREAMS_PER_PLAYER", 16),
     )
 
 

@@ -65,6 +65,8 @@ class GatewaySettings:
     target; spread over its replicas by round robin."""
     relay_max_age_seconds: float = MAX_AGE_SECONDS
     """A relay link takes no new calls after this long, so new replicas get their share."""
+    streams_per_player: int = 16
+    """Streams (Watch, WatchTicket) one player may hold open at once on this gateway."""
 
 
 class Guard:
@@ -164,8 +166,11 @@ class Proxy(grpc.GenericRpcHandler):
     """Routes each public method of the backends to its service, passing bytes through: unary
     calls over the service's relay links, streams as calls of their own."""
 
-    def __init__(self, guard: Guard, backends: list[Backend]) -> None:
+    def __init__(self, guard: Guard, backends: list[Backend], streams_per_player: int) -> None:
         self.guard = guard
+        self.streams_per_player = streams_per_player
+        self.streams: dict[str, int] = {}
+        """Streams open now, by player."""
         # Request ids unique across gateway processes and restarts, without a syscall per call.
         self._request_prefix = f"g{secrets.token_hex(6)}-"
         self._request_counter = itertools.count()
@@ -231,6 +236,20 @@ class Proxy(grpc.GenericRpcHandler):
     def _streaming(self, call: grpc.aio.UnaryStreamMultiCallable) -> Any:  # type: ignore[type-arg]
         async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
             identity, request_id = await self._admit(context)
+            player = identity.player_id
+            open_now = self.streams.get(player, 0)
+            if open_now >= self.streams_per_player:
+                await abort(
+                    context,
+                    ApiError(
+                        "LIMIT_REACHED",
+                        f"you already have {open_now} streams open: at most "
+                        f"{self.streams_per_player} at once; close one first",
+                        limit="streams",
+                        max=str(self.streams_per_player),
+                    ),
+                )
+            self.streams[player] = open_now + 1
             stream = call(
                 request,
                 metadata=(
@@ -248,6 +267,11 @@ class Proxy(grpc.GenericRpcHandler):
                 )
             finally:
                 stream.cancel()
+                left = self.streams[player] - 1
+                if left:
+                    self.streams[player] = left
+                else:
+                    del self.streams[player]
 
         return forward
 
@@ -284,7 +308,8 @@ class Gateway:
             settings.listen, [AUTH_SERVICE, *names], grace_seconds=settings.grace_seconds
         )
         guard = Guard(self.issuer, self.limiter)
-        self.base.server.add_generic_rpc_handlers((Proxy(guard, self.backends),))
+        self.proxy = Proxy(guard, self.backends, settings.streams_per_player)
+        self.base.server.add_generic_rpc_handlers((self.proxy,))
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
             AuthServicer(
                 guard,

@@ -5,7 +5,7 @@ because a service stopped between its commit and queueing it, or Redis was away 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
@@ -15,18 +15,27 @@ from runtime.redis import unavailable_when_unreachable
 from wire.players import is_bot
 
 Job = dict[str, str | int]
-"""Fields game, game_id, seat, player, version."""
+"""Fields game, game_id, seat, player, version, sponsor."""
 
 STREAM_LENGTH = 100_000
 """The stream is trimmed to about this many entries (jobs are acknowledged within seconds)."""
 
 
-def jobs(
-    game: str, game_id: str, version: int, seats: Sequence[str], acting: Iterable[int]
-) -> list[Job]:
-    """A bot-turn job for each of the `acting` seats that a bot holds."""
+def jobs(game_id: str, version: int, meta: Mapping[str, Any], acting: Iterable[int]) -> list[Job]:
+    """A bot-turn job for each of the `acting` seats that a bot holds. Each names the game's
+    sponsor, the player the bots' work is for (who made the game, or its first person), so that
+    workers share their time fairly between players."""
+    seats: Sequence[str] = meta["seats"]
+    sponsor = meta.get("sponsor") or next((p for p in seats if not is_bot(p)), "")
     return [
-        {"game": game, "game_id": game_id, "seat": seat, "player": seats[seat], "version": version}
+        {
+            "game": meta["game"],
+            "game_id": game_id,
+            "seat": seat,
+            "player": seats[seat],
+            "version": version,
+            "sponsor": sponsor,
+        }
         for seat in acting
         if is_bot(seats[seat])
     ]
@@ -66,7 +75,6 @@ async def stalled(redis: Redis, idle_ms: int, batch: int = 200) -> list[Job]:
                 gone.append(game_id)
                 continue
             if now - entry.time_ms >= idle_ms:
-                acting = entry.status["to_act"]
-                found += jobs(meta["game"], game_id, entry.version, meta["seats"], acting)
+                found += jobs(game_id, entry.version, meta, entry.status["to_act"])
     await game_log.unlist(redis, gone)
     return found

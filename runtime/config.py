@@ -65,6 +65,12 @@ class ServiceSettings:
     grace_seconds: float = 10.0
     game_ttl_seconds: int = 7 * 24 * 3600
     metrics_port: int = 0
+    watch_queue: int = 256
+    """Entries a watcher may fall behind by before its stream is ended (TOO_SLOW)."""
+    poll_seconds: float = 10.0
+    """How often every watched stream is read even without a notification."""
+    stall_seconds: float = 30.0
+    """A watcher that takes nothing this long while entries wait for it is cut (TOO_SLOW)."""
 
     @staticmethod
     def from_env(default_port: int) -> ServiceSettings:
@@ -74,6 +80,9 @@ class ServiceSettings:
             grace_seconds=env_float("GRACE_SECONDS", 10.0),
             game_ttl_seconds=env_int("GAME_TTL_SECONDS", 7 * 24 * 3600),
             metrics_port=env_int("METRICS_PORT", 0),
+            watch_queue=env_int("WATCH_QUEUE", 256),
+            poll_seconds=env_float("WATCH_POLL_SECONDS", 10.0),
+            stall_seconds=env_float("WATCH_STALL_SECONDS", 30.0),
         )
 
 

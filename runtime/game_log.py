@@ -28,9 +28,10 @@ class Entry:
     time_ms: int
 
 
-def entry_of(entry_id: bytes, fields: Mapping[bytes, bytes]) -> Entry:
+def entry_of(entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> Entry:
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
     return Entry(
-        version=keys.version_of_entry_id(entry_id.decode()),
+        version=keys.version_of_entry_id(text),
         actor=int(fields[b"actor"]),
         move=fields[b"move"].decode(),
         events=json.loads(fields[b"events"]),

@@ -36,6 +36,15 @@ def game_requests(game_id: str) -> str:
     return f"game:{_tag(game_id)}:requests"
 
 
+def changed_channel(family: str) -> str:
+    """Pub/sub channel: the names of the streams of a family that just got an entry (a game
+    kind's event streams, or "tickets"), for the fan-out hubs (runtime/fanout.py)."""
+    return f"changed:{family}"
+
+
+TICKETS_FAMILY = "tickets"
+
+
 BOT_TURNS = "bots:turns"
 """Stream: one job per bot seat that may act at a version (fields game, game_id, seat, player,
 version). Bot workers read it with the consumer group BOT_GROUP."""

@@ -8,43 +8,69 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar, cast
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ClusterError, RedisClusterException, RedisError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from runtime.config import env_bool
+from runtime.config import env_bool, env_int
 from wire.errors import ApiError
 
 T = TypeVar("T")
 P = ParamSpec("P")
 
 REDIS_SOCKET_TIMEOUT = 10.0
-"""Seconds a Redis reply may take; blocking reads (Watch, workers) block for less than this."""
+"""Seconds a Redis reply may take; blocking reads (workers) block for less than this."""
+
+MAX_CONNECTIONS = 16
+"""Redis connections a process keeps open at most, by default (REDIS_MAX_CONNECTIONS)."""
+
+POOL_WAIT_SECONDS = 5.0
+"""How long a command waits for a free connection before it fails (UNAVAILABLE)."""
 
 
-def connect_redis(url: str, cluster: bool | None = None) -> Redis:
+def connect_redis(
+    url: str,
+    cluster: bool | None = None,
+    max_connections: int | None = None,
+    name: str | None = None,
+) -> Redis:
     """A client of the Redis at `url`; of the Redis Cluster that `url` is a node of when
     `cluster` is true (None: when the environment says REDIS_CLUSTER=true).
+
+    Its connections are bounded: at most `max_connections` (default REDIS_MAX_CONNECTIONS, 16)
+    open at once (per node of a cluster); a command that finds them all busy waits for one
+    (up to POOL_WAIT_SECONDS). No caller holds one for long: watchers wait on the process's
+    fan-out hub (runtime/fanout.py), not on a blocking read.
 
     Every script and multi-key command the platform sends touches one hash slot (see
     runtime/keys.py), so the code above this client is the same for both. The cluster client
     offers the same commands with the same signatures; it is typed as Redis here so the rest of
-    the code names one type."""
+    the code names one type. `name` names its connections (CLIENT LIST shows it)."""
     if cluster is None:
         cluster = env_bool("REDIS_CLUSTER", False)
+    if max_connections is None:
+        max_connections = env_int("REDIS_MAX_CONNECTIONS", MAX_CONNECTIONS)
     if cluster:
         client: Any = RedisCluster.from_url(
-            url, socket_connect_timeout=5, socket_timeout=REDIS_SOCKET_TIMEOUT
+            url,
+            socket_connect_timeout=5,
+            socket_timeout=REDIS_SOCKET_TIMEOUT,
+            max_connections=max_connections,
+            client_name=name,
         )
         return cast(Redis, client)
-    return Redis.from_url(
+    pool = BlockingConnectionPool.from_url(
         url,
+        max_connections=max_connections,
+        timeout=POOL_WAIT_SECONDS,
         health_check_interval=10,
         socket_connect_timeout=5,
         socket_timeout=REDIS_SOCKET_TIMEOUT,
+        client_name=name,
     )
+    return Redis.from_pool(pool)
 
 
 UNREACHABLE: tuple[type[Exception], ...] = (

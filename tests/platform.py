@@ -22,7 +22,7 @@ from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
 from runtime.server import Server
 from services.bots.worker import BotWorker
-from services.game.main import start_game_service
+from services.game.main import GameService, start_game_service
 from services.lobby.main import LobbyService, LobbySettings, start_lobby_service
 from services.matchmaker.matchmaker import Matchmaker
 from tabletop.common.v1 import common_pb2
@@ -57,6 +57,7 @@ class Platform:
         self.relays: dict[str, list[RelayServicer]] = {}
         """Each replica's end of the gateway's relay links."""
         self._redis: list[Redis] = []
+        self.services: list[GameService] = []
         self.gateway: Gateway | None = None
         self.lobby: LobbyService | None = None
         self.bot_workers = bot_workers
@@ -89,7 +90,7 @@ class Platform:
                 service = await start_game_service(game, settings)
                 self.servers[game].append(service.server)
                 self.relays[game].append(service.relay)
-                self._redis.append(service.redis)
+                self.services.append(service)
             ports = ",".join(f"127.0.0.1:{s.port}" for s in self.servers[game])
             backends[game] = f"ipv4:{ports}"
         self.lobby = await start_lobby_service(
@@ -169,6 +170,8 @@ class Platform:
         for servers in self.servers.values():
             for server in servers:
                 await server.stop(0.5)
+        for service in self.services:
+            await service.close()
         for redis in self._redis:
             await redis.aclose()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import random
 from collections import Counter
 from collections.abc import Iterator
@@ -19,7 +21,7 @@ from games.solace.bots import GreedyBot, StrongBot
 from games.solace.layout import BLACK, CLEAR, STOP
 from games.solace.rules import RULES, SolaceState
 from games.solo.rules import RULES as SOLO
-from services.bots.worker import parse_budgets, view_of
+from services.bots.worker import BotWorker, Job, parse_budgets, view_of
 from services.game.core import status_of
 from wire.status import status_message
 
@@ -268,9 +270,7 @@ def _reply(game: str, state: State, seat: int | None) -> Any:
     adapter = games.get(game).adapter
     meta = {"game": game, "seats": ["p"] * state.num_seats, "edition": state.edition}
     status = status_message("g", 0, meta, status_of(state))
-    return adapter.view_response(
-        status=status, seat=-1 if seat is None else seat, view=adapter.view(state.view(seat))
-    )
+    return adapter.view_response(status=status, seat=seat, view=adapter.view(state.view(seat)))
 
 
 @pytest.mark.parametrize("game", ["esoloe", "solo", "solace", "zoxso"])
@@ -285,10 +285,45 @@ def test_the_worker_gets_back_each_seats_view_from_a_getview_reply(game: str) ->
         while True:
             for seat in [None, *range(state.num_seats)]:
                 expected = state.view(seat)
-                if game == "solo" and state.finished:  # the proto says -1 once it is over
-                    expected["to_move"] = -1
+                if game == "solo" and state.finished:  # to_move is unset once it is over,
+                    expected["to_move"] = -1  # which view_json gives back as -1
                 assert view_of(game, _reply(game, state, seat)) == expected
             if not state.to_act():
                 break
             acting = rng.choice(state.to_act())
             state, _ = state.apply(acting, rng.choice(state.legal_moves(acting)))
+
+
+async def test_the_worker_takes_players_in_turn() -> None:
+    """One player's many games cannot keep another's bots waiting: jobs start round robin by
+    sponsor, each with at most `per_sponsor` in hand, whatever order they were read in."""
+    started: list[str] = []
+    release = asyncio.Event()
+
+    class Recorder(BotWorker):
+        async def play(self, job: Job) -> str:
+            started.append(job.game_id)
+            await release.wait()
+            return "retry"  # nothing to acknowledge
+
+    worker = Recorder(
+        redis=None,  # type: ignore[arg-type]
+        gateway="127.0.0.1:1",
+        bot_key="k",
+        consumer="c",
+        concurrency=4,
+        per_sponsor=1,
+    )
+    bot = "bot-strong-0001aaaa"
+    jobs = [Job(str(i), "zoxso", f"greedy-{i}", 1, bot, 0, "greedy") for i in range(8)]
+    jobs.append(Job("8", "zoxso", "patient", 1, "bot-strong-0002bbbb", 0, "patient"))
+    for job in jobs:
+        worker._queues.setdefault(job.sponsor, collections.deque()).append(job)
+    worker._dispatch()
+    await asyncio.sleep(0)
+    assert started == ["greedy-0", "patient"]  # one each, though eight came first
+    release.set()
+    for _ in range(20):  # each finished job lets the next of its sponsor start
+        await asyncio.sleep(0)
+    assert started == ["greedy-0", "patient", *(f"greedy-{i}" for i in range(1, 8))]
+    await worker.close()

@@ -50,12 +50,13 @@ class GameApi:
 
 def api(game: str) -> GameApi:
     """The API of game `game` (KeyError naming the known games for an unknown one)."""
-    return _api(games.get(game))
+    found = games.get(game)
+    return _api(found.name, found.proto_package, found.service, found.port)
 
 
 @cache
-def _api(game: games.Game) -> GameApi:
-    return GameApi(game.name, game.proto_package, game.service, game.port)
+def _api(name: str, proto_package: str, service: str, port: int) -> GameApi:
+    return GameApi(name, proto_package, service, port)
 
 
 def game_apis() -> dict[str, GameApi]:

@@ -38,6 +38,8 @@ class Reason(enum.StrEnum):
     TICKET_LIVE = "TICKET_LIVE"
     TICKET_NOT_FOUND = "TICKET_NOT_FOUND"
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
+    TOO_SLOW = "TOO_SLOW"
+    LIMIT_REACHED = "LIMIT_REACHED"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -55,6 +57,8 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     Reason.NOT_YOUR_SEAT: grpc.StatusCode.PERMISSION_DENIED,
     Reason.RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Reason.TOO_SLOW: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Reason.LIMIT_REACHED: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Reason.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
 }
 """The gRPC status code of each reason."""

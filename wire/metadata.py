@@ -12,6 +12,10 @@ PLAYER_METADATA = "x-tabletop-player"
 NAME_METADATA = "x-tabletop-name"
 """The authenticated player's display name (from their token), likewise."""
 
+SPONSOR_METADATA = "x-tabletop-sponsor"
+"""On the lobby's own calls: the player a game is made for (who watches a game of bots): the
+game counts towards their limits and shows among their games."""
+
 REQUEST_METADATA = "x-tabletop-request"
 """A request id the gateway attaches to each call it forwards: used when the client sent none,
 so the gateway's own retries are applied once."""
@@ -27,3 +31,5 @@ class Caller:
     request_id: str = ""
     name: str = ""
     """The player's display name, as their token says."""
+    sponsor: str = ""
+    """On a platform component's call: the player it acts for (see SPONSOR_METADATA)."""

@@ -119,7 +119,11 @@ async function main() {
   metadata.add('authorization', `Bearer ${login.token}`);
   const started = await call(lobby, 'PlayAgainstBots', { game, level, options }, metadata);
   const gameId = started.status.game_id;
-  console.log(`${game} game ${gameId}: I am seat ${started.seat}, against ${level} bots`);
+  // An unset optional field (here: no seat, with watch_only) is absent from the object.
+  const who = started.seat === undefined
+    ? `watching ${level} bots`
+    : `I am seat ${started.seat}, against ${level} bots`;
+  console.log(`${game} game ${gameId}: ${who}`);
 
   let nextVersion = 0; // Watch resumes from here after a dropped stream: no gap, no duplicate
   let moves = 0;

@@ -13,8 +13,7 @@ from tabletop.esoloe.v1 import esoloe_pb2
 
 def _cells(faces: Sequence[int | None], seats: Sequence[int | None]) -> list[esoloe_pb2.Cell]:
     return [
-        esoloe_pb2.Cell(face=face or 0, seat=-1 if seat is None else seat)
-        for face, seat in zip(faces, seats, strict=True)
+        esoloe_pb2.Cell(face=face or 0, seat=seat) for face, seat in zip(faces, seats, strict=True)
     ]
 
 
@@ -27,7 +26,7 @@ def _rows(grid: Mapping[str, Any]) -> list[esoloe_pb2.Row]:
 
 def _grid_json(cells: Sequence[esoloe_pb2.Cell]) -> tuple[list[Any], list[Any]]:
     """Faces and seats of a row of cells, gaps as None (the inverse of _cells)."""
-    return [c.face or None for c in cells], [None if c.seat < 0 else c.seat for c in cells]
+    return [c.face or None for c in cells], [c.seat if c.HasField("seat") else None for c in cells]
 
 
 class EsoloeAdapter:
@@ -55,7 +54,7 @@ class EsoloeAdapter:
             right=_cells(grids["R"]["faces"], grids["R"]["seats"]),
             upper=_cells(grids["U"]["faces"], grids["U"]["seats"]),
             cubes_left=view["cubes_left"],
-            to_move=-1 if to_move is None or view["result"] is not None else to_move,
+            to_move=None if view["result"] is not None else to_move,
             ply=view["ply"],
         )
 
@@ -72,7 +71,7 @@ class EsoloeAdapter:
         for name, cells in (("L", message.left), ("R", message.right), ("U", message.upper)):
             faces, seats = _grid_json(cells)
             grids[name] = {"faces": faces, "seats": seats}
-        finished = message.to_move < 0
+        finished = not message.HasField("to_move")
         if finished and result is None:
             raise ValueError("the game is over: its view needs the GameStatus result")
         return {

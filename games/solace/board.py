@@ -98,7 +98,9 @@ def _piece(piece: Any) -> str:
 def events(update: Any, me: int) -> list[str]:
     status = update.status
     out: list[str] = []
-    who = seat_name(status, update.envelope.actor, me) if update.envelope.actor >= 0 else ""
+    envelope = update.envelope
+    acted = envelope.HasField("actor") and envelope.actor >= 0  # unset (or -1) at creation
+    who = seat_name(status, envelope.actor, me) if acted else ""
     for event in update.events:
         kind = event.WhichOneof("kind")
         if kind == "moved":

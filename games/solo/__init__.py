@@ -9,6 +9,8 @@ GAME = Game(
     package="games.solo",
     proto_package="tabletop.solo.v1",
     service="SoloService",
+    option_limits=(("start_points", 1000), ("rounds", 50)),
+    unattended_limits=(("start_points", 200), ("rounds", 5)),
     port=50052,
     out_of_turn=True,  # jump-ins (S11)
 )

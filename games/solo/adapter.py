@@ -18,6 +18,11 @@ _DRAW_REASONS = {
 }
 
 
+def _seat_or_none(seat: int) -> int | None:
+    """An engine seat that is -1 for "none" as a proto3 optional field's value (None: unset)."""
+    return None if seat < 0 else seat
+
+
 def _by_seat(values: Mapping[str, Any]) -> list[Any]:
     """A {"0": x, "1": y, ...} mapping as a list in seat order."""
     return [values[str(seat)] for seat in range(len(values))]
@@ -59,11 +64,11 @@ class SoloAdapter:
             draw_pile_size=view["draw_pile_size"],
             pending_draw=view["pending_draw"],
             direction=view["direction"],
-            to_move=-1 if finished else view["to_move"],
-            top_played_by=view["top_played_by"],
+            to_move=None if finished else view["to_move"],
+            top_played_by=_seat_or_none(view["top_played_by"]),
             drawn_waiting=view["drawn_waiting"],
             solo_called=view["solo_called"],
-            late_call_seat=view["exposed"],
+            late_call_seat=_seat_or_none(view["exposed"]),
             finished=finished,
             winners=view["winners"] or [],
             hand=view.get("hand") or [],
@@ -72,12 +77,13 @@ class SoloAdapter:
 
     def view_json(self, reply: solo_pb2.GetViewResponse) -> dict[str, Any]:
         """The engine's view back from a GetView reply (what a bot worker is told): exact for
-        every view of a game in progress. The seat comes from the reply (-1: the public view);
-        once the game is over the proto says to_move -1 where the engine keeps its last seat.
-        The rules edition comes from the status (0, unset, from a server that predates
-        editions: edition 1)."""
+        every view of a game in progress. The seat comes from the reply (unset: the public
+        view); once the game is over the proto leaves to_move unset where the engine keeps its
+        last seat, and this gives -1. The engine's -1 for "no seat" (top_played_by, exposed) is
+        an unset field on the wire. The rules edition comes from the status (0, unset, from a
+        server that predates editions: edition 1)."""
         message = reply.view
-        viewer = None if reply.seat < 0 else reply.seat
+        viewer = reply.seat if reply.HasField("seat") else None
         out: dict[str, Any] = {
             "seat": viewer,
             "edition": reply.status.rules_edition or 1,
@@ -95,11 +101,11 @@ class SoloAdapter:
             "draw_pile_size": message.draw_pile_size,
             "pending_draw": message.pending_draw,
             "direction": message.direction,
-            "to_move": message.to_move,
-            "top_played_by": message.top_played_by,
+            "to_move": message.to_move if message.HasField("to_move") else -1,
+            "top_played_by": message.top_played_by if message.HasField("top_played_by") else -1,
             "drawn_waiting": message.drawn_waiting,
             "solo_called": list(message.solo_called),
-            "exposed": message.late_call_seat,
+            "exposed": message.late_call_seat if message.HasField("late_call_seat") else -1,
             "finished": message.finished,
             "winners": list(message.winners) if message.finished else None,
         }

@@ -68,18 +68,19 @@ def draw(reply: solo_pb2.GetViewResponse, me: int) -> RenderableType:
         notes = []
         if view.solo_called and view.solo_called[seat]:
             notes.append("called Solo")
-        if seat == view.late_call_seat:
+        if view.HasField("late_call_seat") and seat == view.late_call_seat:
             notes.append("one card, no Solo call: draws 2 at the next card played")
-        if seat == view.top_played_by:
+        if view.HasField("top_played_by") and seat == view.top_played_by:
             notes.append("played the top card")
+        moves = view.HasField("to_move") and seat == view.to_move
         seats.add_row(
-            ">" if seat == view.to_move else "",
+            ">" if moves else "",
             str(seat),
             names[seat] if seat < len(names) else "",
             str(view.hand_sizes[seat]),
             str(view.points[seat]),
             ", ".join(notes),
-            style="bold" if seat == view.to_move else None,
+            style="bold" if moves else None,
         )
     parts: list[RenderableType] = [head, table_line, seats]
     if me >= 0:
@@ -279,7 +280,7 @@ def not_held(move: str, view: Any) -> str | None:
     player does not hold."""
     found = _PLAY.match(move)
     board = getattr(view, "view", None)
-    if found is None or board is None or getattr(view, "seat", -1) < 0:
+    if found is None or board is None or not view.HasField("seat"):  # the public view
         return None
     card = found.group(1)
     hand = list(board.hand)

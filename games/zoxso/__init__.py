@@ -9,5 +9,7 @@ GAME = Game(
     package="games.zoxso",
     proto_package="tabletop.zoxso.v1",
     service="ZoxsoService",
+    option_limits=(("max_plies", 2000),),
+    unattended_limits=(("max_plies", 400),),
     port=50054,
 )

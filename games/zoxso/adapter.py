@@ -88,7 +88,7 @@ class ZoxsoAdapter:
             stones=_squares(stones, STONE_INDEX),
             forces=forces,
             phase=view["phase"],
-            to_move=-1 if view["result"] is not None else view["to_move"],
+            to_move=None if view["result"] is not None else view["to_move"],
             ply=view["ply"],
             max_plies=view["max_plies"],
             passes=view["passes"],
@@ -99,13 +99,13 @@ class ZoxsoAdapter:
         """The engine's view back from a GetView reply (what a bot worker is told).
 
         A finished game's result comes from the reply's status (the View does not carry it).
-        Nor does a finished game's View say whose turn it would have been (to_move is -1): it is
+        Nor does a finished game's View say whose turn it would have been (to_move is unset): it is
         recomputed as ply % 2 (Dark moves on even plies in both phases, which holds for every
         game started by new_game without a setup). The rules edition comes from the status too;
         0 (unset: a server from before rules editions) means edition 1."""
         message = reply.view
         result = reply.status.result if reply.status.HasField("result") else None
-        finished = message.to_move < 0
+        finished = not message.HasField("to_move")
         if finished and result is None:
             raise ValueError("the game is over: its view needs the GameStatus result")
         hands = {_SIDE_LETTERS[force.seat]: force.in_hand for force in message.forces}

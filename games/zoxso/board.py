@@ -118,7 +118,9 @@ def draw(reply: zoxso_pb2.GetViewResponse, me: int) -> RenderableType:
                 for counts in (force.in_hand, force.on_pearls, force.on_stones)
             ),
         )
-    turn = "" if view.to_move < 0 else f", {side_name(reply.status, view.to_move, me)} to move"
+    turn = (
+        f", {side_name(reply.status, view.to_move, me)} to move" if view.HasField("to_move") else ""
+    )
     head = Text(f"ZoxSo, phase {view.phase}, ply {view.ply}/{view.max_plies}{turn}")
     legend = Text(
         "d Dark, l Light; M Ma, D Dao, X Xing; Pearls a1..h8, Stones A1..G7 between them\n"

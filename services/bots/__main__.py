@@ -10,7 +10,8 @@ engines/bots/base.py DEFAULT_BUDGETS; `--budget` items override it), BOT_PROCESS
 the searching levels think in, default one per CPU), BOT_STALL_SECONDS (a live game waiting
 this long on a bot seat gets a new job, default 30), BOT_PEOPLE_WINDOW_SECONDS (in Solo, at a
 table with a person, bots act about this long after each move, so a person can jump in as
-soon as a bot can; default 1.5, 0 turns it off).
+soon as a bot can; default 1.5, 0 turns it off), BOT_PER_SPONSOR (jobs of one player's games in
+hand at once, taken in turn with other players'; default an eighth of BOT_CONCURRENCY).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ async def main(budgets: dict[str, float]) -> None:
     bot_key = os.environ.get("BOT_KEY", "")
     if not bot_key:
         raise SystemExit("BOT_KEY is not set: bot workers log in with the gateway's bot key")
-    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="bots")
     worker = BotWorker(
         redis=redis,
         gateway=env_str("GATEWAY_ADDR", "127.0.0.1:50050"),
@@ -66,6 +67,7 @@ async def main(budgets: dict[str, float]) -> None:
         processes=env_int("BOT_PROCESSES", 0),
         stall_seconds=env_float("BOT_STALL_SECONDS", 30.0),
         people_window_seconds=env_float("BOT_PEOPLE_WINDOW_SECONDS", 1.5),
+        per_sponsor=env_int("BOT_PER_SPONSOR", 0),
     )
 
     async def ready() -> bool:

@@ -17,7 +17,9 @@ makes a move that was already accepted apply once.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import functools
 import logging
 import multiprocessing
 import os
@@ -111,6 +113,8 @@ class Job:
     seat: int
     player: str
     version: int
+    sponsor: str = ""
+    """The player the bots' work is for (see runtime.bot_turns.jobs)."""
 
     @staticmethod
     def parse(entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> Job:
@@ -122,6 +126,7 @@ class Job:
             seat=int(text["seat"]),
             player=text["player"],
             version=int(text["version"]),
+            sponsor=text.get("sponsor", ""),
         )
 
 
@@ -141,6 +146,7 @@ class BotWorker:
         choose: Chooser = choose_move,
         stall_seconds: float = 30.0,
         people_window_seconds: float = 1.5,
+        per_sponsor: int = 0,
     ) -> None:
         """`budgets`: seconds each level may think about a move. `processes`: how many
         processes the searching levels think in (0: one per CPU), started at the first job
@@ -149,7 +155,9 @@ class BotWorker:
         new job (its job was lost: see `sweep`). `people_window_seconds`: in a game where
         seats may act out of turn (Solo jump-ins) and a person holds a seat, bots let about
         this long pass after each move before they act (between 0.75 and 1.25 times it, as a
-        person's reaction varies), so the person has the same chance to jump in as a bot."""
+        person's reaction varies), so the person has the same chance to jump in as a bot.
+        `per_sponsor`: jobs of one sponsor (the player the bots' work is for) in hand at once
+        (0: an eighth of `concurrency`, at least 1; see `_dispatch`)."""
         self.redis = redis
         self.gateway = gateway
         self.bot_key = bot_key
@@ -164,7 +172,10 @@ class BotWorker:
         self.channel = grpc.aio.insecure_channel(gateway)
         self.sessions: dict[str, Session] = {}
         self.rng = random.Random()
-        self._slots = asyncio.Semaphore(concurrency)
+        self.per_sponsor = per_sponsor or max(1, concurrency // 8)
+        self._queues: dict[str, collections.deque[Job]] = {}
+        """Jobs read and waiting to start, by sponsor (taken in turn)."""
+        self._running: dict[str, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.stall_ms = int(stall_seconds * 1000)
         self.people_window = people_window_seconds
@@ -223,18 +234,44 @@ class BotWorker:
                 start_id="0-0", count=self.concurrency,
             )  # fmt: skip
             entries += [e for e in reply[1] if e[1]]
-        free = max(1, self.concurrency - len(self._tasks))
+        free = max(1, 4 * self.concurrency - len(self._tasks) - self.waiting)
         read: Any = await self.redis.xreadgroup(
             keys.BOT_GROUP, self.consumer, {keys.BOT_TURNS: ">"}, count=free, block=1000
         )
         for _stream, items in read or []:
             entries += items
         for entry_id, fields in entries:
-            await self._slots.acquire()
-            task = asyncio.create_task(self._handle(Job.parse(entry_id, fields)))
-            self._tasks.add(task)
-            task.add_done_callback(self._done)
+            job = Job.parse(entry_id, fields)
+            self._queues.setdefault(job.sponsor, collections.deque()).append(job)
+        self._dispatch()
         return last_claim
+
+    @property
+    def waiting(self) -> int:
+        """Jobs read and not started yet."""
+        return sum(len(queue) for queue in self._queues.values())
+
+    def _dispatch(self) -> None:
+        """Start waiting jobs, taking the players in turn: each sponsor has at most
+        `per_sponsor` jobs in hand, so one player's many games against strong bots cannot
+        keep everyone else's bots waiting."""
+        started = True
+        while started and len(self._tasks) < self.concurrency:
+            started = False
+            for sponsor in list(self._queues):
+                queue = self._queues[sponsor]
+                if self._running.get(sponsor, 0) >= self.per_sponsor:
+                    continue
+                job = queue.popleft()
+                if not queue:
+                    del self._queues[sponsor]
+                self._running[sponsor] = self._running.get(sponsor, 0) + 1
+                task = asyncio.create_task(self._handle(job))
+                self._tasks.add(task)
+                task.add_done_callback(functools.partial(self._done, job.sponsor))
+                started = True
+                if len(self._tasks) >= self.concurrency:
+                    break
 
     async def _report_lag(self) -> None:
         for group in await self.redis.xinfo_groups(keys.BOT_TURNS):
@@ -242,9 +279,14 @@ class BotWorker:
                 STREAM_LAG.labels(keys.BOT_TURNS, keys.BOT_GROUP).set(group.get("lag") or 0)
                 STREAM_PENDING.labels(keys.BOT_TURNS, keys.BOT_GROUP).set(group["pending"])
 
-    def _done(self, task: asyncio.Task[None]) -> None:
+    def _done(self, sponsor: str, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        self._slots.release()
+        left = self._running[sponsor] - 1
+        if left:
+            self._running[sponsor] = left
+        else:
+            del self._running[sponsor]
+        self._dispatch()
 
     async def _handle(self, job: Job) -> None:
         try:

@@ -14,7 +14,6 @@ view and event to that seat.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
 import secrets
@@ -30,8 +29,10 @@ import games
 from engines.contract import Event, GameError, State, visible_events
 from games.adapter import Adapter
 from runtime import bot_turns, keys
-from runtime.game_log import Entry
+from runtime.fanout import StreamHub, TooSlow
+from runtime.game_log import Entry, entry_of
 from runtime.observability import GAMES_CREATED, GAMES_FINISHED, MOVES, WATCHERS
+from services.game.limits import Limits, check_load, check_options, load_of
 from services.game.store import GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
 from wire.errors import ApiError
@@ -44,10 +45,8 @@ log = logging.getLogger("tabletop.game")
 MAX_MOVE_CHARS = 200
 MAX_REQUEST_ID_CHARS = 64
 COMMIT_ATTEMPTS = 3
-WATCH_BLOCK_MS = 4_000
-WATCH_RETRY_SECONDS = 0.5
-WATCH_OUTAGE_SECONDS = 30.0
-"""A Watch stream rides out a Redis outage this long before it ends with UNAVAILABLE."""
+SENT_KEPT = 4096
+"""Watch messages kept built, for the other watchers of the same version and seat."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,12 +157,19 @@ def new_game_id(game: str) -> str:
 class GameCore:
     """Every call of one game's API, on the games stored in Redis."""
 
-    def __init__(self, adapter: Adapter, store: GameStore) -> None:
+    def __init__(
+        self, adapter: Adapter, store: GameStore, hub: StreamHub, limits: Limits | None = None
+    ) -> None:
         self.adapter = adapter
         self.game = adapter.game
         self.rules = adapter.rules
         self.store = store
+        self.hub = hub
+        """Delivers new entries of the games this process's watchers follow."""
+        self.limits = limits or Limits()
         self.hints = Hints()
+        self._sent: OrderedDict[tuple[str, int, int | None], Message] = OrderedDict()
+        """The Watch messages built last, by game, version and seat."""
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -205,7 +211,7 @@ class GameCore:
         return self._events([Event.from_json(e) for e in events], seat)
 
     async def _wake_bots(
-        self, game_id: str, version: int, state: State, seats: Sequence[str]
+        self, game_id: str, version: int, state: State, meta: Mapping[str, Any]
     ) -> None:
         """Queue a bot-turn job for every bot seat that may act now (jump-ins included).
 
@@ -213,7 +219,7 @@ class GameCore:
         process stop), a client's retry (same request id) or the bot workers' sweep of the live
         games queues the job again; a duplicate job is harmless (a worker plays with
         expected_version, so only one of two jobs for a version can move)."""
-        jobs = bot_turns.jobs(self.game, game_id, version, seats, state.to_act())
+        jobs = bot_turns.jobs(game_id, version, meta, state.to_act())
         if jobs:
             try:
                 await bot_turns.add(self.store.redis, jobs)
@@ -228,6 +234,7 @@ class GameCore:
         check_players(players, caller.player)
         try:
             options = self.adapter.options(request)
+            check_options(self.game, {**self.rules.default_options(), **options}, players)
             seed = random.SystemRandom().getrandbits(63)
             state = self.rules.new_game(seed, options)
         except GameError as error:
@@ -237,6 +244,10 @@ class GameCore:
                 "INVALID_ARGUMENT",
                 f"this {self.game} game has {state.num_seats} seats; got {len(players)} player ids",
             )
+        sponsor = caller.player or caller.sponsor
+        if caller.player:  # a table of their own: it counts like any game they play
+            load = load_of(await self.store.live_metas(caller.player))
+            check_load(load, self.limits, players)
         game_id = new_game_id(self.game)
         # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
         # move log it rebuilds every position, which audits use (bench/soak.py).
@@ -247,12 +258,13 @@ class GameCore:
             "options": options,
             "seed": seed,
             "edition": state.edition,
+            "sponsor": sponsor,
         }
         status = status_of(state)
-        await self.store.opened(self.game, game_id, players)
+        await self.store.opened(self.game, game_id, [*players, sponsor] if sponsor else players)
         opening = [event.to_json() for event in state.opening_events()]
         await self.store.create(game_id, state.serialize(), meta, opening, status)
-        await self._wake_bots(game_id, 0, state, players)
+        await self._wake_bots(game_id, 0, state, meta)
         GAMES_CREATED.labels(self.game).inc()
         log.info("game created", extra={"game_id": game_id, "seats": len(players)})
         return self.adapter.create_response(status=status_message(game_id, 0, meta, status))
@@ -269,7 +281,7 @@ class GameCore:
         )
         return self.adapter.view_response(
             status=self._status(loaded),
-            seat=-1 if seat is None else seat,
+            seat=seat,
             view=self.adapter.view(loaded.state.view(seat)),
         )
 
@@ -404,7 +416,7 @@ class GameCore:
         )
         if commit.outcome == "OK":
             self.hints.put(game_id, Loaded(stored.moved_to(commit.version), state))
-            await self._wake_bots(game_id, commit.version, state, stored.meta["seats"])
+            await self._wake_bots(game_id, commit.version, state, stored.meta)
             if status["finished"]:
                 await self.store.closed(game_id)
                 GAMES_FINISHED.labels(self.game).inc()
@@ -455,7 +467,6 @@ class GameCore:
         woken again, on the game as it is now (`loaded` may be the version the retry was judged
         on, from before its first try was committed)."""
         game_id = loaded.stored.game_id
-        seats = loaded.stored.meta["seats"]
         entries = await self.store.entries(game_id, version, count=1)
         if not entries or entries[0].version != version:
             raise ApiError("UNAVAILABLE", "the game's log cannot be read right now; retry")
@@ -469,7 +480,7 @@ class GameCore:
                 "a retry repeats the same move, a new move needs a new request id",
             )
         now = await self._load(game_id)
-        await self._wake_bots(game_id, now.stored.version, now.state, seats)
+        await self._wake_bots(game_id, now.stored.version, now.state, now.stored.meta)
         return self.adapter.play_response(
             status=status_message(game_id, version, loaded.stored.meta, entry.status),
             events=self._stored_events(entry.events, seat),
@@ -489,39 +500,61 @@ class GameCore:
             if request.public
             else resolve_seat(seats, caller.player, requested, spectator_ok=True)
         )
-        if request.from_version < 0:
-            raise ApiError("INVALID_ARGUMENT", "from_version must be 0 or more")
+        last = loaded.stored.version
+        if not 0 <= request.from_version <= last + 1:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"from_version must be 0..{last + 1}: the game is at version {last}",
+            )
         return self._follow(loaded, request.from_version, seat)
 
     async def _follow(
         self, loaded: Loaded, next_version: int, seat: int | None
     ) -> AsyncIterator[Message]:
+        """The game's entries from `next_version` on, through this process's fan-out hub (no
+        Redis connection of its own); ends after the game's last move."""
         game_id = loaded.stored.game_id
         if loaded.state.finished and next_version > loaded.stored.version:
             return
+        after = keys.event_entry_id(next_version - 1) if next_version > 0 else "0-0"
+        watcher = self.hub.watch(keys.game_events(game_id), after)
         watchers = WATCHERS.labels(self.game)
         watchers.inc()
-        outage = 0.0
         try:
             while True:
                 try:
-                    entries = await self.store.wait_entries(game_id, next_version, WATCH_BLOCK_MS)
-                    outage = 0.0
-                except ApiError:  # Redis unreachable: wait for it, then go on
-                    outage += WATCH_RETRY_SECONDS
-                    if outage > WATCH_OUTAGE_SECONDS:
-                        raise
-                    await asyncio.sleep(WATCH_RETRY_SECONDS)
-                    continue
-                for entry in entries:
+                    entries = await watcher.next()
+                except TooSlow as slow:
+                    resume = keys.version_of_entry_id(slow.after) + 1 if slow.after != "0-0" else 0
+                    raise ApiError(
+                        "TOO_SLOW",
+                        f"this stream was read too slowly and was ended; watch again from "
+                        f"version {resume}",
+                        next_version=str(resume),
+                    ) from None
+                for entry_id, fields in entries:
+                    entry = entry_of(entry_id, fields)
                     yield self._watch_message(game_id, loaded.stored.meta, entry, seat)
-                    next_version = entry.version + 1
                     if entry.status["finished"]:
                         return
         finally:
+            watcher.close()
             watchers.dec()
 
     def _watch_message(
+        self, game_id: str, meta: Mapping[str, Any], entry: Entry, seat: int | None
+    ) -> Message:
+        """A version as `seat` (None: a spectator) sees it; built once for all the watchers of
+        the same seat here (messages are not changed once built)."""
+        key = (game_id, entry.version, seat)
+        message = self._sent.get(key)
+        if message is None:
+            message = self._sent[key] = self._build_watch_message(game_id, meta, entry, seat)
+            if len(self._sent) > SENT_KEPT:
+                self._sent.popitem(last=False)
+        return message
+
+    def _build_watch_message(
         self, game_id: str, meta: Mapping[str, Any], entry: Entry, seat: int | None
     ) -> Message:
         time = Timestamp()
@@ -530,7 +563,7 @@ class GameCore:
             envelope=common_pb2.EventEnvelope(
                 game_id=game_id,
                 version=entry.version,
-                actor=entry.actor,
+                actor=entry.actor if entry.actor >= 0 else None,  # unset at creation
                 move=entry.move,
                 time=time,
             ),

@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 import games
+from runtime import keys
 from runtime.config import ServiceSettings
+from runtime.fanout import StreamHub
 from runtime.observability import ACTIVE_GAMES, configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
 from runtime.server import Server, run
 from services.game.core import GameCore
+from services.game.limits import Limits
 from services.game.servicer import GameServicer
 from services.game.store import GameStore
 from wire.api import api
@@ -23,17 +26,26 @@ log = logging.getLogger("tabletop")
 
 @dataclass(frozen=True)
 class GameService:
-    """A running game service: its server (`.port`), its Redis client and its relay servicer."""
+    """A running game service: its server (`.port`), Redis client, relay servicer and fan-out."""
 
     server: Server
     redis: Redis
     relay: RelayServicer
+    hub: StreamHub
+
+    async def close(self) -> None:
+        """After the server stopped: the hub and the Redis client."""
+        await self.hub.stop()
+        await self.redis.aclose()
 
 
-async def start_game_service(game: str, settings: ServiceSettings) -> GameService:
-    """Start the service of `game` on settings.listen."""
+async def start_game_service(
+    game: str, settings: ServiceSettings, limits: Limits | None = None
+) -> GameService:
+    """Start the service of `game` on settings.listen (per-player `limits`: the defaults, or
+    the environment's when run as a process)."""
     game_api = api(game)
-    redis = connect_redis(settings.redis_url)
+    redis = connect_redis(settings.redis_url, name=f"game-{game}")
     store = GameStore(redis, ttl_seconds=settings.game_ttl_seconds)
 
     async def ready() -> bool:
@@ -43,13 +55,21 @@ async def start_game_service(game: str, settings: ServiceSettings) -> GameServic
     server = Server(
         settings.listen, [game_api.full_name], ready=ready, grace_seconds=settings.grace_seconds
     )
-    servicer = GameServicer(GameCore(games.get(game).adapter, store))
+    hub = StreamHub(
+        redis,
+        [keys.changed_channel(game)],
+        poll_seconds=settings.poll_seconds,
+        max_pending=settings.watch_queue,
+        stall_seconds=settings.stall_seconds,
+    )
+    await hub.start()
+    servicer = GameServicer(GameCore(games.get(game).adapter, store, hub, limits))
     game_api.add_servicer(servicer, server.server)
     relay = RelayServicer(game_api.descriptor, servicer.handlers())
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()
-    return GameService(server, redis, relay)
+    return GameService(server, redis, relay, hub)
 
 
 def run_game_service(game: str) -> None:
@@ -57,12 +77,12 @@ def run_game_service(game: str) -> None:
     settings = ServiceSettings.from_env(games.get(game).port)
 
     async def main() -> None:
-        service = await start_game_service(game, settings)
+        service = await start_game_service(game, settings, Limits.from_env())
         serve_metrics(settings.metrics_port)
         log.info(
             "listening", extra={"port": service.server.port, "metrics_port": settings.metrics_port}
         )
         await service.server.serve_until_signal()
-        await service.redis.aclose()
+        await service.close()
 
     run(main())

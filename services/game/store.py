@@ -21,7 +21,7 @@ from wire.players import display_name, is_bot
 
 # KEYS: state, events, requests.
 # ARGV: expected version, snapshot, request id ("" for none), actor, move, events JSON,
-#       status JSON, time ms, ttl seconds.
+#       status JSON, time ms, ttl seconds, the channel that tells watchers of a new entry.
 # Returns {"OK", new version} | {"DUPLICATE", version applied} | {"NOT_FOUND", -1}
 #       | {"STALE", current version, snapshot, meta} (so the caller can retry without a read).
 _COMMIT = """
@@ -43,6 +43,7 @@ redis.call('XADD', KEYS[2], version .. '-1', 'actor', ARGV[4], 'move', ARGV[5],
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], version) end
 local ttl = tonumber(ARGV[9])
 for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
+redis.call('PUBLISH', ARGV[10], KEYS[2])
 return {'OK', version}
 """
 
@@ -53,7 +54,8 @@ local game = redis.call('HMGET', KEYS[1], 'version', 'snapshot', 'meta')
 return {game[1], game[2], game[3], redis.call('HGET', KEYS[2], ARGV[1])}
 """
 
-# KEYS: state, events. ARGV: snapshot, meta JSON, events JSON, status JSON, time ms, ttl.
+# KEYS: state, events. ARGV: snapshot, meta JSON, events JSON, status JSON, time ms, ttl,
+# the channel that tells watchers of a new entry.
 # Returns 1 when created, 0 when a game with this id exists already.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -62,6 +64,7 @@ redis.call('XADD', KEYS[2], '0-1', 'actor', -1, 'move', '', 'events', ARGV[3],
            'status', ARGV[4], 't', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[6])
+redis.call('PUBLISH', ARGV[7], KEYS[2])
 return 1
 """
 
@@ -131,6 +134,7 @@ class GameStore:
                 _dumps(status),
                 now_ms(),
                 self.ttl_seconds,
+                keys.changed_channel(keys.kind_of(game_id)),
             ],
         )
         return bool(created)
@@ -194,6 +198,12 @@ class GameStore:
             await self.redis.zrem(keys.player_games(player), *gone)
         return games
 
+    async def live_metas(self, player: str) -> list[dict[str, Any]]:
+        """The metas of the player's games not finished yet (of their most recent games)."""
+        return [
+            dict(g.meta) for g in await self.player_games(player) if not g.last.status["finished"]
+        ]
+
     @unavailable_when_unreachable
     async def closed(self, game_id: str) -> None:
         """The game is over: no longer counted or listed."""
@@ -252,6 +262,7 @@ class GameStore:
                 _dumps(status),
                 now_ms(),
                 self.ttl_seconds,
+                keys.changed_channel(keys.kind_of(game_id)),
             ],
         )
         outcome, version = reply[0].decode(), int(reply[1])

@@ -14,11 +14,14 @@ from typing import Any
 import grpc
 from redis.asyncio import Redis
 
+from runtime import keys
 from runtime.config import env_float, env_int, env_str, game_backends
+from runtime.fanout import StreamHub
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
 from runtime.server import Context, Server, answer, caller_of, run
+from services.game.limits import Limits
 from services.game.store import GameStore
 from services.lobby.servicer import Lobby
 from services.lobby.store import LobbyStore
@@ -39,6 +42,7 @@ class LobbySettings:
     """game id -> gRPC target of its service (see runtime.config.game_backends)."""
     grace_seconds: float = 10.0
     metrics_port: int = 0
+    limits: Limits = field(default_factory=Limits)
 
     @staticmethod
     def from_env() -> LobbySettings:
@@ -48,6 +52,7 @@ class LobbySettings:
             backends=game_backends(),
             grace_seconds=env_float("GRACE_SECONDS", 10.0),
             metrics_port=env_int("METRICS_PORT", 0),
+            limits=Limits.from_env(),
         )
 
 
@@ -86,20 +91,25 @@ class LobbyService:
     redis: Redis
     relay: RelayServicer
     channels: Mapping[str, grpc.aio.Channel]
+    hub: StreamHub
 
     async def close(self) -> None:
+        """After the server stopped: the hub, the channels and the Redis client."""
+        await self.hub.stop()
         for channel in self.channels.values():
             await channel.close()
         await self.redis.aclose()
 
 
 async def start_lobby_service(settings: LobbySettings) -> LobbyService:
-    redis = connect_redis(settings.redis_url)
+    redis = connect_redis(settings.redis_url, name="lobby")
     channels = {
         game: grpc.aio.insecure_channel(target, options=channel_options(api(game).full_name))
         for game, target in settings.backends.items()
     }
-    lobby = Lobby(LobbyStore(redis), GameStore(redis), channels)
+    hub = StreamHub(redis, [keys.changed_channel(keys.TICKETS_FAMILY)])
+    await hub.start()
+    lobby = Lobby(LobbyStore(redis), GameStore(redis), channels, hub, settings.limits)
 
     async def ready() -> bool:
         return bool(await redis.ping())
@@ -112,7 +122,7 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()
-    return LobbyService(server, redis, relay, channels)
+    return LobbyService(server, redis, relay, channels, hub)
 
 
 def run_lobby_service() -> None:

@@ -8,20 +8,23 @@ from __future__ import annotations
 import contextlib
 import random
 import secrets
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import grpc
 
 import games
 from engines.contract import GameError
+from runtime import keys
+from runtime.fanout import StreamHub, TooSlow
 from runtime.redis import redis_failed
+from services.game.limits import Limits, check_load, check_options, load_of
 from services.game.store import GameStore
 from services.lobby.store import LobbyStore, Ticket, pool_key
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
 from wire.errors import ApiError
-from wire.metadata import Caller
+from wire.metadata import SPONSOR_METADATA, Caller
 from wire.players import new_bot_id
 from wire.status import status_message
 
@@ -50,12 +53,13 @@ def seat_count(game: str, create: Any) -> int:
 
 
 def _ticket_message(ticket: Ticket, state: str | None = None, **fields: Any) -> lobby_pb2.Ticket:
+    seat = int(fields.get("seat", ticket.seat))  # the store's -1 (not matched): unset
     return lobby_pb2.Ticket(
         ticket_id=ticket.ticket_id,
         state=_TICKET_STATES[state or ticket.state],
         game=ticket.game,
         game_id=fields.get("game_id", ticket.game_id),
-        seat=int(fields.get("seat", ticket.seat)),
+        seat=seat if seat >= 0 else None,
     )
 
 
@@ -65,7 +69,8 @@ def _lobby_reachable() -> Iterator[None]:
     try:
         yield
     except Exception as error:
-        if not redis_failed(error):
+        unavailable = isinstance(error, ApiError) and error.reason == "UNAVAILABLE"
+        if not (unavailable or redis_failed(error)):
             raise
         raise ApiError("UNAVAILABLE", "the lobby cannot be reached; retry") from None
 
@@ -82,11 +87,19 @@ class Lobby:
     """Every call of tabletop.lobby.v1.LobbyService, transport-free."""
 
     def __init__(
-        self, tickets: LobbyStore, games_store: GameStore, channels: Mapping[str, grpc.aio.Channel]
+        self,
+        tickets: LobbyStore,
+        games_store: GameStore,
+        channels: Mapping[str, grpc.aio.Channel],
+        hub: StreamHub,
+        limits: Limits | None = None,
     ) -> None:
         self.tickets = tickets
         self.games = games_store
         self.channels = channels
+        self.hub = hub
+        self.limits = limits or Limits()
+        """Delivers ticket events to this process's WatchTicket streams."""
         """Each game's service, for the games the lobby creates at once (PlayAgainstBots)."""
 
     async def _seen(self, caller: Caller) -> str:
@@ -97,6 +110,12 @@ class Lobby:
             with contextlib.suppress(ApiError):
                 await self.games.remember_name(player, caller.name)
         return player
+
+    async def _check_load(self, player: str, seats: Sequence[str]) -> None:
+        """Refuse a game with `seats` for a player who holds as many games as they may."""
+        with _lobby_reachable():
+            metas = await self.games.live_metas(player)
+        check_load(load_of(metas), self.limits, seats)
 
     def _game_request(self, request: Any) -> tuple[str, Any]:
         """The game and its CreateGame request with the request's options (checked)."""
@@ -145,6 +164,11 @@ class Lobby:
             raise ApiError("INVALID_ARGUMENT", "bots_after_seconds must be 1..3600")
         found = games.get(game)
         options = {**found.rules.default_options(), **found.adapter.options(create)}
+        level = request.level or "random"
+        fill = _BOT_FILL.get(request.bots, "never")
+        maybe_bots = [] if fill == "never" else [new_bot_id(level)]
+        await self._check_load(player, [player, *maybe_bots])
+        check_options(game, options, [player])
         ticket_id = secrets.token_hex(10)
         with _lobby_reachable():
             queued, existing = await self.tickets.enqueue(
@@ -153,10 +177,10 @@ class Lobby:
                 game=game,
                 options=create.options.SerializeToString(deterministic=True),
                 seats=seats,
-                bots=_BOT_FILL.get(request.bots, "never"),
+                bots=fill,
                 bots_after=float(request.bots_after_seconds),
-                level=request.level or "random",
-                pool=pool_key(game, seats, options),
+                level=level,
+                pool=pool_key(game, seats, options, level, fill, request.bots_after_seconds),
             )
         if not queued:
             raise ApiError(
@@ -165,9 +189,7 @@ class Lobby:
                 "watch it or cancel it first",
                 ticket_id=existing,
             )
-        return lobby_pb2.Ticket(
-            ticket_id=ticket_id, state=lobby_pb2.TICKET_STATE_QUEUED, game=game, seat=-1
-        )
+        return lobby_pb2.Ticket(ticket_id=ticket_id, state=lobby_pb2.TICKET_STATE_QUEUED, game=game)
 
     async def watch_ticket(
         self, request: lobby_pb2.WatchTicketRequest, caller: Caller
@@ -176,18 +198,28 @@ class Lobby:
         return self._follow(ticket)
 
     async def _follow(self, ticket: Ticket) -> AsyncIterator[lobby_pb2.Ticket]:
-        after = "0-0"
-        while True:
-            with _lobby_reachable():
-                events = await self.tickets.events(ticket.ticket_id, after, block_ms=4000)
-            for entry_id, fields in events:
-                after = entry_id
-                state = fields["state"]
-                yield _ticket_message(
-                    ticket, state, game_id=fields.get("game_id", ""), seat=fields.get("seat", -1)
-                )
-                if state != "queued":
-                    return
+        """The ticket's states from its first on, through the process's fan-out hub (no Redis
+        connection of its own), until it leaves the queue."""
+        watcher = self.hub.watch(keys.ticket_events(ticket.ticket_id), "0-0")
+        try:
+            while True:
+                try:
+                    events = await watcher.next()
+                except TooSlow:
+                    raise ApiError(
+                        "TOO_SLOW", "this stream was read too slowly and was ended; watch again"
+                    ) from None
+                for event in events:
+                    fields = LobbyStore.fields(event)
+                    state = fields["state"]
+                    yield _ticket_message(
+                        ticket, state, game_id=fields.get("game_id", ""),
+                        seat=fields.get("seat", -1),
+                    )  # fmt: skip
+                    if state != "queued":
+                        return
+        finally:
+            watcher.close()
 
     async def cancel_ticket(
         self, request: lobby_pb2.CancelTicketRequest, caller: Caller
@@ -205,23 +237,28 @@ class Lobby:
         player = await self._seen(caller)
         seats = seat_count(game, create)
         bots = [new_bot_id(request.level or "random") for _ in range(seats)]
-        seat = -1
+        seat: int | None = None
         if not request.watch_only:
-            seat = request.seat if request.HasField("seat") and request.seat >= 0 else -1
-            if seat >= seats:
+            seat = request.seat if request.HasField("seat") else random.randrange(seats)
+            if not 0 <= seat < seats:
                 raise ApiError(
                     "INVALID_ARGUMENT", f"seat {seat} does not exist; seats are 0..{seats - 1}"
                 )
-            if seat < 0:
-                seat = random.randrange(seats)
             bots[seat] = player
         create.players.extend(bots)
+        await self._check_load(player, bots)
         channel = self.channels.get(game)
         if channel is None:
             raise ApiError("UNAVAILABLE", f"the lobby has no {game} service to create games on")
         try:
             created = (
-                await api(game).stub(channel).CreateGame(create, timeout=CREATE_TIMEOUT_SECONDS)
+                await api(game)
+                .stub(channel)
+                .CreateGame(
+                    create,
+                    timeout=CREATE_TIMEOUT_SECONDS,
+                    metadata=((SPONSOR_METADATA, player),),  # the game is made for this player
+                )
             )
         except grpc.aio.AioRpcError as error:
             raise ApiError.of_call(error) from None

@@ -29,6 +29,7 @@ redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
 redis.call('SADD', KEYS[5], ARGV[2])
 redis.call('XADD', KEYS[3], '*', 'state', 'queued')
 redis.call('EXPIRE', KEYS[3], ARGV[4])
+redis.call('PUBLISH', '{CHANNEL}', KEYS[3])
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', 100000, '*', 'ticket', ARGV[1], 'pool', ARGV[2])
 return {'OK', ARGV[1]}
 """
@@ -42,6 +43,7 @@ redis.call('HSET', KEYS[1], 'state', ARGV[2])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('XADD', KEYS[3], '*', 'state', ARGV[2])
+redis.call('PUBLISH', '{CHANNEL}', KEYS[3])
 return ARGV[2]
 """
 
@@ -58,6 +60,7 @@ for i = 0, n - 1 do
   if redis.call('GET', KEYS[3 + 3 * i]) == id then redis.call('DEL', KEYS[3 + 3 * i]) end
   redis.call('ZREM', KEYS[1], id)
   redis.call('XADD', KEYS[4 + 3 * i], '*', 'state', 'matched', 'game_id', ARGV[1], 'seat', seat)
+  redis.call('PUBLISH', '{CHANNEL}', KEYS[4 + 3 * i])
 end
 return 1
 """
@@ -105,12 +108,17 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _notifying(script: str) -> str:
+    """The script, telling the lobby's watchers (runtime/fanout.py) of each ticket event."""
+    return script.replace("{CHANNEL}", keys.changed_channel(keys.TICKETS_FAMILY))
+
+
 class LobbyStore:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
-        self._enqueue = redis.register_script(_ENQUEUE)
-        self._close = redis.register_script(_CLOSE)
-        self._match = redis.register_script(_MATCH)
+        self._enqueue = redis.register_script(_notifying(_ENQUEUE))
+        self._close = redis.register_script(_notifying(_CLOSE))
+        self._match = redis.register_script(_notifying(_MATCH))
 
     async def enqueue(
         self, ticket_id: str, *, player: str, game: str, options: bytes, seats: int,
@@ -181,20 +189,19 @@ class LobbyStore:
             if await self.redis.zcard(keys.pool(pool)):  # a ticket came in meanwhile
                 await self.redis.sadd(keys.POOLS, pool)
 
-    async def events(
-        self, ticket_id: str, after: str, block_ms: int
-    ) -> list[tuple[str, dict[str, str]]]:
-        reply: Any = await self.redis.xread(
-            {keys.ticket_events(ticket_id): after}, count=10, block=block_ms
-        )
-        out = []
-        for _stream, items in reply or []:
-            for entry_id, fields in items:
-                out.append((entry_id.decode(), {k.decode(): v.decode() for k, v in fields.items()}))
-        return out
+    @staticmethod
+    def fields(entry: tuple[str, dict[bytes, bytes]]) -> dict[str, str]:
+        """A ticket event's fields as text."""
+        return {k.decode(): v.decode() for k, v in entry[1].items()}
 
 
-def pool_key(game: str, seats: int, options: dict[str, Any]) -> str:
+def pool_key(
+    game: str, seats: int, options: dict[str, Any], level: str, bots: str, bots_after: float
+) -> str:
     """Tickets wait together when they ask for the same game, seat count and options (all of
-    them, defaults filled in, so leaving an option out and giving its default are the same)."""
-    return f"{game}:{seats}:{json.dumps(options, separators=(',', ':'), sort_keys=True)}"
+    them, defaults filled in, so leaving an option out and giving its default are the same),
+    and the same bots: level, and when to fill empty seats with them (so nobody who asked for
+    random bots meets strong ones, and nobody waiting for people gets bots at once)."""
+    wait = f"{bots_after:g}" if bots == "after" else ""
+    compact = json.dumps(options, separators=(",", ":"), sort_keys=True)
+    return f"{game}:{seats}:{compact}:{level}:{bots}{wait}"

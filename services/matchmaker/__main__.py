@@ -24,7 +24,7 @@ log = logging.getLogger("tabletop.matchmaker")
 
 
 async def main() -> None:
-    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="matchmaker")
     backends = {
         game: os.environ[f"{game.upper()}_ADDR"]
         for game in games.names()

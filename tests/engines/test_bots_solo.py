@@ -512,7 +512,7 @@ def test_adapter_view_json_gives_back_the_view_with_its_edition(edition: int) ->
     for seat in (None, 0, 1, 2):
         reply = ADAPTER.view_response(
             status=common_pb2.GameStatus(rules_edition=edition),
-            seat=-1 if seat is None else seat,
+            seat=seat,
             view=ADAPTER.view(state.view(seat)),
         )
         assert ADAPTER.view_json(reply) == state.view(seat)
@@ -542,4 +542,11 @@ def test_adapter_maps_the_events_of_both_editions() -> None:
     drew = ADAPTER.event(events[1]).drew
     assert (drew.seat, drew.count) == (0, 2)
     assert drew.reason == solo_pb2.DRAW_REASON_PENALTY
-    assert ADAPTER.view(forgot.view(None)).late_call_seat == 0
+    exposed = ADAPTER.view(forgot.view(None))
+    assert exposed.HasField("late_call_seat")
+    assert exposed.late_call_seat == 0
+    # The engine's -1 (no seat) is an unset field: the turned-over card, nobody exposed.
+    fresh = ADAPTER.view(state.view(None))
+    assert not fresh.HasField("top_played_by")
+    assert not fresh.HasField("late_call_seat")
+    assert ADAPTER.view_json(solo_pb2.GetViewResponse(view=fresh))["exposed"] == -1

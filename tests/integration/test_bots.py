@@ -68,9 +68,10 @@ async def test_bots_play_their_seats_until_the_game_ends(redis_url: str, game: s
             reply = await _new_bot_game(
                 player, game, watch_only=True, options=options if game == "solo" else None
             )
-            assert reply.seat == -1
+            assert not reply.HasField("seat")
             assert all(s.player_id.startswith("bot-") for s in reply.status.seats)
-        await play_until_finished(player, game, reply.status.game_id, reply.seat, timeout=60)
+        seat = reply.seat if reply.HasField("seat") else -1
+        await play_until_finished(player, game, reply.status.game_id, seat, timeout=60)
 
 
 async def test_play_against_bots_checks_its_request(redis_url: str) -> None:
@@ -83,6 +84,8 @@ async def test_play_against_bots_checks_its_request(redis_url: str) -> None:
             (lobby_pb2.PlayAgainstBotsRequest(game="esoloe", level="genius"),
              grpc.StatusCode.INVALID_ARGUMENT),
             (lobby_pb2.PlayAgainstBotsRequest(game="esoloe", seat=2),
+             grpc.StatusCode.INVALID_ARGUMENT),
+            (lobby_pb2.PlayAgainstBotsRequest(game="esoloe", seat=-1),  # unset is a random seat
              grpc.StatusCode.INVALID_ARGUMENT),
         ]:  # fmt: skip
             with pytest.raises(grpc.aio.AioRpcError) as caught:

@@ -181,6 +181,7 @@ async def test_a_token_expires_even_after_it_was_accepted(
     token = jwt.encode({"sub": alice.player_id, "exp": expires}, TEST_SECRET, algorithm="HS256")
     request = common_pb2.GetViewRequest(game_id=game_id)
     reply = await alice.game("esoloe").GetView(request, metadata=bearer(token))
+    assert reply.HasField("seat")  # unset would be the public view
     assert reply.seat == 0
     await asyncio.sleep(expires - time.time() + 0.1)
     await assert_refused(
@@ -207,7 +208,9 @@ async def test_refresh_gives_the_same_player_a_token_that_lives_longer(
     assert renewed.expires_at.seconds > expires + 3600
     await asyncio.sleep(expires - time.time() + 0.1)
     request = common_pb2.GetViewRequest(game_id=game_id)
-    assert (await alice.game("esoloe").GetView(request, metadata=bearer(renewed.token))).seat == 0
+    mine = await alice.game("esoloe").GetView(request, metadata=bearer(renewed.token))
+    assert mine.HasField("seat")
+    assert mine.seat == 0
     for refused in (short, "not-a-token"):
         await assert_refused(
             auth.Refresh(lobby_pb2.RefreshRequest(), metadata=bearer(refused)),
@@ -250,6 +253,7 @@ async def test_a_seated_player_cannot_act_for_or_read_the_other_seat(
     assert await _public_state(alice, "solo", game_id) == before
     assert await view(bob, game_id) == bob_before
     own = await view(alice, game_id)
+    assert own.HasField("seat")
     assert own.seat == 0
     assert len(own.view.hand) == own.view.hand_sizes[0] == 8
     assert list(own.view.hand) != list(bob_before.view.hand)
@@ -323,7 +327,7 @@ async def test_a_solo_spectator_never_sees_a_hand_or_a_drawn_card(
         (await view(alice, game_id, public=True), await _updates(alice, game_id, version, True)),
     ]
     for spectator_view, stream in spectators:
-        assert spectator_view.seat == -1
+        assert not spectator_view.HasField("seat")
         assert list(spectator_view.view.hand) == []
         assert spectator_view.view.drawn_card == ""
         assert sum(spectator_view.view.hand_sizes) > 0
@@ -411,9 +415,9 @@ async def test_the_internal_player_metadata_cannot_be_smuggled(
         grpc.StatusCode.PERMISSION_DENIED,
         "NOT_YOUR_SEAT",
     )
-    assert (
-        await stub.GetView(common_pb2.GetViewRequest(game_id=game_id), metadata=smuggled)
-    ).seat == 0
+    seen = await stub.GetView(common_pb2.GetViewRequest(game_id=game_id), metadata=smuggled)
+    assert seen.HasField("seat")  # Alice's seat, not the public view
+    assert seen.seat == 0
     assert (
         await stub.LegalMoves(common_pb2.LegalMovesRequest(game_id=game_id), metadata=smuggled)
     ).seat == 0

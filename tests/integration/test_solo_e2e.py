@@ -66,7 +66,7 @@ async def test_created_game_played_to_the_end_with_watchers(solo_platform: Platf
     assert first.view.mode == solo_pb2.MODE_ROUNDS
     assert first.view.points == [100, 100]
     public = await view(carol, game_id)
-    assert public.seat == -1
+    assert not public.HasField("seat")
     assert not public.view.hand
 
     rng = random.Random(5)
@@ -234,6 +234,8 @@ async def test_own_jump_in_and_no_late_call_in_edition_2_but_a_late_call_in_edit
     assert (jumped.events[0].played.seat, jumped.events[0].played.jump_in) == (0, True)
     public = (await view(spectator, new, public=True)).view
     assert (public.to_move, public.top_played_by, public.hand_sizes[0]) == (1, 0, 1)
+    assert public.HasField("top_played_by")
+    assert public.HasField("late_call_seat")
     assert public.late_call_seat == 0  # it forgot the call: everyone saw it
     assert not (await legal(seats[0], new)).moves
     code, reason, _, message = await refused(play(seats[0], new, "solo"))

@@ -109,7 +109,7 @@ async def test_full_random_game_through_gateway_with_watcher(
     assert final.status.finished
     assert list(final.status.result.winners) == list(result.winners)
     assert json_format.MessageToDict(final.status.result.detail) == dict(result.detail)
-    assert final.view.to_move == -1
+    assert not final.view.HasField("to_move")
     assert list(final.status.to_act) == []
 
     updates = await asyncio.wait_for(watcher, timeout=10)
@@ -150,7 +150,7 @@ async def test_resign_and_options(zoxso_platform: Platform) -> None:
     view = await stub.GetView(
         common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=bob.metadata
     )
-    assert view.seat == -1
+    assert not view.HasField("seat")
     assert [(s.name, s.piece.seat, s.piece.type) for s in view.view.pearls] == [
         ("b2", 0, zoxso_pb2.PIECE_TYPE_XING)
     ]

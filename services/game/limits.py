@@ -1,0 +1,97 @@
+"""What one player may hold at once, so that nobody can make the platform work for them alone:
+live games, games against bots (and against the strong level), and the options of a game.
+
+The game service checks them when a player creates a table of their own; the lobby when it makes
+a game for a player (PlayAgainstBots) or queues a ticket (FindMatch). A refusal is
+LIMIT_REACHED (RESOURCE_EXHAUSTED) naming the limit and its value; ending a game frees room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import games
+from runtime.config import env_int
+from wire.errors import ApiError
+from wire.players import is_bot, level_of
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    live_games: int = 20
+    """Games not finished yet that a player holds a seat in (or waits for, with a ticket)."""
+    bot_games: int = 10
+    """Of those, games with a bot at the table (watching bots play counts too)."""
+    bot_games_by_level: Mapping[str, int] = field(default_factory=lambda: {"strong": 3})
+    """Of those, games with a bot of a level (the strong bots think longest)."""
+
+    @staticmethod
+    def from_env() -> Limits:
+        return Limits(
+            live_games=env_int("MAX_LIVE_GAMES", 20),
+            bot_games=env_int("MAX_BOT_GAMES", 10),
+            bot_games_by_level={"strong": env_int("MAX_STRONG_BOT_GAMES", 3)},
+        )
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a player holds now."""
+
+    live_games: int
+    bot_games: int
+    bot_games_by_level: Mapping[str, int]
+
+
+def load_of(metas: Sequence[Mapping[str, Any]]) -> Load:
+    """The load of a player from the metas of their live games."""
+    bot_games = 0
+    by_level: dict[str, int] = {}
+    for meta in metas:
+        levels = {level_of(p) for p in meta["seats"] if is_bot(p)}
+        if levels:
+            bot_games += 1
+        for level in levels:
+            by_level[level] = by_level.get(level, 0) + 1
+    return Load(len(metas), bot_games, by_level)
+
+
+def _refuse(limit: str, value: int, what: str) -> ApiError:
+    return ApiError(
+        "LIMIT_REACHED",
+        f"you already have {what}: at most {value} at once; finish or resign one first",
+        limit=limit,
+        max=str(value),
+    )
+
+
+def check_load(load: Load, limits: Limits, seats: Sequence[str]) -> None:
+    """Refuse one more game with these `seats` for a player holding `load`."""
+    if load.live_games >= limits.live_games:
+        raise _refuse("live_games", limits.live_games, f"{load.live_games} games going on")
+    levels = {level_of(p) for p in seats if is_bot(p)}
+    if levels and load.bot_games >= limits.bot_games:
+        raise _refuse("bot_games", limits.bot_games, f"{load.bot_games} games with bots")
+    for level in sorted(levels):
+        cap = limits.bot_games_by_level.get(level)
+        held = load.bot_games_by_level.get(level, 0)
+        if cap is not None and held >= cap:
+            raise _refuse(f"{level}_bot_games", cap, f"{held} games against {level} bots")
+
+
+def check_options(game: str, options: Mapping[str, Any], seats: Sequence[str]) -> None:
+    """Refuse options beyond the platform's bounds for `game` (tighter with no person at the
+    table); `options` with every default filled in."""
+    declared = games.get(game)
+    unattended = all(is_bot(p) for p in seats)
+    bounds = dict(declared.option_limits)
+    if unattended:
+        for name, cap in declared.unattended_limits:
+            bounds[name] = min(cap, bounds.get(name, cap))
+    for name, cap in sorted(bounds.items()):
+        value = options.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > cap:
+            where = " at a table with no person (bots only)" if unattended else ""
+            raise ApiError("INVALID_OPTIONS", f"{name} may be at most {cap}{where}; got {value}")

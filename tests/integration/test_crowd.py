@@ -1,0 +1,347 @@
+"""A crowd on one replica: watchers cost no Redis connection, slow ones are bounded, and every
+per-player limit holds with its reason. Real Redis (one of the test's own, to count its
+clients) and real gRPC servers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+import pytest_asyncio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from redis.asyncio import Redis
+
+from runtime import keys
+from runtime.fanout import StreamHub, TooSlow
+from runtime.localredis import LocalRedis
+from runtime.redis import connect_redis
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tabletop.solo.v1 import solo_pb2
+from tests.platform import Platform, assert_refused, logged_in
+from wire.api import LOBBY_SERVICE, api
+from wire.metadata import PLAYER_METADATA
+from wire.players import new_bot_id
+
+pytestmark = pytest.mark.integration
+
+WATCHERS = 1000
+
+
+@pytest.fixture
+def own_redis() -> Iterator[LocalRedis]:
+    server = LocalRedis(appendonly=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def _clients(redis: Redis, name: str) -> int:
+    """Connections to Redis named `name` (CLIENT LIST)."""
+    listed: Any = await redis.client_list()
+    return sum(1 for client in listed if client.get("name") == name)
+
+
+async def _until(done: Callable[[], bool], seconds: float = 60.0) -> None:
+    for _ in range(int(seconds * 10)):
+        if done():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("not in time")
+
+
+async def _serving(target: str, service: str) -> bool:
+    async with grpc.aio.insecure_channel(target) as channel:
+        reply = await health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=service), timeout=5
+        )
+    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+async def test_a_thousand_watchers_hold_no_redis_connection(own_redis: LocalRedis) -> None:
+    """1,000 Watch streams on one replica (100 games x 10) all get every move, while another
+    player's calls succeed, health stays SERVING and the replica's Redis connections stay within
+    its bound (16)."""
+    async with Platform(own_redis.url) as platform:
+        target = platform.replica_target(0)
+        channel = grpc.aio.insecure_channel(target)
+        stub = api("esoloe").stub(channel)
+        games = [
+            (
+                await stub.CreateGame(esoloe_pb2.CreateGameRequest(players=["p-a", "p-b"]))
+            ).status.game_id
+            for _ in range(WATCHERS // 10)
+        ]
+        seen: dict[str, list[list[int]]] = {g: [] for g in games}
+
+        async def watch(game_id: str, index: int) -> None:
+            versions: list[int] = []
+            seen[game_id].append(versions)
+            request = common_pb2.WatchRequest(game_id=game_id, from_version=0)
+            async for update in stub.Watch(request, metadata=((PLAYER_METADATA, f"w-{index}"),)):
+                versions.append(update.envelope.version)
+                if update.envelope.version == 2:
+                    return
+
+        watching = [asyncio.create_task(watch(game_id, i)) for i in range(10) for game_id in games]
+        redis = Redis.from_url(own_redis.url)
+        try:
+            hub = platform.services[0].hub
+            await _until(lambda: hub.count == WATCHERS)  # every watcher is in
+            assert await _clients(redis, "game-esoloe") <= 16
+            # Another player, meanwhile: a new game and moves answer at once.
+            (other,) = await logged_in(platform, "other")
+            created = await other.game("esoloe").CreateGame(
+                esoloe_pb2.CreateGameRequest(players=[other.player_id] * 2),
+                metadata=other.metadata,
+            )
+            assert created.status.version == 0
+            for version, move in enumerate(["c12", "c13"]):
+                for game_id in games:
+                    await stub.Play(
+                        common_pb2.PlayRequest(
+                            game_id=game_id, move=move, expected_version=version
+                        ),
+                        metadata=((PLAYER_METADATA, "p-a" if version == 0 else "p-b"),),
+                    )
+            assert await _serving(target, api("esoloe").full_name)
+            await asyncio.wait_for(asyncio.gather(*watching), 30)
+            assert all(v == [0, 1, 2] for lists in seen.values() for v in lists)
+            assert await _clients(redis, "game-esoloe") <= 16
+        finally:
+            for task in watching:
+                task.cancel()
+            await redis.aclose()
+            await channel.close()
+
+
+async def test_a_thousand_ticket_watchers_hold_no_redis_connection(own_redis: LocalRedis) -> None:
+    async with Platform(own_redis.url) as platform:
+        assert platform.lobby is not None
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{platform.lobby.server.port}")
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+        tickets = []
+        for index in range(WATCHERS):
+            as_player = ((PLAYER_METADATA, f"p-crowd-{index}"),)
+            ticket = await lobby.FindMatch(
+                lobby_pb2.FindMatchRequest(game="esoloe"), metadata=as_player
+            )
+            tickets.append((ticket.ticket_id, as_player))
+        states: list[list[int]] = []
+
+        async def watch(ticket_id: str, as_player: Any) -> None:
+            found: list[int] = []
+            states.append(found)
+            request = lobby_pb2.WatchTicketRequest(ticket_id=ticket_id)
+            async for ticket in lobby.WatchTicket(request, metadata=as_player):
+                found.append(ticket.state)
+
+        watching = [asyncio.create_task(watch(*ticket)) for ticket in tickets]
+        redis = Redis.from_url(own_redis.url)
+        try:
+            hub = platform.lobby.hub
+            await _until(lambda: hub.count == WATCHERS)
+            assert await _clients(redis, "lobby") <= 16
+            assert await _serving(f"127.0.0.1:{platform.lobby.server.port}", LOBBY_SERVICE)
+            for ticket_id, as_player in tickets:
+                await lobby.CancelTicket(
+                    lobby_pb2.CancelTicketRequest(ticket_id=ticket_id), metadata=as_player
+                )
+            await asyncio.wait_for(asyncio.gather(*watching), 30)
+            queued, cancelled = lobby_pb2.TICKET_STATE_QUEUED, lobby_pb2.TICKET_STATE_CANCELLED
+            assert all(found == [queued, cancelled] for found in states)
+        finally:
+            for task in watching:
+                task.cancel()
+            await redis.aclose()
+            await channel.close()
+
+
+async def test_a_slow_watcher_is_served_in_steps_then_cut_and_resumes_exactly(
+    redis_url: str,
+) -> None:
+    """A watcher holds at most max_pending entries: a long history comes in steps; one that
+    stops reading is cut (TooSlow) after stall_seconds, and resuming from what it took gives
+    the rest, with no gap and no duplicate."""
+    redis = connect_redis(redis_url)
+    stream = f"test:fanout:{id(object())}"
+    channel = "changed:test"
+    hub = StreamHub(redis, [channel], poll_seconds=0.1, max_pending=4, stall_seconds=0.5)
+    await hub.start()
+    try:
+        ids: list[Any] = [await redis.xadd(stream, {"n": str(n)}) for n in range(10)]
+        reader = hub.watch(stream, "0-0")
+        got: list[bytes] = []
+        while len(got) < 10:  # ten entries through a queue of four
+            got += [fields[b"n"] for _, fields in await asyncio.wait_for(reader.next(), 5)]
+        assert got == [str(n).encode() for n in range(10)]
+        reader.close()
+        stuck = hub.watch(stream, ids[3].decode())  # has taken 0..3, takes nothing more
+        for n in range(10, 20):
+            await redis.xadd(stream, {"n": str(n)})
+            await redis.publish(channel, stream)
+        await asyncio.sleep(1.5)
+        with pytest.raises(TooSlow) as cut:
+            await stuck.next()
+        assert cut.value.after == ids[3].decode()
+        stuck.close()
+        resumed = hub.watch(stream, cut.value.after)
+        rest: list[bytes] = []
+        while len(rest) < 16:
+            rest += [fields[b"n"] for _, fields in await asyncio.wait_for(resumed.next(), 5)]
+        assert rest == [str(n).encode() for n in range(4, 20)]
+        assert hub.count == 1
+    finally:
+        await hub.stop()
+        await redis.delete(stream)
+        await redis.aclose()
+
+
+async def test_a_watch_past_the_games_next_version_is_refused(platform: Platform) -> None:
+    (alice,) = await logged_in(platform, "alice")
+    stub = alice.game("esoloe")
+    created = await stub.CreateGame(
+        esoloe_pb2.CreateGameRequest(players=[alice.player_id] * 2), metadata=alice.metadata
+    )
+    stream = stub.Watch(
+        common_pb2.WatchRequest(game_id=created.status.game_id, from_version=5, public=True),
+        metadata=alice.metadata,
+    )
+    await assert_refused(
+        stream.read(), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", "0..1", "version 0"
+    )
+
+
+@pytest_asyncio.fixture
+async def limited(redis_url: str) -> AsyncIterator[Platform]:
+    async with Platform(redis_url, games=("esoloe", "solo")) as running:
+        yield running
+
+
+async def test_each_per_player_limit_is_refused_with_its_reason(limited: Platform) -> None:
+    (player,) = await logged_in(limited, "greedy-guest")
+    lobby: Any = lobby_pb2_grpc.LobbyServiceStub(player.channel)
+
+    async def against_bots(level: str, **fields: Any) -> Any:
+        return await lobby.PlayAgainstBots(
+            lobby_pb2.PlayAgainstBotsRequest(game="esoloe", level=level, **fields),
+            metadata=player.metadata,
+        )
+
+    for _ in range(3):  # strong bots: 3 at once
+        await against_bots("strong")
+    message = await assert_refused(
+        against_bots("strong"),
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "LIMIT_REACHED",
+        "3 games against strong bots",
+    )
+    assert "at most 3" in message
+    for _ in range(7):  # bots of any level: 10 at once
+        await against_bots("random", watch_only=True)
+    await assert_refused(
+        against_bots("greedy"), grpc.StatusCode.RESOURCE_EXHAUSTED, "LIMIT_REACHED", "10 games"
+    )
+    listed = await lobby.ListGames(lobby_pb2.ListGamesRequest(), metadata=player.metadata)
+    assert len(listed.games) == 10  # the games watched count: they show among the player's
+    # Live games of any kind: 20 at once (tables of their own here).
+    for _ in range(10):
+        await player.game("esoloe").CreateGame(
+            esoloe_pb2.CreateGameRequest(players=[player.player_id] * 2),
+            metadata=player.metadata,
+        )
+    await assert_refused(
+        player.game("esoloe").CreateGame(
+            esoloe_pb2.CreateGameRequest(players=[player.player_id] * 2),
+            metadata=player.metadata,
+        ),
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "LIMIT_REACHED",
+        "20 games going on",
+    )
+
+
+async def test_option_bounds_keep_games_finite(limited: Platform) -> None:
+    (player,) = await logged_in(limited, "long-game")
+    lobby: Any = lobby_pb2_grpc.LobbyServiceStub(player.channel)
+    huge = lobby_pb2.GameOptions(solo=solo_pb2.Options(start_points=1_000_000))
+    await assert_refused(
+        lobby.PlayAgainstBots(
+            lobby_pb2.PlayAgainstBotsRequest(game="solo", options=huge), metadata=player.metadata
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_OPTIONS",
+        "start_points may be at most 1000",
+    )
+    long = lobby_pb2.GameOptions(solo=solo_pb2.Options(start_points=500, players=10))
+    await assert_refused(
+        lobby.PlayAgainstBots(
+            lobby_pb2.PlayAgainstBotsRequest(game="solo", options=long, watch_only=True),
+            metadata=player.metadata,
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_OPTIONS",
+        "at most 200 at a table with no person",
+    )
+    with_person = await lobby.PlayAgainstBots(
+        lobby_pb2.PlayAgainstBotsRequest(game="solo", options=long), metadata=player.metadata
+    )
+    assert with_person.status.game == "solo"
+
+
+async def test_a_player_holds_a_bounded_number_of_streams(platform: Platform) -> None:
+    (alice,) = await logged_in(platform, "streamer")
+    stub = alice.game("esoloe")
+    created = await stub.CreateGame(
+        esoloe_pb2.CreateGameRequest(players=[alice.player_id] * 2), metadata=alice.metadata
+    )
+    request = common_pb2.WatchRequest(game_id=created.status.game_id, public=True)
+    streams = [stub.Watch(request, metadata=alice.metadata) for _ in range(16)]
+    for stream in streams:
+        assert (await stream.read()).envelope.version == 0
+    extra = stub.Watch(request, metadata=alice.metadata)
+    await assert_refused(
+        extra.read(), grpc.StatusCode.RESOURCE_EXHAUSTED, "LIMIT_REACHED", "at most 16"
+    )
+    streams[0].cancel()
+    await asyncio.sleep(0.2)
+    again = stub.Watch(request, metadata=alice.metadata)
+    assert (await again.read()).envelope.version == 0  # one closed, one may open
+    for stream in [*streams, again]:
+        with contextlib.suppress(Exception):
+            stream.cancel()
+
+
+async def test_bot_seats_name_real_levels_and_the_level_is_part_of_the_pool(
+    platform: Platform,
+) -> None:
+    alice, bob = await logged_in(platform, "alice", "bob")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await platform.create_game(
+            "esoloe", esoloe_pb2.CreateGameRequest(players=["p-a", "bot-zzz-deadbeef"])
+        )
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert new_bot_id("strong").startswith("bot-strong-")
+    # Two tickets for the same game that differ only in their bots' level wait apart.
+    lobby: Any = lobby_pb2_grpc.LobbyServiceStub(alice.channel)
+    for session, level in [(alice, "random"), (bob, "strong")]:
+        await lobby.FindMatch(
+            lobby_pb2.FindMatchRequest(
+                game="esoloe", level=level, bots=lobby_pb2.BOT_FILL_AFTER, bots_after_seconds=600
+            ),
+            metadata=session.metadata,
+        )
+    redis = Redis.from_url(platform.redis_url)
+    try:
+        members: Any = await redis.smembers(keys.POOLS)
+        pools = {p.decode() for p in members}
+    finally:
+        await redis.aclose()
+    mine = [p for p in pools if p.startswith("esoloe:2:") and p.endswith("after600")]
+    assert {p.split(":")[-2] for p in mine} >= {"random", "strong"}
