@@ -15,6 +15,12 @@ every game any player joined is audited:
 - every move the players saw accepted is in the log, as played, by that seat, at that version;
 - no move was applied twice: the seat's entries in the log are exactly the player's accepted
   moves (plus those whose answer was lost, found by their request ids).
+
+With `--clocks` every game has a short time control (below, `CLOCKS`) and players misbehave as
+real ones do: some walk away in the middle of a game, some never make a first move, some send
+their move around its deadline. The audit then also replays every timeout and abort with the
+moves, checks that each was applied once, never before its deadline, that no move was accepted
+after one, and that no game still waits on a deadline more than `overdue_ms` past.
 It prints the figures and exits 1 if any check failed.
 """
 
@@ -40,16 +46,21 @@ import uvloop
 import games
 from client.session import Session
 from engines.contract import Event
+from games import replay
+from games.clock import TimeControl, time_control_of
 from runtime import keys
-from runtime.game_log import Entry
+from runtime.game_log import Entry, now_ms
 from runtime.launch import Launch
 from runtime.localredis import LocalRedis, LocalRedisCluster
 from runtime.redis import connect_redis
+from services.game.deadlines import HOLD_MS
 from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
+from wire.clock import time_control_message
 from wire.errors import error_info
+from wire.players import is_bot
 from wire.status import edition_of
 
 SECRET = "soak-signing-key-0123456789-0123456789"
@@ -73,6 +84,29 @@ class Settings:
     chaos: bool = True
     chaos_every: tuple[float, float] = (1.0, 4.0)
     seed: int = 1
+    clocks: bool = False
+    sweep_seconds: float = 1.0
+    walk_away: float = 0.15
+    """With `clocks`: the share of games a player leaves in the middle (a timeout follows)..."""
+    never_move: float = 0.1
+    """...and that it never makes a first move in (an abort follows, or a bot takes the seat)."""
+
+
+CLOCKS = {
+    "esoloe": TimeControl(clock_seconds=20, increment_seconds=1, abort_seconds=8),
+    "zoxso": TimeControl(clock_seconds=30, increment_seconds=1, abort_seconds=8),
+    "solo": TimeControl(move_seconds=4, on_timeout="bot", bot_level="random", abort_seconds=8),
+    "solace": TimeControl(move_seconds=4, abort_seconds=8),
+}
+"""The time controls of `--clocks`: short, so that walking away costs seconds."""
+
+LAST_MOMENT = 0.05
+"""With `--clocks`: at each turn, the chance that a player sends its move near the deadline
+(±300 ms)."""
+
+OVERDUE_MS = 2_000
+"""Slack, on top of the sweep interval and a killed replica's hold on what it claimed, before the
+audit calls a game that waits past its deadline a problem."""
 
 
 # ---------------------------------------------------------------------------- processes
@@ -102,6 +136,7 @@ class Stack:
                 "MATCHMAKER_SCAN_SECONDS": "0.5",
                 "BOT_CLAIM_IDLE_SECONDS": "3",
                 "BOT_STALL_SECONDS": "5",
+                "TIMEOUT_SWEEP_SECONDS": str(settings.sweep_seconds),
             },
             gateways=[None, None],
             replicas=settings.replicas,
@@ -156,6 +191,12 @@ async def chaos(
 # ---------------------------------------------------------------------------- players
 
 
+def overdue_ms(settings: Settings) -> int:
+    """How late a timeout may be applied: a sweep interval, plus a replica killed after it
+    claimed the game (the others wait out its hold), plus slack."""
+    return int(settings.sweep_seconds * 1000) + HOLD_MS + OVERDUE_MS
+
+
 def _options(game: str) -> lobby_pb2.GameOptions:
     options = lobby_pb2.GameOptions()
     if game == "solo":  # one round of two seats: a whole game is a long random walk
@@ -180,6 +221,8 @@ class Joined:
     accepted: list[Move] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     """Request ids of moves whose answer never came (maybe applied, maybe not)."""
+    played: int = 0
+    """The first version the player may still move at (a move sent once per version)."""
 
 
 @dataclass
@@ -187,14 +230,20 @@ class Tally:
     joined: list[Joined] = field(default_factory=list)
     errors: collections.Counter[str] = field(default_factory=collections.Counter)
     latencies: list[float] = field(default_factory=list)
+    too_late: int = 0
+    """Moves refused because they arrived after their deadline (TIME_UP)."""
 
 
 class Player:
-    def __init__(self, name: str, channel: grpc.aio.Channel, tally: Tally, rng: random.Random):
+    def __init__(
+        self, name: str, channel: grpc.aio.Channel, tally: Tally, rng: random.Random,
+        settings: Settings,
+    ) -> None:  # fmt: skip
         self.name = name
         self.session = Session("", channel)
         self.tally = tally
         self.rng = rng
+        self.settings = settings
 
     async def call(self, method: Any, request: Any, *, attempts: int = 30) -> Any:
         """A unary call, retried while the platform is restarting; errors counted by status."""
@@ -223,6 +272,8 @@ class Player:
         request = lobby_pb2.FindMatchRequest(
             game=game, options=_options(game), bots=lobby_pb2.BOT_FILL_NOW, level="random"
         )
+        if self.settings.clocks:
+            request.time_control.CopyFrom(time_control_message(CLOCKS[game]))
         while time.monotonic() < deadline:
             try:
                 ticket_id = (await self.call(lobby.FindMatch, request)).ticket_id
@@ -250,9 +301,17 @@ class Player:
         return None
 
     async def play(self, joined: Joined, deadline: float) -> None:
-        """Play the seat's turns until the game ends or the deadline passes."""
+        """Play the seat's turns until the game ends or the deadline passes (with clocks: or
+        until the player walks away)."""
         stub = self.session.game(joined.game)
         version = 0
+        moves_left = None  # as many as the game takes
+        if self.settings.clocks:
+            walk = self.rng.random()
+            if walk < self.settings.never_move:
+                return
+            if walk < self.settings.never_move + self.settings.walk_away:
+                moves_left = self.rng.randint(1, 6)
         while time.monotonic() < deadline:
             try:
                 async for update in stub.Watch(
@@ -264,17 +323,25 @@ class Player:
                     if not status.game_id:
                         continue
                     version = status.version + 1
-                    if status.finished:
-                        return
-                    if joined.seat in status.to_act:
-                        await self.move(joined, stub, status.version)
+                    if (
+                        status.finished
+                        or status.seats[joined.seat].player_id != self.session.player_id
+                    ):
+                        return  # over, or a bot took the seat over
+                    if joined.seat in status.to_act and status.version >= joined.played:
+                        if moves_left == 0:
+                            return  # walks away
+                        await self.move(joined, stub, status)
+                        moves_left = None if moves_left is None else moves_left - 1
                     if time.monotonic() >= deadline:
                         return
             except grpc.aio.AioRpcError as error:
                 self.tally.errors[error.code().name] += 1
                 await asyncio.sleep(0.2)
 
-    async def move(self, joined: Joined, stub: Any, version: int) -> None:
+    async def move(self, joined: Joined, stub: Any, status: common_pb2.GameStatus) -> None:
+        version = status.version
+        joined.played = version + 1
         try:
             legal = await self.call(stub.LegalMoves, common_pb2.LegalMovesRequest(
                 game_id=joined.game_id, seat=joined.seat))  # fmt: skip
@@ -289,14 +356,25 @@ class Player:
             request_id=given, seat=joined.seat,
         )  # fmt: skip
         request_id = f"{self.session.player_id}:{given}"  # as the game service records it
+        clock = status.clocks[joined.seat] if len(status.clocks) > joined.seat else None
+        if (
+            self.settings.clocks
+            and clock is not None
+            and clock.HasField("deadline")
+            and self.rng.random() < LAST_MOMENT
+        ):
+            at = clock.deadline.ToMilliseconds() + self.rng.randint(-300, 300)
+            await asyncio.sleep(max(0.0, (at - now_ms()) / 1000))
         for attempt in range(30):
             started = time.perf_counter()
             try:
                 reply = await stub.Play(request, metadata=self.session.metadata, timeout=10)
             except grpc.aio.AioRpcError as error:
                 self.tally.errors[error.code().name] += 1
+                if error_info(error)[0] == "TIME_UP":
+                    self.tally.too_late += 1
                 if error.code() not in RETRYABLE:
-                    return  # stale, or not our turn any more: the game moved on
+                    return  # stale, too late, or not our turn any more: the game moved on
                 await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
                 continue
             self.tally.latencies.append(time.perf_counter() - started)
@@ -323,14 +401,21 @@ class Audit:
     problems: list[str] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)
     """Games still running at the end (consistent, else they are in `problems` too)."""
+    applied: collections.Counter[str] = field(default_factory=collections.Counter)
+    """Timeouts and aborts the platform applied, by kind (forfeit, bot, abort)."""
+    lateness_ms: list[int] = field(default_factory=list)
+    """How long after its deadline each was applied."""
 
 
 def audit_game(
     seated: list[Joined], state: Mapping[bytes, bytes], entries: list[Entry],
-    requests: Mapping[bytes, bytes],
+    requests: Mapping[bytes, bytes], audit: Audit | None = None, now_ms: int | None = None,
+    overdue_ms: int = 0,
 ) -> list[str]:  # fmt: skip
     """What is wrong with one game (nothing: an empty list). `seated`: the players' seats in it
-    (two in a Solo game that matched two players)."""
+    (two in a Solo game that matched two players). With `audit`, its timeouts and aborts are
+    counted there; with `now_ms`, a game whose deadline passed more than `overdue_ms` ago is a
+    problem."""
     name = seated[0].game_id
     if not state:
         return [f"{name}: the game is gone from Redis"]
@@ -339,24 +424,51 @@ def audit_game(
     problems = []
     if [e.version for e in entries] != list(range(version + 1)):
         problems.append(f"{name}: stream versions are not 0..{version} exactly")
-    rules = games.rules(seated[0].game)
-    position = rules.new_game(int(meta["seed"]), meta["options"], edition=edition_of(meta))
-    opening = [e.to_json() for e in position.opening_events()]
+    tc = time_control_of(meta)
+    position = replay.start(
+        seated[0].game, int(meta["seed"]), meta["options"], edition=edition_of(meta),
+        time_control=tc, people=[not is_bot(p) for p in meta["seats"]],
+        time_ms=entries[0].time_ms if entries else 0,
+    )  # fmt: skip
+    opening = [e.to_json() for e in position.events]
     if entries and [Event.from_json(e).to_json() for e in entries[0].events] != opening:
         problems.append(f"{name}: version 0 holds other events than the game's opening")
     for entry in entries[1:]:
+        due = None if position.table is None or position.finished else position.table.due(tc)
+        bot = (entry.table_event or {}).get("bot", "")
         try:
-            if entry.move == "resign":
-                position, events = position.resign(entry.actor)
-            else:
-                position, events = position.apply(entry.actor, entry.move)
+            position = replay.step(
+                position, tc, replay.Step(entry.actor, entry.move, entry.time_ms, bot)
+            )
         except Exception as error:  # any refusal is a finding
             problems.append(f"{name}: version {entry.version} does not replay: {error}")
             return problems
-        if [e.to_json() for e in events] != [Event.from_json(e).to_json() for e in entry.events]:
+        if [e.to_json() for e in position.events] != [
+            Event.from_json(e).to_json() for e in entry.events
+        ]:
             problems.append(f"{name}: version {entry.version} replays with other events")
-    if position != rules.deserialize(state[b"snapshot"]):
+        if position.table_event != entry.table_event:
+            problems.append(f"{name}: version {entry.version} replays with another table event")
+        if entry.move in replay.PLATFORM_MOVES:
+            assert due is not None
+            if entry.time_ms < due.at_ms:
+                problems.append(f"{name}: version {entry.version} applied before its deadline")
+            if audit is not None:
+                audit.applied["abort" if entry.move == "abort" else tc.on_timeout] += 1
+                audit.lateness_ms.append(entry.time_ms - due.at_ms)
+        elif due is not None and entry.time_ms > due.at_ms:
+            problems.append(f"{name}: version {entry.version} was a move after the deadline")
+    if position.state != games.rules(seated[0].game).deserialize(state[b"snapshot"]):
         problems.append(f"{name}: the replayed position differs from the stored snapshot")
+    stored_table = json.loads(state[b"table"]) if state.get(b"table") else None
+    if (None if position.table is None else position.table.to_json()) != stored_table:
+        problems.append(f"{name}: the replayed clocks differ from the stored ones")
+    if now_ms is not None and position.table is not None and not position.finished:
+        due = position.table.due(tc)
+        if due is not None and now_ms - due.at_ms > overdue_ms:
+            problems.append(
+                f"{name}: its {due.kind} was due {now_ms - due.at_ms} ms ago and not applied"
+            )
     by_version = {e.version: e for e in entries}
     for joined in seated:
         for move in joined.accepted:
@@ -367,7 +479,11 @@ def audit_game(
                 problems.append(f"{name}: request {move.request_id} is not recorded there")
         lost = {int(requests[r.encode()]) for r in joined.unknown if r.encode() in requests}
         expected = sorted({m.version for m in joined.accepted} | lost)
-        played = [e.version for e in entries[1:] if e.actor == joined.seat]
+        played = [
+            e.version for e in entries[1:]
+            if e.actor == joined.seat and e.move not in replay.PLATFORM_MOVES
+            and e.version not in taken_over_after(entries, joined.seat)
+        ]  # fmt: skip
         if played != expected:
             problems.append(
                 f"{name}: seat {joined.seat} has moves at versions {played}, "
@@ -376,8 +492,18 @@ def audit_game(
     return problems
 
 
-async def audit(redis_url: str, cluster: bool, joined: list[Joined]) -> Audit:
-    """Read every game the players joined straight from Redis, once, and audit it."""
+def taken_over_after(entries: list[Entry], seat: int) -> set[int]:
+    """The versions after a bot took `seat` over (its moves there are the bot's)."""
+    for entry in entries:
+        event = entry.table_event
+        if event is not None and event.get("seat") == seat and event.get("outcome") == "bot":
+            return {e.version for e in entries if e.version > entry.version}
+    return set()
+
+
+async def audit(redis_url: str, cluster: bool, joined: list[Joined], overdue_ms: int = 0) -> Audit:
+    """Read every game the players joined straight from Redis, once, and audit it (a game
+    whose deadline passed more than `overdue_ms` ago and was not applied is a problem)."""
     redis = connect_redis(redis_url, cluster=cluster)
     store = GameStore(redis)
     by_game: dict[str, list[Joined]] = collections.defaultdict(list)
@@ -390,7 +516,7 @@ async def audit(redis_url: str, cluster: bool, joined: list[Joined]) -> Audit:
             entries = await store.entries(game_id, 0, count=1_000_000)
             requests: Any = await redis.hgetall(keys.game_requests(game_id))
             result.games += 1
-            result.moves += max(0, len(entries) - 1)
+            result.moves += sum(1 for e in entries[1:] if e.move not in replay.PLATFORM_MOVES)
             if entries and entries[-1].status.get("finished"):
                 result.finished += 1
             else:
@@ -398,7 +524,9 @@ async def audit(redis_url: str, cluster: bool, joined: list[Joined]) -> Audit:
                 result.unfinished.append(
                     f"{game_id} at version {len(entries) - 1}, to act {status.get('to_act')}"
                 )
-            result.problems += audit_game(seated, state, entries, requests)
+            result.problems += audit_game(
+                seated, state, entries, requests, result, now_ms(), overdue_ms
+            )
     finally:
         await redis.aclose()
     return result
@@ -436,10 +564,22 @@ class Report:
             f" p99 {lat[int(0.99 * (len(lat) - 1))] * 1e3:.1f} ms ({len(t.latencies)} calls)",
             f"chaos restarts: {restarts}",
             f"errors seen by players, by status: {errors}",
+            *([self.clock_line()] if s.clocks else []),
             f"the processes' logs: {self.logs}",
             f"audit: {a.games} games, {len(a.problems)} problems"
             + "".join(f"\n  {p}" for p in a.problems[:20]),
         ]
+
+    def clock_line(self) -> str:
+        a = self.audit
+        late = sorted(a.lateness_ms) or [0]
+        applied = ", ".join(f"{k} {v}" for k, v in sorted(a.applied.items())) or "none"
+        return (
+            f"clocks: applied by the platform: {applied}; after their deadline by p50"
+            f" {late[len(late) // 2]} ms, p99 {late[int(0.99 * (len(late) - 1))]} ms, max"
+            f" {late[-1]} ms (a problem past {overdue_ms(self.settings)} ms); moves refused as"
+            f" too late: {self.tally.too_late}"
+        )
 
 
 async def _run(stack: Stack, settings: Settings) -> Report:
@@ -456,7 +596,13 @@ async def _run(stack: Stack, settings: Settings) -> Report:
     ]
     kinds = games.names()
     players = [
-        Player(f"soak-{i}", channels[i % len(channels)], tally, random.Random(rng.random()))
+        Player(
+            f"soak-{i}",
+            channels[i % len(channels)],
+            tally,
+            random.Random(rng.random()),
+            settings,
+        )
         for i in range(settings.games)
     ]
     tasks = [
@@ -469,7 +615,7 @@ async def _run(stack: Stack, settings: Settings) -> Report:
     elapsed = time.monotonic() - started
     for channel in channels:
         await channel.close()
-    result = await audit(stack.redis.url, settings.cluster, tally.joined)
+    result = await audit(stack.redis.url, settings.cluster, tally.joined, overdue_ms(settings))
     return Report(settings, elapsed, result, tally, restarts, stack.logs)
 
 
@@ -493,10 +639,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cluster", action="store_true", help="a 3-master Redis Cluster")
     parser.add_argument("--no-chaos", dest="chaos", action="store_false")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--clocks", action="store_true", help="short time controls; players who walk away"
+    )
     args = parser.parse_args(argv)
     settings = Settings(
         games=args.games, seconds=args.seconds, drain_seconds=args.drain,
         replicas=args.replicas, cluster=args.cluster, chaos=args.chaos, seed=args.seed,
+        clocks=args.clocks,
     )  # fmt: skip
     report = run(settings)
     for line in report.lines():

@@ -2,6 +2,8 @@
 
 tabletop play GAME [--bots N] [--level LEVEL] [--options JSON] [--seat N] [--name NAME]
 tabletop play GAME --match [--bots-after SECONDS]
+tabletop play GAME ... [--clock MIN+INC] [--move-time SECONDS] [--abort-after SECONDS]
+                       [--on-timeout bot|forfeit] [--timeout-level LEVEL] [--untimed]
 tabletop play --game ID            sit back down at one of your games (any kind)
 tabletop games [--live]            your live and recent games
 tabletop watch GAME [GAME_ID]
@@ -15,7 +17,7 @@ gateway (your login) is kept in the state directory, so that `tabletop games` an
 `tabletop play --game ID` find your games again; `--name` logs in anew under another name.
 
 At the table, type a move in the game's notation (any case; in Solo a card alone plays it), or:
-help (legal moves), board, wait, auto, resign, quit. docs/client.md shows each game.
+help (legal moves), board, clock, wait, auto, resign, quit. docs/client.md shows each game.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import games
+from client.clocks import OUTCOMES, parse_clock, time_control
 from engines.contract import GameError
 from games.replay import parse_seat_move, replay
 from runtime.config import gateway_address
+from tabletop.common.v1 import common_pb2
 
 LEVELS = ("random", "greedy", "strong")
 NAME_HELP = (
@@ -64,6 +68,80 @@ def _json_arg(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
+
+
+def _clock_arg(text: str) -> tuple[int, int]:
+    try:
+        return parse_clock(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _time_flags(parser: argparse.ArgumentParser) -> None:
+    timing = parser.add_argument_group(
+        "time control (a new game; without these flags, the game's default; with any, no "
+        "clock or limit they leave out, the game's outcome and abort otherwise)"
+    )
+    timing.add_argument(
+        "--clock",
+        type=_clock_arg,
+        default=None,
+        metavar="MIN+INC",
+        help="a chess clock: minutes per seat (may be fractional) + seconds added per move, "
+        "e.g. 5+3",
+    )
+    timing.add_argument(
+        "--move-time", type=int, default=None, metavar="SECONDS", help="a limit per move"
+    )
+    timing.add_argument(
+        "--abort-after",
+        type=int,
+        default=None,
+        metavar="SECONDS",
+        help="abort the game (no result) if nobody at the table moves within this time",
+    )
+    timing.add_argument(
+        "--on-timeout",
+        choices=tuple(OUTCOMES),
+        default=None,
+        help="a seat out of time forfeits, or a bot plays it (default: the game's)",
+    )
+    timing.add_argument(
+        "--timeout-level",
+        choices=LEVELS,
+        default=None,
+        help="the level of the bot that takes over a seat out of time (default: greedy)",
+    )
+    timing.add_argument(
+        "--untimed", action="store_true", help="no clock at all (nobody runs out of time)"
+    )
+
+
+def _time_control(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> common_pb2.TimeControl | None:
+    """The TimeControl `tabletop play` asks for (None: the game's default), or a usage error."""
+    try:
+        found = time_control(
+            clock=args.clock,
+            move_seconds=args.move_time,
+            abort_seconds=args.abort_after,
+            untimed=args.untimed,
+            on_timeout=args.on_timeout,
+            level=args.timeout_level,
+            default_abort=games.get(args.game).time_control.abort_seconds if args.game else 0,
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    if found is not None and args.game_id:
+        parser.error("a time control is for a new game: --game ID keeps the game's own")
+    allowed = games.get(args.game).timeouts if args.game else OUTCOMES
+    if args.on_timeout and args.on_timeout not in allowed:
+        parser.error(
+            f"a {args.game} seat out of time cannot {args.on_timeout}; "
+            f"--on-timeout may be: {', '.join(allowed)}"
+        )
+    return found
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -161,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pl.add_argument("--seat", type=int, default=None, help="the seat you want (default: random)")
     pl.add_argument("--level", choices=LEVELS, default="random", help="the bots' level")
     pl.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
+    _time_flags(pl)
     _gateway_flag(pl)
     pl.add_argument("--name", default=None, help=NAME_HELP)
 
@@ -185,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.gateway = gateway_address(args.gateway)
     args.default_name = _default_name()
+    args.time_control = _time_control(pl, args) if args.command == "play" else None
     if args.command == "health":
         return asyncio.run(_health(args.gateway))
     if args.command in ("play", "watch", "games"):

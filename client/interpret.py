@@ -32,6 +32,8 @@ COMMAND_WORDS = {
     "legal": "help",
     "?": "help",
     "board": "board",
+    "clock": "clock",
+    "clocks": "clock",
     "wait": "wait",
     "auto": "auto",
     "resign": "resign",
@@ -48,7 +50,7 @@ SUGGESTIONS = 4
 
 @dataclass(frozen=True)
 class Command:
-    """A table command: help, board, wait, auto, resign, quit, yes, no."""
+    """A table command: help, board, clock, wait, auto, resign, quit, yes, no."""
 
     name: str
 

@@ -11,9 +11,14 @@ between games (the board, the sentences, the shorthand) is the game's board
 
 Commands at the table (any case): a move in the game's notation (or its shorthand: in Solo a bare
 card plays it);
-`help` (or `moves`) lists the legal moves; `board`; `wait` (until it is your turn: for scripts);
+`help` (or `moves`) lists the legal moves; `board`; `clock` (the time each seat has left, in a
+timed game); `wait` (until it is your turn: for scripts);
 `auto` (from now on play the first legal move whenever it is your turn); `resign` (asks first);
 `quit` (leave; the game goes on and `tabletop play --game ID` takes you back to your seat).
+
+In a timed game the clocks (`client.clocks`) are shown with the board and after each move, the
+player is warned once per turn when less than 10 s are left to move, and a seat whose time ran
+out is told so: it forfeited, or a bot plays it from then on and its player watches the rest.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -35,10 +41,18 @@ from rich.console import Console
 
 import games
 from client.boards import board_of, enum_prefix
+from client.clocks import LOW_MS, clock_line, deadline_of, format_duration
 from client.games import my_seat
 from client.identity import Account
 from client.interpret import Command, Nothing, Send, Tell, command_of, interpret
-from client.narrate import actor_name, describe_result, describe_update, seat_label, short_result
+from client.narrate import (
+    actor_name,
+    actor_names,
+    describe_result,
+    describe_update,
+    seat_label,
+    short_result,
+)
 from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -53,13 +67,17 @@ RECENT_MOVES = 6
 
 COMMANDS = (
     "commands: a move in the game's notation | help, moves: legal moves | board | "
-    "wait: until your turn | auto: play the first legal move on each turn | "
+    "clock: the time left | wait: until your turn | auto: play the first legal move on each turn | "
     "resign (asks first) | quit: leave, the game goes on"
 )
 
 
 class UsageError(Exception):
     """A command-line request that cannot make a game (the message says what is allowed)."""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def rejoin_hint(game_id: str) -> str:
@@ -199,10 +217,12 @@ async def bot_game(
     level: str,
     seat: int | None = None,
     watch_only: bool = False,
+    time_control: common_pb2.TimeControl | None = None,
 ) -> tuple[str, int]:
-    """A new game with bots in the other seats (or in all of them): its id and the caller's seat."""
+    """A new game with bots in the other seats (or in all of them): its id and the caller's seat.
+    `time_control` None: the game's default."""
     request = lobby_pb2.PlayAgainstBotsRequest(
-        game=game, options=options, level=level, watch_only=watch_only
+        game=game, options=options, level=level, watch_only=watch_only, time_control=time_control
     )
     if seat is not None:
         request.seat = seat
@@ -219,11 +239,15 @@ async def find_match(
     level: str,
     bots_after: int,
     console: Console,
+    time_control: common_pb2.TimeControl | None = None,
 ) -> tuple[str, int]:
     """Queue for a game with other people (bots fill the empty seats after `bots_after` seconds,
-    or never when it is 0) and wait until the matchmaker seats the caller."""
+    or never when it is 0) and wait until the matchmaker seats the caller. `time_control` None:
+    the game's default (only tickets asking for the same one are matched)."""
     lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
-    request = lobby_pb2.FindMatchRequest(game=game, options=options, level=level)
+    request = lobby_pb2.FindMatchRequest(
+        game=game, options=options, level=level, time_control=time_control
+    )
     if bots_after > 0:
         request.bots = lobby_pb2.BOT_FILL_AFTER
         request.bots_after_seconds = bots_after
@@ -287,6 +311,11 @@ class Table:
         self._offered_at = -1
         self._offered: list[str] = []
         self._final_events: Sequence[Any] = ()
+        self._before: common_pb2.GameStatus | None = None
+        """The status of the last update told (names a seat as it was before a bot took it)."""
+        self._deadline: int | None = None
+        """When the seat's time to move runs out (ms), while it runs."""
+        self._warning: asyncio.TimerHandle | None = None
 
     def say(self, text: str, style: str | None = None) -> None:
         self.console.print(text, style=style)
@@ -322,6 +351,63 @@ class Table:
             self.ready.set()
         else:
             self.ready.clear()
+        self._watch_time()
+
+    def _watch_time(self) -> None:
+        """Warn the player once per turn when less than LOW_MS is left to move."""
+        deadline = None
+        if self.seat >= 0 and not self.status.finished:
+            deadline = deadline_of(self.status, self.seat)
+        if deadline == self._deadline:
+            return
+        self._deadline = deadline
+        if self._warning is not None:
+            self._warning.cancel()
+            self._warning = None
+        if deadline is not None:
+            delay = max(0, deadline - LOW_MS - now_ms()) / 1000
+            self._warning = asyncio.get_running_loop().call_later(delay, self._warn, deadline)
+
+    def _warn(self, deadline: int) -> None:
+        self._warning = None
+        if deadline == self._deadline:
+            left = format_duration(deadline - now_ms())
+            self.say(f"hurry: {left} left to move", style="bold red")
+
+    def show_clocks(self, *, always: bool = False) -> None:
+        """Print the clocks of a timed game (`always`: say so for an untimed one)."""
+        names = actor_names(self.game, self.status, self.seat)
+        line = clock_line(self.status, self.seat, now_ms(), names)
+        if line:
+            self.say(line, style="dim")
+        elif always:
+            self.say("this game is untimed: nobody can run out of time")
+
+    def _lose_seat(self) -> None:
+        """A bot took the seat over (its time ran out): the player watches the rest (if there is
+        a rest: a takeover that leaves no person at the table ends the game)."""
+        if self.seat < 0:
+            return
+        self.seat = -1
+        self.auto = False
+        self._watch_time()
+        self.ready.set()
+        if self.status.finished:
+            return
+        self.say(
+            "a bot plays your seat for the rest of the game: you are watching it now "
+            "(quit stops watching)",
+            style="bold",
+        )
+
+    def _seat_lost(self, reason: str | None) -> bool:
+        """Whether a refusal says that a bot took the seat over (after a timeout, the only way
+        a seat stops being its player's); if so, watch from now on."""
+        bots = self.status.time_control.on_timeout == common_pb2.TIMEOUT_BOT
+        if reason != "NOT_YOUR_SEAT" or self.seat < 0 or not bots:
+            return False
+        self._lose_seat()
+        return True
 
     @property
     def my_turn(self) -> bool:
@@ -337,18 +423,21 @@ class Table:
         request = common_pb2.LegalMovesRequest(game_id=self.game_id)
         return await self._call("LegalMoves", self._seat_of(request))
 
-    async def show_board(self, *, at: int | None = None) -> None:
-        """Draw the board. With `at`, only while the game is still at that version (the board
-        then belongs to that move; a replay from the log draws no later board too early) and
-        only once per version."""
+    async def show_board(self, *, at: int | None = None) -> bool:
+        """Draw the board (and the clocks of a running timed game); whether it was drawn. With
+        `at`, only while the game is still at that version (the board then belongs to that move;
+        a replay from the log draws no later board too early) and only once per version."""
         if at is not None and at < self.status.version:
-            return  # a move from the log, already followed by others: no RPC needed
+            return False  # a move from the log, already followed by others: no RPC needed
         reply = await self._view()
         version = reply.status.version
         if at is not None and (version != at or version <= self._shown):
-            return
+            return False
         self._shown = version
         self.console.print(self.board.draw(reply, self.seat))
+        if not self.status.finished:
+            self.show_clocks()
+        return True
 
     def whose_turn(self) -> str:
         """`your turn`, `strong bot to move`, or the result once the game is over."""
@@ -389,6 +478,11 @@ class Table:
             reason, _ = error_info(error)
             if expected_version is not None and reason == "STALE_VERSION":
                 return False
+            if self._seat_lost(reason):
+                return False
+            if reason == "TIME_UP":
+                self.say("Too late: your time ran out before the move arrived.", style="bold red")
+                return False
             if reason == "STALE_VERSION":
                 text = f"{move} came too late: the game moved on first"
             else:
@@ -426,6 +520,8 @@ class Table:
             return await self._command(line)
         except grpc.aio.AioRpcError as error:
             reason, _ = error_info(error)
+            if self._seat_lost(reason):
+                return True
             text = f"the server did not answer ({reason or error.code().name}): {error.details()}"
             if error.code() == grpc.StatusCode.UNAUTHENTICATED:
                 text += (
@@ -458,6 +554,9 @@ class Table:
             await self.show_board()
             if self.seat >= 0:
                 self.say(self.whose_turn())
+            return True
+        if verb == "clock":
+            self.show_clocks(always=True)
             return True
         if self.seat < 0:
             if line.strip():
@@ -525,25 +624,42 @@ class Table:
                 self.say(f"connection lost ({error.details()}); reconnecting")
                 await asyncio.sleep(0.5 * failures)
 
+    def _tell(self, update: Any) -> None:
+        """Say what a Watch message brings, in words."""
+        version = update.envelope.version
+        before = self._before
+        if before is not None and before.version != version - 1:
+            before = None
+        self.say(describe_update(self.game, update, self.seat, before))
+        self._before = update.status
+
     async def _on_update(self, update: Any) -> None:
-        self.say(describe_update(self.game, update, self.seat))
+        self._tell(update)
         self._learn(update.status)
+        event = update.envelope.table_event
+        if event.outcome == common_pb2.TIMEOUT_BOT and event.seat == self.seat:
+            self._lose_seat()  # its time ran out (a forfeit ends the game: said above)
         version = update.envelope.version
         if update.status.finished:
             self._final_events = list(update.events)
             return
         live = version >= self.status.version  # nothing newer is known yet
+        clocked = False  # the clocks were shown (with the board)
         if self.seat < 0:
-            await self.show_board(at=version)
+            clocked = await self.show_board(at=version)
         elif self.my_turn:
             self._offered = []
             if self.auto:
                 await self._autoplay()
             elif live:
-                await self.show_board(at=version)
+                if not await self.show_board(at=version):
+                    self.show_clocks()
+                clocked = True
                 await self._your_turn()
         elif self.out_of_turn and not self.auto and live:
             await self._offer_out_of_turn()
+        if live and not clocked:
+            self.show_clocks()
 
     async def _your_turn(self) -> None:
         self.say("your turn: type a move (help lists them)", style="bold")
@@ -581,7 +697,7 @@ class Table:
         stream = self.stub.Watch(self._seat_of(request), metadata=self.session.metadata)
         try:
             async for update in stream:
-                self.say(describe_update(self.game, update, self.seat))
+                self._tell(update)
                 if update.status.finished:
                     self._final_events = list(update.events)
                 if update.envelope.version >= version:
@@ -617,6 +733,8 @@ class Table:
             start_version = self.status.version + 1
             if self.my_turn:
                 await self._your_turn()
+        self._before = common_pb2.GameStatus()
+        self._before.CopyFrom(self.status)  # the version before the first one followed
         follower = asyncio.create_task(self.follow(start_version))
         try:
             while not follower.done():
@@ -641,6 +759,8 @@ class Table:
                 follower.result()  # a stream that failed for good raises here
         finally:
             follower.cancel()
+            if self._warning is not None:
+                self._warning.cancel()
         if self.status.finished:
             if self._shown < self.status.version:
                 await self.show_board()
@@ -761,10 +881,18 @@ async def _seat(
                 level=args.level,
                 bots_after=args.bots_after,
                 console=console,
+                time_control=args.time_control,
             )
         )
     else:
         game_id, seat = await account.call(
-            lambda: bot_game(session, args.game, options, level=args.level, seat=args.seat)
+            lambda: bot_game(
+                session,
+                args.game,
+                options,
+                level=args.level,
+                seat=args.seat,
+                time_control=args.time_control,
+            )
         )
     return args.game, game_id, seat, "new"

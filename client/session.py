@@ -20,6 +20,7 @@ class Session:
         self.token = ""
         self.player_id = ""
         self.auth = lobby_pb2_grpc.AuthServiceStub(self.channel)
+        self.lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self.channel)
 
     async def login(self, name: str) -> lobby_pb2.LoginResponse:
         reply: lobby_pb2.LoginResponse = await self.auth.Login(lobby_pb2.LoginRequest(name=name))

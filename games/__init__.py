@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from games.clock import OUTCOMES, UNTIMED, TimeControl
+
 if TYPE_CHECKING:
     from engines.bots.base import Bot
     from engines.contract import Rules
@@ -61,6 +63,10 @@ class Game:
     unattended_limits: tuple[tuple[str, int], ...] = ()
     """Tighter bounds for a game with no person at the table (bots only): its length is paid
     for by the platform, and nobody is there to stop it."""
+    time_control: TimeControl = UNTIMED
+    """The time control of a game whose creator asks for none (games/clock.py)."""
+    timeouts: tuple[str, ...] = OUTCOMES
+    """What a timeout may do in this game: "forfeit" and/or "bot"."""
 
     def part(self, module: str) -> Any:
         """The game's module `module` (rules, bots, adapter, board), imported on first use."""

@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 from runtime import game_log, keys
 from runtime.redis import unavailable_when_unreachable
 from wire.players import is_bot
+from wire.status import holders_of
 
 Job = dict[str, str | int]
 """Fields game, game_id, seat, player, version, sponsor."""
@@ -21,10 +22,17 @@ STREAM_LENGTH = 100_000
 """The stream is trimmed to about this many entries (jobs are acknowledged within seconds)."""
 
 
-def jobs(game_id: str, version: int, meta: Mapping[str, Any], acting: Iterable[int]) -> list[Job]:
-    """A bot-turn job for each of the `acting` seats that a bot holds. Each names the game's
-    sponsor, the player the bots' work is for (who made the game, or its first person), so that
-    workers share their time fairly between players."""
+def jobs(
+    game_id: str,
+    version: int,
+    meta: Mapping[str, Any],
+    acting: Iterable[int],
+    holders: Sequence[str],
+) -> list[Job]:
+    """A bot-turn job for each of the `acting` seats that a bot holds (`holders`: who holds
+    each seat now, bots in the seats they took over). Each names the game's sponsor, the player
+    the bots' work is for (who made the game, or its first person), so that workers share
+    their time fairly between players."""
     seats: Sequence[str] = meta["seats"]
     sponsor = meta.get("sponsor") or next((p for p in seats if not is_bot(p)), "")
     return [
@@ -32,12 +40,12 @@ def jobs(game_id: str, version: int, meta: Mapping[str, Any], acting: Iterable[i
             "game": meta["game"],
             "game_id": game_id,
             "seat": seat,
-            "player": seats[seat],
+            "player": holders[seat],
             "version": version,
             "sponsor": sponsor,
         }
         for seat in acting
-        if is_bot(seats[seat])
+        if is_bot(holders[seat])
     ]
 
 
@@ -75,6 +83,7 @@ async def stalled(redis: Redis, idle_ms: int, batch: int = 200) -> list[Job]:
                 gone.append(game_id)
                 continue
             if now - entry.time_ms >= idle_ms:
-                found += jobs(game_id, entry.version, meta, entry.status["to_act"])
+                holders = holders_of(meta, entry.status)
+                found += jobs(game_id, entry.version, meta, entry.status["to_act"], holders)
     await game_log.unlist(redis, gone)
     return found

@@ -71,6 +71,11 @@ class ServiceSettings:
     """How often every watched stream is read even without a notification."""
     stall_seconds: float = 30.0
     """A watcher that takes nothing this long while entries wait for it is cut (TOO_SLOW)."""
+    sweep_seconds: float = 1.0
+    """How often the service looks for games whose deadline has passed (timeouts, aborts)."""
+    repair_seconds: float = 60.0
+    """How often one replica reads every live game of its kind to index deadlines a failure
+    (a stop between a commit and its index write) left out."""
 
     @staticmethod
     def from_env(default_port: int) -> ServiceSettings:
@@ -83,6 +88,8 @@ class ServiceSettings:
             watch_queue=env_int("WATCH_QUEUE", 256),
             poll_seconds=env_float("WATCH_POLL_SECONDS", 10.0),
             stall_seconds=env_float("WATCH_STALL_SECONDS", 30.0),
+            sweep_seconds=env_float("TIMEOUT_SWEEP_SECONDS", 1.0),
+            repair_seconds=env_float("DEADLINE_REPAIR_SECONDS", 60.0),
         )
 
 

@@ -198,6 +198,9 @@ class StreamHub:
         while True:
             pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
             try:
+                # A cluster client knows the slots (whose node a channel is on) only once
+                # initialized; a pub/sub before its first command would find none.
+                await self.redis.initialize()
                 await pubsub.subscribe(*self.channels)
                 self._all_changed()  # anything missed while away
                 while True:
@@ -208,9 +211,12 @@ class StreamHub:
             except asyncio.CancelledError:
                 raise
             except Exception as error:
-                if not redis_failed(error):
-                    raise
-                log.warning("notifications lost; resubscribing", extra={"error": str(error)})
+                # The one subscription must outlive anything: the cluster client, for one,
+                # raises a KeyError while it relearns the slots after a node restart.
+                if redis_failed(error):
+                    log.warning("notifications lost; resubscribing", extra={"error": str(error)})
+                else:
+                    log.exception("notifications failed; resubscribing")
                 await asyncio.sleep(0.5)
             finally:
                 with contextlib.suppress(Exception):
@@ -250,8 +256,8 @@ class StreamHub:
                 except asyncio.CancelledError:
                     raise
                 except Exception as error:
-                    if not redis_failed(error):
-                        raise
+                    if not redis_failed(error):  # as in _listen: never stop delivering
+                        log.exception("reading watched streams failed; retrying")
                     for stream in streams[start:]:  # try again after a pause
                         self._dirty[stream] = None
                     await asyncio.sleep(0.5)

@@ -26,6 +26,9 @@ class Entry:
     events: list[dict[str, Any]]
     status: dict[str, Any]
     time_ms: int
+    table_event: dict[str, Any] | None = None
+    """For a timeout or an abort (move "timeout"/"abort"): what the platform did
+    (games.clock.apply_due)."""
 
 
 def entry_of(entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> Entry:
@@ -37,6 +40,7 @@ def entry_of(entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> Entry:
         events=json.loads(fields[b"events"]),
         status=json.loads(fields[b"status"]),
         time_ms=int(fields[b"t"]),
+        table_event=json.loads(fields[b"table"]) if b"table" in fields else None,
     )
 
 

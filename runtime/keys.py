@@ -22,12 +22,14 @@ def _tag(game_id: str) -> str:
 
 
 def game_state(game_id: str) -> str:
-    """Hash: `version`, `snapshot` (engine bytes), `meta` (JSON: game, seats, options, seed)."""
+    """Hash: `version`, `snapshot` (engine bytes), `meta` (JSON: game, seats, options, seed,
+    time control), `table` (JSON, timed games: clocks and seats taken over, games.clock)."""
     return f"game:{_tag(game_id)}:state"
 
 
 def game_events(game_id: str) -> str:
-    """Stream: one entry per version, id `<version>-1`; fields actor, move, events, status."""
+    """Stream: one entry per version, id `<version>-1`; fields actor, move, events, status, t
+    (the time it was committed, ms), and `table` for a timeout or an abort (its TableEvent)."""
     return f"game:{_tag(game_id)}:events"
 
 
@@ -110,6 +112,22 @@ def live_ticket(player: str, game: str) -> str:
 def active_games(game: str) -> str:
     """Counter: games of this kind created and not yet finished (for the active-games gauge)."""
     return f"stats:{{{game}}}:active"
+
+
+def deadlines(game: str) -> str:
+    """Sorted set: the timed games of a kind that are not over, scored by when the platform must
+    next act on them (a timeout or an abort, ms); game services sweep it."""
+    return f"deadlines:{{{game}}}"
+
+
+def deadline_versions(game: str) -> str:
+    """Hash: game id -> the version its entry in `deadlines` was set as of (the latest wins)."""
+    return f"deadlines:{{{game}}}:versions"
+
+
+def deadline_repair_lock(game: str) -> str:
+    """String: held by the one replica of a kind's game service that repairs its deadlines."""
+    return f"deadlines:{{{game}}}:repair"
 
 
 def event_entry_id(version: int) -> str:

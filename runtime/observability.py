@@ -54,6 +54,17 @@ STREAM_PENDING = Gauge(
 MATCHES = Counter(
     "tabletop_matches_total", "Games the matchmaker formed, by game and kind", ["game", "kind"]
 )
+TIMEOUTS = Counter(
+    "tabletop_timeouts_total",
+    "What the platform applied at a deadline, by game and kind (forfeit, bot, abort)",
+    ["game", "kind"],
+)
+TIMEOUT_LATENESS = Histogram(
+    "tabletop_timeout_lateness_seconds",
+    "How long after its deadline a timeout or abort was applied",
+    ["game"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0),
+)
 WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}

@@ -48,6 +48,7 @@ class Platform:
         rate_burst: float = 2000.0,
         bot_workers: int = 0,
         matchmakers: int = 0,
+        sweep_seconds: float = 0.2,
     ) -> None:
         self.redis_url = redis_url
         self.games = list(games)
@@ -65,6 +66,8 @@ class Platform:
         self.matchmaker_count = matchmakers
         self.matchmakers: list[tuple[Matchmaker, asyncio.Event, asyncio.Task[None]]] = []
         self.backends: dict[str, str] = {}
+        self.sweep_seconds = sweep_seconds
+        """How often the game services apply the timeouts and aborts that are due."""
 
     @property
     def target(self) -> str:
@@ -80,7 +83,10 @@ class Platform:
 
     async def __aenter__(self) -> Platform:
         settings = ServiceSettings(
-            redis_url=self.redis_url, listen="127.0.0.1:0", grace_seconds=1.0
+            redis_url=self.redis_url,
+            listen="127.0.0.1:0",
+            grace_seconds=1.0,
+            sweep_seconds=self.sweep_seconds,
         )
         backends = self.backends
         for game in self.games:

@@ -21,8 +21,10 @@ from games.solace.bots import GreedyBot, StrongBot
 from games.solace.layout import BLACK, CLEAR, STOP
 from games.solace.rules import RULES, SolaceState
 from games.solo.rules import RULES as SOLO
-from services.bots.worker import BotWorker, Job, parse_budgets, view_of
+from services.bots.worker import BotWorker, Job, parse_budgets, time_budget, view_of
 from services.game.core import status_of
+from tabletop.common.v1 import common_pb2
+from wire.clock import timestamp
 from wire.status import status_message
 
 
@@ -327,3 +329,19 @@ async def test_the_worker_takes_players_in_turn() -> None:
         await asyncio.sleep(0)
     assert started == ["greedy-0", "patient", *(f"greedy-{i}" for i in range(1, 8))]
     await worker.close()
+
+
+def test_a_bot_thinks_at_most_a_quarter_of_the_time_its_seat_has_left() -> None:
+    """Bots are never timed out, but keep within their clock: the level's budget, capped at a
+    quarter of what is left before the seat's deadline (never below zero); untimed: the budget."""
+    status = common_pb2.GameStatus(
+        clocks=[
+            common_pb2.Clock(seat=0, running=False),
+            common_pb2.Clock(seat=1, running=True, deadline=timestamp(10_000)),
+        ]
+    )
+    assert time_budget(1.0, status, 1, now_ms=2_000) == 1.0  # 8 s left: 2 s allowed
+    assert time_budget(1.0, status, 1, now_ms=8_000) == 0.5  # 2 s left
+    assert time_budget(1.0, status, 1, now_ms=12_000) == 0.0  # past it: answer at once
+    assert time_budget(1.0, status, 0, now_ms=8_000) == 1.0  # not running: no deadline
+    assert time_budget(1.0, common_pb2.GameStatus(), 1, now_ms=8_000) == 1.0

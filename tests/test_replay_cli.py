@@ -80,3 +80,27 @@ def test_replay_plays_each_rules_edition(capsys: pytest.CaptureFixture[str]) -> 
     assert (new["edition"], new["finished"]) == (2, False)
     assert main(["replay", "esoloe", "--edition", "9", "0:c12"]) == 2
     assert "no rules edition 9" in capsys.readouterr().err
+
+
+def test_replay_applies_timeouts_and_aborts_as_the_log_records_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`SEAT:timeout` and `abort` replay what the platform did at a deadline, with the game's
+    default time control; one that was not due is refused like an illegal move."""
+    forfeit = _run(capsys, "esoloe", "0:c12", "1:timeout")
+    assert forfeit["result"] == {
+        "winners": [0], "scores": {}, "detail": {"reason": "timeout", "seat": 1},
+    }  # fmt: skip
+    aborted = _run(capsys, "solo", "abort")
+    assert aborted["finished"] is True
+    assert aborted["result"] == {"winners": [], "scores": {}, "detail": {"reason": "aborted"}}
+    taken = _run(capsys, "solo", "--options", '{"players": 3}', "0:draw", "1:timeout")
+    assert taken["error"] is None
+    assert taken["finished"] is False
+    assert taken["taken_over"] == {"1": "bot-greedy-00000001"}
+    refused = _run(capsys, "esoloe", "0:c12", "0:timeout")
+    assert refused["applied"] == 1
+    assert refused["error"]["reason"] == "ILLEGAL_MOVE"  # type: ignore[index]
+    assert "a timeout of seat 1" in refused["error"]["message"]  # type: ignore[index]
+    late = _run(capsys, "esoloe", "0:c12", "abort")
+    assert late["error"]["reason"] == "ILLEGAL_MOVE"  # type: ignore[index]

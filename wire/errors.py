@@ -40,6 +40,7 @@ class Reason(enum.StrEnum):
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
     TOO_SLOW = "TOO_SLOW"
     LIMIT_REACHED = "LIMIT_REACHED"
+    TIME_UP = "TIME_UP"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -51,6 +52,7 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.NOT_YOUR_TURN: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.GAME_OVER: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.TICKET_LIVE: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.TIME_UP: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
     Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.TICKET_NOT_FOUND: grpc.StatusCode.NOT_FOUND,

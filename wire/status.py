@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from games.clock import TimeControl
 from tabletop.common.v1 import common_pb2
+from wire.clock import clocks, time_control_message, timestamp
 from wire.players import display_name
 
 
@@ -15,14 +17,14 @@ def status_message(
     game_id: str, version: int, meta: Mapping[str, Any], status: Mapping[str, Any]
 ) -> common_pb2.GameStatus:
     """The GameStatus of game `game_id` at `version`, from its stored meta and status."""
-    seats = meta["seats"]
+    seats = holders_of(meta, status)
     message = common_pb2.GameStatus(
         game_id=game_id,
         game=meta["game"],
         version=version,
         seats=[
             common_pb2.Seat(index=i, player_id=p, name=name)
-            for i, (p, name) in enumerate(zip(seats, names_of(meta), strict=True))
+            for i, (p, name) in enumerate(zip(seats, names_of(meta, status), strict=True))
         ],
         to_act=status["to_act"],
         finished=status["finished"],
@@ -34,15 +36,34 @@ def status_message(
         for seat, score in result["scores"].items():
             message.result.scores[int(seat)] = float(score)
         message.result.detail.update(result["detail"])
+    tc = meta.get("time_control")
+    if tc is not None:
+        message.time_control.CopyFrom(time_control_message(TimeControl.from_json(tc)))
+    clock = status.get("clock")
+    if clock is not None:
+        message.clocks.extend(clocks(clock, len(seats)))
+        if clock["abort_at"] is not None:
+            message.abort_at.CopyFrom(timestamp(clock["abort_at"]))
     return message
 
 
-def names_of(meta: Mapping[str, Any]) -> list[str]:
-    """The seats' display names (games stored before names were kept: from the ids)."""
+def holders_of(meta: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
+    """Who holds each seat at a version: the seated players, less the seats bots took over
+    when their time ran out (the version's status lists those)."""
+    seats: list[str] = list(meta["seats"])
+    for seat, bot in status.get("replaced", {}).items():
+        seats[int(seat)] = bot
+    return seats
+
+
+def names_of(meta: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
+    """The seats' display names (games stored before names were kept: from the ids); a seat
+    a bot took over is the bot's."""
     names = meta.get("names")
-    if names is None:
-        return [display_name(p, None) for p in meta["seats"]]
-    return list(names)
+    found = [display_name(p, None) for p in meta["seats"]] if names is None else list(names)
+    for seat, bot in status.get("replaced", {}).items():
+        found[int(seat)] = display_name(bot, None)
+    return found
 
 
 def edition_of(meta: Mapping[str, Any]) -> int:

@@ -2,6 +2,7 @@
 Rules: docs/rules/esoloe.md."""
 
 from games import Game
+from games.clock import TimeControl
 
 GAME = Game(
     name="esoloe",
@@ -10,4 +11,5 @@ GAME = Game(
     proto_package="tabletop.esoloe.v1",
     service="EsoloeService",
     port=50051,
+    time_control=TimeControl(clock_seconds=300, increment_seconds=5, abort_seconds=120),
 )

@@ -2,6 +2,7 @@
 docs/rules/solace.md."""
 
 from games import Game
+from games.clock import TimeControl
 
 GAME = Game(
     name="solace",
@@ -10,4 +11,8 @@ GAME = Game(
     proto_package="tabletop.solace.v1",
     service="SolaceService",
     port=50053,
+    # A patience: untimed; a deal nobody starts is aborted after ten minutes. A seat taken over
+    # by a bot would leave nobody at the table, so a timeout can only end the game.
+    time_control=TimeControl(abort_seconds=600),
+    timeouts=("forfeit",),
 )

@@ -2,6 +2,7 @@
 docs/rules/solo.md."""
 
 from games import Game
+from games.clock import TimeControl
 
 GAME = Game(
     name="solo",
@@ -13,4 +14,7 @@ GAME = Game(
     unattended_limits=(("start_points", 200), ("rounds", 5)),
     port=50052,
     out_of_turn=True,  # jump-ins (S11)
+    # One player's forfeit would end the game for all (a resignation does): bots take over.
+    time_control=TimeControl(move_seconds=30, on_timeout="bot", abort_seconds=120),
+    timeouts=("bot",),
 )

@@ -2,6 +2,7 @@
 docs/rules/zoxso.md."""
 
 from games import Game
+from games.clock import TimeControl
 
 GAME = Game(
     name="zoxso",
@@ -12,4 +13,5 @@ GAME = Game(
     option_limits=(("max_plies", 2000),),
     unattended_limits=(("max_plies", 400),),
     port=50054,
+    time_control=TimeControl(clock_seconds=600, increment_seconds=5, abort_seconds=120),
 )

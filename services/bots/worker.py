@@ -40,6 +40,7 @@ from client.session import Session
 from engines.bots.base import RandomBot, Turn
 from games import DEFAULT_BUDGETS, LEVELS
 from runtime import bot_turns, keys
+from runtime.game_log import now_ms
 from runtime.observability import (
     BOT_JOBS,
     BOT_THINK_SECONDS,
@@ -81,6 +82,17 @@ def parse_budgets(specs: Iterable[str]) -> dict[str, float]:
                 )
             budgets[level] = value
     return budgets
+
+
+def time_budget(budget: float, status: common_pb2.GameStatus, seat: int, now_ms: int) -> float:
+    """Seconds a bot may think in a timed game: its level's `budget`, but at most a quarter of
+    the time its seat has left to move (a bot is never timed out, yet keeps within its clock
+    like anyone at the table)."""
+    for clock in status.clocks:
+        if clock.seat == seat and clock.HasField("deadline"):
+            left_ms = clock.deadline.ToMilliseconds() - now_ms
+            return max(0.0, min(budget, left_ms / 4000))
+    return budget
 
 
 def out_of_turn_game(game: str) -> bool:
@@ -363,7 +375,7 @@ class BotWorker:
                     seat=job.seat,
                     view=view,
                     moves=list(legal.moves),
-                    budget=self.budgets[level],
+                    budget=time_budget(self.budgets[level], reply.status, job.seat, now_ms()),
                     # not among the public seats to act: a chance it may let pass (a jump-in)
                     optional=job.seat not in reply.status.to_act,
                 )

@@ -28,16 +28,26 @@ from google.protobuf.timestamp_pb2 import Timestamp
 import games
 from engines.contract import Event, GameError, State, visible_events
 from games.adapter import Adapter
+from games.clock import BadTimeControl, Due, Table, TimeControl, time_control_of
+from games.replay import PLATFORM_MOVES, Position, Step, step
 from runtime import bot_turns, keys
 from runtime.fanout import StreamHub, TooSlow
-from runtime.game_log import Entry, entry_of
-from runtime.observability import GAMES_CREATED, GAMES_FINISHED, MOVES, WATCHERS
+from runtime.game_log import Entry, entry_of, now_ms
+from runtime.observability import (
+    GAMES_CREATED,
+    GAMES_FINISHED,
+    MOVES,
+    TIMEOUT_LATENESS,
+    TIMEOUTS,
+    WATCHERS,
+)
 from services.game.limits import Limits, check_load, check_options, load_of
 from services.game.store import GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
+from wire.clock import requested, table_event
 from wire.errors import ApiError
 from wire.metadata import Caller
-from wire.players import PLAYER_ID_PATTERN, is_bot, level_of
+from wire.players import PLAYER_ID_PATTERN, is_bot, level_of, new_bot_id
 from wire.status import status_message
 
 log = logging.getLogger("tabletop.game")
@@ -51,8 +61,57 @@ SENT_KEPT = 4096
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
+    """A game as read (or last written): its record, the engine's state and, for a timed game,
+    its table (clocks, seats taken over)."""
+
     stored: StoredGame
     state: State
+    table: Table | None = None
+
+    @property
+    def time_control(self) -> TimeControl:
+        return time_control_of(self.stored.meta)
+
+    @property
+    def holders(self) -> list[str]:
+        """Who holds each seat now (bots in the seats they took over)."""
+        seats: list[str] = self.stored.meta["seats"]
+        return seats if self.table is None else self.table.holders(seats)
+
+    @property
+    def finished(self) -> bool:
+        return self.state.finished or (self.table is not None and self.table.over)
+
+    def due(self) -> Due | None:
+        """What the platform must do to the game if nobody moves first, and when."""
+        if self.table is None or self.finished:
+            return None
+        return self.table.due(self.time_control)
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """One version judged and ready to be written: a seat's move, or what the platform did
+    (a timeout, an abort: `table_event`)."""
+
+    actor: int
+    move: str
+    state: State
+    table: Table | None
+    events: list[Event]
+    status: dict[str, Any]
+    time_ms: int
+    table_event: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What became of a write: the store's outcome ("OK", "STALE", "DUPLICATE", "NOT_FOUND",
+    "LATE", "EARLY"), the version it names, and for STALE the game as it is now."""
+
+    outcome: str
+    version: int
+    current: Loaded | None = None
 
 
 class Hints:
@@ -83,21 +142,47 @@ class Hints:
         self._games.pop(game_id, None)
 
 
-def status_of(state: State) -> dict[str, Any]:
-    """The public status of a state as stored with each stream entry."""
+def status_of(
+    state: State, table: Table | None = None, tc: TimeControl | None = None
+) -> dict[str, Any]:
+    """The public status of a state (and its table) as stored with each stream entry."""
     result = state.result()
-    return {
-        "to_act": list(state.public_to_act()),
-        "finished": result is not None,
-        "result": None if result is None else result.to_json(),
+    engine = None if result is None else result.to_json()
+    if table is None:
+        return {
+            "to_act": list(state.public_to_act()),
+            "finished": engine is not None,
+            "result": engine,
+        }
+    final = table.result_json(engine)
+    status: dict[str, Any] = {
+        "to_act": [] if final is not None else list(state.public_to_act()),
+        "finished": final is not None,
+        "result": final,
+        "clock": table.clock_json(tc or TimeControl()),
     }
+    if table.replaced:
+        status["replaced"] = {str(seat): bot for seat, bot in table.replaced.items()}
+    return status
 
 
 def resolve_seat(
-    seats: Sequence[str], player: str, requested: int | None, *, spectator_ok: bool
+    seats: Sequence[str],
+    player: str,
+    requested: int | None,
+    *,
+    spectator_ok: bool,
+    seated: Sequence[str] = (),
 ) -> int | None:
-    """The caller's seat, or None for a spectator (only where `spectator_ok`)."""
+    """The caller's seat, or None for a spectator (only where `spectator_ok`). `seats`: who
+    holds each seat now; `seated`: who was seated at creation, when bots took seats over."""
     mine = [i for i, holder in enumerate(seats) if holder == player and player]
+    if not mine and not spectator_ok and player and player in seated:
+        raise ApiError(
+            "NOT_YOUR_SEAT",
+            "your time ran out and a bot took your seat over for the rest of the game; "
+            "you may still GetView and Watch it",
+        )
     if requested is not None:
         if not 0 <= requested < len(seats):
             raise ApiError(
@@ -170,6 +255,8 @@ class GameCore:
         self.hints = Hints()
         self._sent: OrderedDict[tuple[str, int, int | None], Message] = OrderedDict()
         """The Watch messages built last, by game, version and seat."""
+        self._unindexed: set[str] = set()
+        """Games whose deadline could not be indexed (Redis away): the next sweep retries."""
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -192,14 +279,28 @@ class GameCore:
         stored = await self.store.load(game_id, request_id)
         if stored is None:
             raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
-        return Loaded(stored, self.rules.deserialize(stored.snapshot))
+        return self._loaded(stored)
+
+    def _loaded(self, stored: StoredGame) -> Loaded:
+        table = None if stored.table is None else Table.from_json(stored.table)
+        return Loaded(stored, self.rules.deserialize(stored.snapshot), table)
 
     def _status(self, loaded: Loaded) -> common_pb2.GameStatus:
         return status_message(
             loaded.stored.game_id,
             loaded.stored.version,
             loaded.stored.meta,
-            status_of(loaded.state),
+            status_of(loaded.state, loaded.table, loaded.time_control),
+        )
+
+    def _seat(self, loaded: Loaded, player: str, request: Any, *, spectator_ok: bool) -> int | None:
+        """The caller's seat in the game (see resolve_seat)."""
+        return resolve_seat(
+            loaded.holders,
+            player,
+            request.seat if request.HasField("seat") else None,
+            spectator_ok=spectator_ok,
+            seated=loaded.stored.meta["seats"],
         )
 
     def _events(self, events: Sequence[Event], seat: int | None) -> list[Message]:
@@ -210,16 +311,19 @@ class GameCore:
     ) -> list[Message]:
         return self._events([Event.from_json(e) for e in events], seat)
 
-    async def _wake_bots(
-        self, game_id: str, version: int, state: State, meta: Mapping[str, Any]
-    ) -> None:
+    async def _wake_bots(self, loaded: Loaded) -> None:
         """Queue a bot-turn job for every bot seat that may act now (jump-ins included).
 
         Best effort: the move stands whatever happens here. Should Redis fail now (or this
         process stop), a client's retry (same request id) or the bot workers' sweep of the live
         games queues the job again; a duplicate job is harmless (a worker plays with
         expected_version, so only one of two jobs for a version can move)."""
-        jobs = bot_turns.jobs(game_id, version, meta, state.to_act())
+        game_id, version = loaded.stored.game_id, loaded.stored.version
+        if loaded.finished:
+            return
+        jobs = bot_turns.jobs(
+            game_id, version, loaded.stored.meta, loaded.state.to_act(), loaded.holders
+        )
         if jobs:
             try:
                 await bot_turns.add(self.store.redis, jobs)
@@ -232,13 +336,18 @@ class GameCore:
         """CreateGame: a new game with the request's options and players."""
         players = list(request.players)
         check_players(players, caller.player)
+        declared = games.get(self.game)
+        tc = requested(request, declared.time_control)
         try:
             options = self.adapter.options(request)
             check_options(self.game, {**self.rules.default_options(), **options}, players)
+            tc.check(self.game, declared.timeouts, games.LEVELS)
             seed = random.SystemRandom().getrandbits(63)
             state = self.rules.new_game(seed, options)
         except GameError as error:
             raise ApiError.from_game_error(error) from None
+        except BadTimeControl as error:
+            raise ApiError("INVALID_OPTIONS", str(error)) from None
         if len(players) != state.num_seats:
             raise ApiError(
                 "INVALID_ARGUMENT",
@@ -260,11 +369,22 @@ class GameCore:
             "edition": state.edition,
             "sponsor": sponsor,
         }
-        status = status_of(state)
+        now = now_ms()
+        table = None
+        if tc.kept:
+            meta["time_control"] = tc.to_json()
+            people = [not is_bot(player) for player in players]
+            table = Table.new(tc, people, state.public_to_act(), now)
+        status = status_of(state, table, tc)
         await self.store.opened(self.game, game_id, [*players, sponsor] if sponsor else players)
         opening = [event.to_json() for event in state.opening_events()]
-        await self.store.create(game_id, state.serialize(), meta, opening, status)
-        await self._wake_bots(game_id, 0, state, meta)
+        stored_table = None if table is None else table.to_json()
+        await self.store.create(
+            game_id, state.serialize(), meta, opening, status, table=stored_table, time_ms=now
+        )
+        loaded = Loaded(StoredGame(game_id, 0, b"", meta, None, stored_table), state, table)
+        await self._index(loaded)
+        await self._wake_bots(loaded)
         GAMES_CREATED.labels(self.game).inc()
         log.info("game created", extra={"game_id": game_id, "seats": len(players)})
         return self.adapter.create_response(status=status_message(game_id, 0, meta, status))
@@ -272,12 +392,10 @@ class GameCore:
     async def view(self, request: common_pb2.GetViewRequest, caller: Caller) -> Message:
         """GetView: what the caller's seat (or a spectator) sees now."""
         loaded = await self._load(request.game_id)
-        seats = loaded.stored.meta["seats"]
-        requested = request.seat if request.HasField("seat") else None
         seat = (
             None
             if request.public
-            else resolve_seat(seats, caller.player, requested, spectator_ok=True)
+            else self._seat(loaded, caller.player, request, spectator_ok=True)
         )
         return self.adapter.view_response(
             status=self._status(loaded),
@@ -290,16 +408,13 @@ class GameCore:
     ) -> common_pb2.LegalMovesResponse:
         """LegalMoves: the caller's seat's legal moves now."""
         loaded = await self._load(request.game_id)
-        requested = request.seat if request.HasField("seat") else None
-        seat = resolve_seat(
-            loaded.stored.meta["seats"], caller.player, requested, spectator_ok=False
-        )
+        seat = self._seat(loaded, caller.player, request, spectator_ok=False)
         assert seat is not None
         return common_pb2.LegalMovesResponse(
             game_id=request.game_id,
             version=loaded.stored.version,
             seat=seat,
-            moves=loaded.state.legal_moves(seat),
+            moves=[] if loaded.finished else loaded.state.legal_moves(seat),
         )
 
     async def play(self, request: common_pb2.PlayRequest, caller: Caller) -> Message:
@@ -310,6 +425,11 @@ class GameCore:
             if len(request.move) > MAX_MOVE_CHARS:
                 raise ApiError(
                     "MALFORMED_MOVE", f"the move is longer than {MAX_MOVE_CHARS} characters"
+                )
+            if request.move in PLATFORM_MOVES:
+                raise ApiError(
+                    "MALFORMED_MOVE",
+                    f"{request.move!r} is what the platform does at a deadline, not a move",
                 )
             expected = request.expected_version if request.HasField("expected_version") else None
             response = await self.act(request, caller, request.move, expected)
@@ -349,9 +469,10 @@ class GameCore:
         The move is judged on the game at `expected` when given, else on the latest version the
         service has read. If another move is committed between that read and this write, the
         call fails with ABORTED (STALE_VERSION) and the current version: the first one wins.
+        In a timed game a move must reach Redis before the game's next deadline (by Redis's
+        clock); one that comes later is refused and the timeout (or abort) applied instead.
         """
         given, request_id = self._request_id(request, caller)
-        requested = request.seat if request.HasField("seat") else None
         game_id: str = request.game_id
         hint = self.hints.get(game_id)
         if hint is not None and expected is not None and expected != hint.stored.version:
@@ -362,80 +483,209 @@ class GameCore:
             if loaded is None:
                 loaded = await self._load(game_id, request_id)
             stored = loaded.stored
-            seat = resolve_seat(stored.meta["seats"], caller.player, requested, spectator_ok=False)
+            seat = self._seat(loaded, caller.player, request, spectator_ok=False)
             assert seat is not None
             if stored.request_version is not None:
                 return await self._replayed(loaded, stored.request_version, seat, move, given)
             if expected is not None and expected != stored.version:
                 raise await self._stale(game_id, stored.version, expected)
+            now = now_ms()
+            due = loaded.due()
+            if due is not None and now > due.at_ms and not from_hint:
+                raise await self._too_late(loaded, due, seat)
             try:
-                if move is None:
-                    state, events = loaded.state.resign(seat)
-                else:
-                    state, events = loaded.state.apply(seat, move)
+                played = self._judge(loaded, seat, move, now)
             except GameError as error:
                 if from_hint:  # the hint may be behind: judge the move on the stored game
                     loaded = hint = None
                     continue
                 raise ApiError.from_game_error(error, version=str(stored.version)) from None
-            answer = await self._commit(loaded, seat, move, request_id, given, state, events)
-            if not isinstance(answer, Loaded):
-                return answer
-            current = answer  # another move was committed first: the game as it is now
+            commit = await self._write(
+                loaded, played, request_id, not_after=None if due is None else due.at_ms
+            )
+            if commit.outcome == "OK":
+                return self.adapter.play_response(
+                    status=status_message(game_id, commit.version, stored.meta, played.status),
+                    events=self._events(played.events, seat),
+                )
+            if commit.outcome == "DUPLICATE":
+                return await self._replayed(loaded, commit.version, seat, move, given)
+            if commit.outcome == "LATE":
+                assert due is not None
+                raise await self._too_late(loaded, due, seat)
+            if commit.outcome == "NOT_FOUND" or commit.current is None:
+                raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
             if expected is not None or not from_hint:
                 # A move accepted between our read and our write: the first one wins (S11).
-                raise await self._stale(game_id, current.stored.version, stored.version)
+                raise await self._stale(game_id, commit.current.stored.version, stored.version)
             # Only this replica's hint was behind: judge the move on the game as it is now.
-            loaded, hint = current, None
+            loaded, hint = commit.current, None
         raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
 
-    async def _commit(
+    def _judge(self, loaded: Loaded, seat: int, move: str | None, now: int) -> Played:
+        """The seat's move (a resignation when None) applied to the game at `now`, not yet
+        written. Raises a GameError for a move the rules refuse."""
+        return self._played(loaded, Step(seat, "resign" if move is None else move, now))
+
+    def _played(self, loaded: Loaded, played: Step) -> Played:
+        """A step (games.replay: the same as every replay of the log takes) on the game."""
+        tc = loaded.time_control
+        after = step(Position(loaded.state, loaded.table), tc, played)
+        return Played(
+            actor=played.actor,
+            move=played.move,
+            state=after.state,
+            table=after.table,
+            events=after.events,
+            status=status_of(after.state, after.table, tc),
+            time_ms=played.time_ms,
+            table_event=after.table_event,
+        )
+
+    async def _write(
         self,
         loaded: Loaded,
-        seat: int,
-        move: str | None,
+        played: Played,
         request_id: str,
-        given: str,
-        state: State,
-        events: list[Event],
-    ) -> Message | Loaded:
-        """Write the move if the game is still where it was judged: its answer; or, when
-        another move came first, the game as it is now (which the hints then hold too)."""
+        *,
+        not_after: int | None = None,
+        not_before: int | None = None,
+    ) -> Written:
+        """Commit `played` if the game is still the version it was judged on (and in time):
+        then the hints hold the new version, the deadline index and the bots learn of it. For
+        STALE the answer holds the game as it is now (which the hints then hold too)."""
         stored = loaded.stored
         game_id = stored.game_id
-        status = status_of(state)
+        table = None if played.table is None else played.table.to_json()
         commit = await self.store.commit(
             game_id,
             expected_version=stored.version,
-            snapshot=state.serialize(),
+            snapshot=played.state.serialize(),
             request_id=request_id,
-            actor=seat,
-            move=move if move is not None else "resign",
-            events=[e.to_json() for e in events],
-            status=status,
+            actor=played.actor,
+            move=played.move,
+            events=[e.to_json() for e in played.events],
+            status=played.status,
+            table=table,
+            time_ms=played.time_ms,
+            table_event=played.table_event,
+            not_after=not_after,
+            not_before=not_before,
         )
         if commit.outcome == "OK":
-            self.hints.put(game_id, Loaded(stored.moved_to(commit.version), state))
-            await self._wake_bots(game_id, commit.version, state, stored.meta)
-            if status["finished"]:
+            now = Loaded(stored.moved_to(commit.version, table), played.state, played.table)
+            self.hints.put(game_id, now)
+            if loaded.table is not None:
+                await self._index(now)
+            await self._wake_bots(now)
+            if played.status["finished"]:
                 await self.store.closed(game_id)
                 GAMES_FINISHED.labels(self.game).inc()
                 log.info(
                     "game finished",
-                    extra={"game_id": game_id, "version": commit.version, **status["result"]},
+                    extra={
+                        "game_id": game_id,
+                        "version": commit.version,
+                        **played.status["result"],
+                    },
                 )
-            return self.adapter.play_response(
-                status=status_message(game_id, commit.version, stored.meta, status),
-                events=self._events(events, seat),
-            )
-        if commit.outcome == "DUPLICATE":
-            return await self._replayed(loaded, commit.version, seat, move, given)
-        if commit.outcome == "NOT_FOUND" or commit.current is None:
+            return Written(commit.outcome, commit.version)
+        if commit.outcome == "STALE" and commit.current is not None:
+            current = self._loaded(commit.current)
+            self.hints.put(game_id, current)
+            return Written(commit.outcome, commit.version, current)
+        if commit.outcome == "NOT_FOUND":
             self.hints.drop(game_id)
-            raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
-        current = Loaded(commit.current, self.rules.deserialize(commit.current.snapshot))
-        self.hints.put(game_id, current)
-        return current
+        return Written(commit.outcome, commit.version)
+
+    async def _index(self, loaded: Loaded) -> None:
+        """Tell the sweeps when the game needs the platform next (services/game/deadlines.py).
+        Best effort: should Redis fail now, the next sweep of this process tries again; what a
+        stop lost, the repair finds."""
+        due = loaded.due()
+        game_id = loaded.stored.game_id
+        try:
+            await self.store.index_deadline(
+                game_id, loaded.stored.version, None if due is None else due.at_ms
+            )
+        except ApiError:
+            log.warning("deadline not indexed", extra={"game_id": game_id})
+            if len(self._unindexed) < 100_000:
+                self._unindexed.add(game_id)
+        else:
+            self._unindexed.discard(game_id)
+
+    def unindexed(self) -> list[str]:
+        """The games whose deadline this process could not index (taken: the sweep retries)."""
+        found = list(self._unindexed)
+        self._unindexed.clear()
+        return found
+
+    async def _too_late(self, loaded: Loaded, due: Due, seat: int) -> ApiError:
+        """The refusal of a move that came after the game's deadline, once what was due (the
+        timeout or the abort) is applied as of that deadline."""
+        await self._apply_due(loaded, due)
+        version = str(loaded.stored.version + 1)
+        late = f"{now_ms() - due.at_ms} ms after the deadline"
+        if due.kind == "abort":
+            return ApiError(
+                "GAME_OVER",
+                f"the game was aborted: nobody at the table moved within "
+                f"{loaded.time_control.abort_seconds} s of its start (this move came {late})",
+                version=version,
+            )
+        if due.seat == seat:
+            outcome = (
+                "you forfeit the game"
+                if loaded.time_control.on_timeout == "forfeit"
+                else "a bot plays your seat for the rest of the game"
+            )
+            return ApiError(
+                "TIME_UP",
+                f"your time ran out: this move came {late}; {outcome}",
+                deadline_ms=str(due.at_ms),
+                version=version,
+            )
+        return ApiError(
+            "STALE_VERSION",
+            f"seat {due.seat}'s time ran out first (this move came {late}): the game is at "
+            f"version {version}; get the view again and retry",
+            version=version,
+        )
+
+    async def _apply_due(self, loaded: Loaded, due: Due) -> bool:
+        """Apply what is due to the game (a timeout or the abort) as of its deadline, through
+        the same versioned commit as a move: whether this call applied it (not: a move or
+        another replica came first, or it is not due yet by Redis's clock)."""
+        tc = loaded.time_control
+        now = max(now_ms(), due.at_ms)
+        bot = new_bot_id(tc.bot_level) if due.kind == "timeout" and tc.on_timeout == "bot" else ""
+        move = "abort" if due.kind == "abort" else "timeout"
+        played = self._played(loaded, Step(-1 if due.seat is None else due.seat, move, now, bot))
+        written = await self._write(loaded, played, "", not_before=due.at_ms)
+        if written.outcome != "OK":
+            return False
+        TIMEOUTS.labels(self.game, played.move if due.kind == "abort" else tc.on_timeout).inc()
+        TIMEOUT_LATENESS.labels(self.game).observe((now - due.at_ms) / 1000)
+        log.info(
+            "timeout" if due.kind == "timeout" else "game aborted",
+            extra={"game_id": loaded.stored.game_id, "seat": due.seat, "version": written.version},
+        )
+        return True
+
+    async def expire(self, game_id: str) -> bool:
+        """The deadline sweep's call for a game the index says is due: apply what is due, if
+        it is; else set the game's right deadline in the index. Whether something was applied."""
+        stored = await self.store.load(game_id)
+        if stored is None:
+            await self.store.index_deadline(game_id, 2**62, None)  # gone: forget it
+            return False
+        loaded = self._loaded(stored)
+        due = loaded.due()
+        if due is not None and now_ms() >= due.at_ms and await self._apply_due(loaded, due):
+            return True
+        await self._index(loaded)
+        return False
 
     async def _stale(self, game_id: str, current: int, judged: int) -> ApiError:
         """ABORTED for a move judged on version `judged` while the game is at `current`, saying
@@ -479,8 +729,7 @@ class GameCore:
                 f"{entry.actor} at version {version}, not for {played!r} by seat {seat}; "
                 "a retry repeats the same move, a new move needs a new request id",
             )
-        now = await self._load(game_id)
-        await self._wake_bots(game_id, now.stored.version, now.state, now.stored.meta)
+        await self._wake_bots(await self._load(game_id))
         return self.adapter.play_response(
             status=status_message(game_id, version, loaded.stored.meta, entry.status),
             events=self._stored_events(entry.events, seat),
@@ -493,12 +742,10 @@ class GameCore:
     ) -> AsyncIterator[Message]:
         """Watch: every version from `from_version` on, then live, until the game ends."""
         loaded = await self._load(request.game_id)
-        seats = loaded.stored.meta["seats"]
-        requested = request.seat if request.HasField("seat") else None
         seat = (
             None
             if request.public
-            else resolve_seat(seats, caller.player, requested, spectator_ok=True)
+            else self._seat(loaded, caller.player, request, spectator_ok=True)
         )
         last = loaded.stored.version
         if not 0 <= request.from_version <= last + 1:
@@ -506,15 +753,16 @@ class GameCore:
                 "INVALID_ARGUMENT",
                 f"from_version must be 0..{last + 1}: the game is at version {last}",
             )
-        return self._follow(loaded, request.from_version, seat)
+        return self._follow(loaded, request.from_version, seat, caller.player)
 
     async def _follow(
-        self, loaded: Loaded, next_version: int, seat: int | None
+        self, loaded: Loaded, next_version: int, seat: int | None, player: str
     ) -> AsyncIterator[Message]:
         """The game's entries from `next_version` on, through this process's fan-out hub (no
-        Redis connection of its own); ends after the game's last move."""
+        Redis connection of its own); ends after the game's last move. A watcher whose seat a
+        bot takes over sees the game as a spectator from then on."""
         game_id = loaded.stored.game_id
-        if loaded.state.finished and next_version > loaded.stored.version:
+        if loaded.finished and next_version > loaded.stored.version:
             return
         after = keys.event_entry_id(next_version - 1) if next_version > 0 else "0-0"
         watcher = self.hub.watch(keys.game_events(game_id), after)
@@ -534,6 +782,9 @@ class GameCore:
                     ) from None
                 for entry_id, fields in entries:
                     entry = entry_of(entry_id, fields)
+                    taken = entry.status.get("replaced", {})
+                    if seat is not None and taken.get(str(seat), player) != player:
+                        seat = None
                     yield self._watch_message(game_id, loaded.stored.meta, entry, seat)
                     if entry.status["finished"]:
                         return
@@ -563,9 +814,10 @@ class GameCore:
             envelope=common_pb2.EventEnvelope(
                 game_id=game_id,
                 version=entry.version,
-                actor=entry.actor if entry.actor >= 0 else None,  # unset at creation
+                actor=entry.actor if entry.actor >= 0 else None,  # unset at creation, abort
                 move=entry.move,
                 time=time,
+                table_event=None if entry.table_event is None else table_event(entry.table_event),
             ),
             status=status_message(game_id, entry.version, meta, entry.status),
             events=self._stored_events(entry.events, seat),

@@ -16,6 +16,7 @@ from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
 from runtime.server import Server, run
 from services.game.core import GameCore
+from services.game.deadlines import DeadlineSweep
 from services.game.limits import Limits
 from services.game.servicer import GameServicer
 from services.game.store import GameStore
@@ -32,9 +33,11 @@ class GameService:
     redis: Redis
     relay: RelayServicer
     hub: StreamHub
+    sweep: DeadlineSweep
 
     async def close(self) -> None:
-        """After the server stopped: the hub and the Redis client."""
+        """After the server stopped: the deadline sweep, the hub and the Redis client."""
+        await self.sweep.stop()
         await self.hub.stop()
         await self.redis.aclose()
 
@@ -63,13 +66,18 @@ async def start_game_service(
         stall_seconds=settings.stall_seconds,
     )
     await hub.start()
-    servicer = GameServicer(GameCore(games.get(game).adapter, store, hub, limits))
+    core = GameCore(games.get(game).adapter, store, hub, limits)
+    servicer = GameServicer(core)
     game_api.add_servicer(servicer, server.server)
     relay = RelayServicer(game_api.descriptor, servicer.handlers())
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()
-    return GameService(server, redis, relay, hub)
+    sweep = DeadlineSweep(
+        core, sweep_seconds=settings.sweep_seconds, repair_seconds=settings.repair_seconds
+    )
+    sweep.start()
+    return GameService(server, redis, relay, hub, sweep)
 
 
 def run_game_service(game: str) -> None:

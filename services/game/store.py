@@ -20,10 +20,15 @@ from wire.metadata import Caller
 from wire.players import display_name, is_bot
 
 # KEYS: state, events, requests.
-# ARGV: expected version, snapshot, request id ("" for none), actor, move, events JSON,
-#       status JSON, time ms, ttl seconds, the channel that tells watchers of a new entry.
+# ARGV: 1 expected version, 2 snapshot, 3 request id ("" for none), 4 actor, 5 move, 6 events
+#       JSON, 7 status JSON, 8 time ms, 9 ttl seconds, 10 the channel that tells watchers of a
+#       new entry, 11 table JSON ("" for an untimed game), 12 table event JSON ("" for a seat's
+#       move), 13 not after (ms: a move must arrive by the deadline of the version it was judged
+#       on; "" for none), 14 not before (ms: a timeout is applied only once its deadline is past).
+# The deadlines are checked against Redis's own clock, one clock for every replica.
 # Returns {"OK", new version} | {"DUPLICATE", version applied} | {"NOT_FOUND", -1}
-#       | {"STALE", current version, snapshot, meta} (so the caller can retry without a read).
+#       | {"STALE", current version, snapshot, meta, table} (so the caller can retry without a
+#       read) | {"LATE", current version} | {"EARLY", current version}.
 _COMMIT = """
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return {'NOT_FOUND', -1} end
@@ -33,13 +38,25 @@ if ARGV[3] ~= '' then
   if seen then return {'DUPLICATE', tonumber(seen)} end
 end
 if current ~= tonumber(ARGV[1]) then
-  local game = redis.call('HMGET', KEYS[1], 'snapshot', 'meta')
-  return {'STALE', current, game[1], game[2]}
+  local game = redis.call('HMGET', KEYS[1], 'snapshot', 'meta', 'table')
+  return {'STALE', current, game[1], game[2], game[3] or ''}
+end
+if ARGV[13] ~= '' or ARGV[14] ~= '' then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  if ARGV[13] ~= '' and now > tonumber(ARGV[13]) then return {'LATE', current} end
+  if ARGV[14] ~= '' and now < tonumber(ARGV[14]) then return {'EARLY', current} end
 end
 local version = current + 1
 redis.call('HSET', KEYS[1], 'version', version, 'snapshot', ARGV[2])
-redis.call('XADD', KEYS[2], version .. '-1', 'actor', ARGV[4], 'move', ARGV[5],
-           'events', ARGV[6], 'status', ARGV[7], 't', ARGV[8])
+if ARGV[11] ~= '' then redis.call('HSET', KEYS[1], 'table', ARGV[11]) end
+if ARGV[12] ~= '' then
+  redis.call('XADD', KEYS[2], version .. '-1', 'actor', ARGV[4], 'move', ARGV[5],
+             'events', ARGV[6], 'status', ARGV[7], 't', ARGV[8], 'table', ARGV[12])
+else
+  redis.call('XADD', KEYS[2], version .. '-1', 'actor', ARGV[4], 'move', ARGV[5],
+             'events', ARGV[6], 'status', ARGV[7], 't', ARGV[8])
+end
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], version) end
 local ttl = tonumber(ARGV[9])
 for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
@@ -48,24 +65,54 @@ return {'OK', version}
 """
 
 # KEYS: state, requests. ARGV: request id.
-# Returns {version, snapshot, meta, version that request id produced (or nil)}.
+# Returns {version, snapshot, meta, table, version that request id produced (or nil)}.
 _LOAD = """
-local game = redis.call('HMGET', KEYS[1], 'version', 'snapshot', 'meta')
-return {game[1], game[2], game[3], redis.call('HGET', KEYS[2], ARGV[1])}
+local game = redis.call('HMGET', KEYS[1], 'version', 'snapshot', 'meta', 'table')
+return {game[1], game[2], game[3], game[4], redis.call('HGET', KEYS[2], ARGV[1])}
 """
 
 # KEYS: state, events. ARGV: snapshot, meta JSON, events JSON, status JSON, time ms, ttl,
-# the channel that tells watchers of a new entry.
+# the channel that tells watchers of a new entry, table JSON ("" for an untimed game).
 # Returns 1 when created, 0 when a game with this id exists already.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'version', 0, 'snapshot', ARGV[1], 'meta', ARGV[2])
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'table', ARGV[8]) end
 redis.call('XADD', KEYS[2], '0-1', 'actor', -1, 'move', '', 'events', ARGV[3],
            'status', ARGV[4], 't', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[6])
 redis.call('PUBLISH', ARGV[7], KEYS[2])
 return 1
+"""
+
+# KEYS: the kind's deadlines (sorted set), their versions (hash).
+# ARGV: game id, version, deadline ms ("" for none).
+# Sets a game's next deadline as of a version, unless a later version set it already: writers
+# of two versions may arrive in any order, the index keeps the latest version's deadline.
+_INDEX = """
+local seen = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '-1')
+if tonumber(ARGV[2]) < seen then return 0 end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+end
+return 1
+"""
+
+# KEYS: the kind's deadlines. ARGV: how many, hold ms.
+# The games whose deadline has passed by Redis's clock, each held back (its score moved
+# `hold` ms on) so that other replicas' sweeps leave it to this one; should this one stop, the
+# game comes due again after the hold.
+_DUE = """
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+for _, game in ipairs(due) do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), game) end
+return due
 """
 
 
@@ -77,10 +124,12 @@ class StoredGame:
     meta: Mapping[str, Any]
     request_version: int | None
     """The version a previous call with the same request id produced, if any."""
+    table: Mapping[str, Any] | None = None
+    """The game's table (games.clock.Table as JSON); None for an untimed game."""
 
-    def moved_to(self, version: int) -> StoredGame:
+    def moved_to(self, version: int, table: Mapping[str, Any] | None) -> StoredGame:
         """This game after a move of ours was committed as `version`."""
-        return StoredGame(self.game_id, version, b"", self.meta, None)
+        return StoredGame(self.game_id, version, b"", self.meta, None, table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +145,7 @@ class PlayerGame:
 
 @dataclass(frozen=True, slots=True)
 class Commit:
-    outcome: str  # "OK", "STALE", "DUPLICATE" or "NOT_FOUND"
+    outcome: str  # "OK", "STALE", "DUPLICATE", "NOT_FOUND", "LATE" or "EARLY"
     version: int
     current: StoredGame | None = None
     """For STALE: the game as it is now."""
@@ -104,6 +153,17 @@ class Commit:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def _table(value: bytes | None) -> dict[str, Any] | None:
+    return json.loads(value) if value else None
+
+
+def _optional(value: Mapping[str, Any] | int | None) -> str:
+    """An optional script argument: "" for None."""
+    if value is None:
+        return ""
+    return str(value) if isinstance(value, int) else _dumps(value)
 
 
 class GameStore:
@@ -115,6 +175,8 @@ class GameStore:
         self._commit = redis.register_script(_COMMIT)
         self._create = redis.register_script(_CREATE)
         self._load = redis.register_script(_LOAD)
+        self._index = redis.register_script(_INDEX)
+        self._due = redis.register_script(_DUE)
 
     @unavailable_when_unreachable
     async def create(
@@ -124,6 +186,9 @@ class GameStore:
         meta: Mapping[str, Any],
         events: list[dict[str, Any]],
         status: Mapping[str, Any],
+        *,
+        table: Mapping[str, Any] | None,
+        time_ms: int,
     ) -> bool:
         created = await self._create(
             keys=[keys.game_state(game_id), keys.game_events(game_id)],
@@ -132,9 +197,10 @@ class GameStore:
                 _dumps(meta),
                 _dumps(events),
                 _dumps(status),
-                now_ms(),
+                time_ms,
                 self.ttl_seconds,
                 keys.changed_channel(keys.kind_of(game_id)),
+                _optional(table),
             ],
         )
         return bool(created)
@@ -219,12 +285,12 @@ class GameStore:
         request id produced), in one round trip."""
         seen: bytes | None = None
         if request_id:
-            version, snapshot, meta, seen = await self._load(
+            version, snapshot, meta, table, seen = await self._load(
                 keys=[keys.game_state(game_id), keys.game_requests(game_id)], args=[request_id]
             )
         else:
-            version, snapshot, meta = await self.redis.hmget(
-                keys.game_state(game_id), ["version", "snapshot", "meta"]
+            version, snapshot, meta, table = await self.redis.hmget(
+                keys.game_state(game_id), ["version", "snapshot", "meta", "table"]
             )
         if version is None:
             return None
@@ -234,6 +300,7 @@ class GameStore:
             snapshot=snapshot,
             meta=json.loads(meta),
             request_version=None if seen is None else int(seen),
+            table=_table(table),
         )
 
     @unavailable_when_unreachable
@@ -248,8 +315,15 @@ class GameStore:
         move: str,
         events: list[dict[str, Any]],
         status: Mapping[str, Any],
+        table: Mapping[str, Any] | None,
+        time_ms: int,
+        table_event: Mapping[str, Any] | None = None,
+        not_after: int | None = None,
+        not_before: int | None = None,
     ) -> Commit:
-        """Write a move if the game is still at `expected_version` (one round trip)."""
+        """Write a move (or what the platform did: `table_event`) if the game is still at
+        `expected_version`, and (by Redis's clock) not after `not_after` nor before `not_before`
+        (one round trip)."""
         reply = await self._commit(
             keys=[keys.game_state(game_id), keys.game_events(game_id), keys.game_requests(game_id)],
             args=[
@@ -260,16 +334,38 @@ class GameStore:
                 move,
                 _dumps(events),
                 _dumps(status),
-                now_ms(),
+                time_ms,
                 self.ttl_seconds,
                 keys.changed_channel(keys.kind_of(game_id)),
+                _optional(table),
+                _optional(table_event),
+                _optional(not_after),
+                _optional(not_before),
             ],
         )
         outcome, version = reply[0].decode(), int(reply[1])
         current = None
         if outcome == "STALE":
-            current = StoredGame(game_id, version, reply[2], json.loads(reply[3]), None)
+            current = StoredGame(
+                game_id, version, reply[2], json.loads(reply[3]), None, _table(reply[4])
+            )
         return Commit(outcome=outcome, version=version, current=current)
+
+    @unavailable_when_unreachable
+    async def index_deadline(self, game_id: str, version: int, at_ms: int | None) -> None:
+        """Record when the game needs the platform next (None: never), as of `version`."""
+        kind = keys.kind_of(game_id)
+        await self._index(
+            keys=[keys.deadlines(kind), keys.deadline_versions(kind)],
+            args=[game_id, version, _optional(at_ms)],
+        )
+
+    @unavailable_when_unreachable
+    async def due(self, kind: str, count: int, hold_ms: int) -> list[str]:
+        """Up to `count` games of `kind` whose deadline has passed, held for this caller for
+        `hold_ms` (see _DUE)."""
+        found: Any = await self._due(keys=[keys.deadlines(kind)], args=[count, hold_ms])
+        return [game_id.decode() for game_id in found]
 
     @unavailable_when_unreachable
     async def entries(self, game_id: str, from_version: int, count: int = 100) -> list[Entry]:

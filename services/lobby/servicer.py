@@ -15,6 +15,7 @@ import grpc
 
 import games
 from engines.contract import GameError
+from games.clock import BadTimeControl
 from runtime import keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.redis import redis_failed
@@ -23,6 +24,7 @@ from services.game.store import GameStore
 from services.lobby.store import LobbyStore, Ticket, pool_key
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
+from wire.clock import requested
 from wire.errors import ApiError
 from wire.metadata import SPONSOR_METADATA, Caller
 from wire.players import new_bot_id
@@ -137,6 +139,8 @@ class Lobby:
         create = api(game).pb2.CreateGameRequest()
         if chosen:
             create.options.CopyFrom(getattr(request.options, game))
+        if request.HasField("time_control"):
+            create.time_control.CopyFrom(request.time_control)
         return game, create
 
     async def _own_ticket(self, ticket_id: str, player: str) -> Ticket:
@@ -169,6 +173,11 @@ class Lobby:
         maybe_bots = [] if fill == "never" else [new_bot_id(level)]
         await self._check_load(player, [player, *maybe_bots])
         check_options(game, options, [player])
+        tc = requested(create, found.time_control)
+        try:
+            tc.check(game, found.timeouts, games.LEVELS)
+        except BadTimeControl as error:
+            raise ApiError("INVALID_OPTIONS", str(error)) from None
         ticket_id = secrets.token_hex(10)
         with _lobby_reachable():
             queued, existing = await self.tickets.enqueue(
@@ -180,7 +189,8 @@ class Lobby:
                 bots=fill,
                 bots_after=float(request.bots_after_seconds),
                 level=level,
-                pool=pool_key(game, seats, options, level, fill, request.bots_after_seconds),
+                pool=pool_key(game, seats, options, level, fill, request.bots_after_seconds, tc),
+                time_control=tc.to_json(),
             )
         if not queued:
             raise ApiError(

@@ -11,6 +11,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from games.clock import TimeControl
 from runtime import keys
 
 TICKET_TTL_SECONDS = 3600
@@ -83,6 +84,9 @@ class Ticket:
     state: str
     game_id: str = ""
     seat: int = -1
+    time_control: dict[str, Any] | None = None
+    """The time control asked for (games.clock.TimeControl as JSON; None: tickets from
+    before time controls, which get the game's default)."""
 
     @staticmethod
     def from_hash(ticket_id: str, fields: dict[bytes, bytes]) -> Ticket:
@@ -101,6 +105,7 @@ class Ticket:
             state=text["state"],
             game_id=text.get("game_id", ""),
             seat=int(text.get("seat", -1)),
+            time_control=json.loads(text["time_control"]) if "time_control" in text else None,
         )
 
 
@@ -122,12 +127,13 @@ class LobbyStore:
 
     async def enqueue(
         self, ticket_id: str, *, player: str, game: str, options: bytes, seats: int,
-        bots: str, bots_after: float, level: str, pool: str,
+        bots: str, bots_after: float, level: str, pool: str, time_control: dict[str, Any],
     ) -> tuple[bool, str]:  # fmt: skip
         """(True, id) when queued; (False, the live ticket's id) when the player has one."""
         fields: dict[str, Any] = {
             "player": player, "game": game, "options": options.hex(), "seats": seats,
             "bots": bots, "bots_after": bots_after, "level": level, "pool": pool,
+            "time_control": json.dumps(time_control, sort_keys=True),
         }  # fmt: skip
         outcome, queued = await self._enqueue(
             keys=[keys.live_ticket(player, game), keys.ticket(ticket_id),
@@ -196,12 +202,19 @@ class LobbyStore:
 
 
 def pool_key(
-    game: str, seats: int, options: dict[str, Any], level: str, bots: str, bots_after: float
+    game: str,
+    seats: int,
+    options: dict[str, Any],
+    level: str,
+    bots: str,
+    bots_after: float,
+    time_control: TimeControl,
 ) -> str:
     """Tickets wait together when they ask for the same game, seat count and options (all of
     them, defaults filled in, so leaving an option out and giving its default are the same),
-    and the same bots: level, and when to fill empty seats with them (so nobody who asked for
-    random bots meets strong ones, and nobody waiting for people gets bots at once)."""
+    the same time control (likewise), and the same bots: level, and when to fill empty seats
+    with them (so nobody who asked for random bots meets strong ones, and nobody waiting for
+    people gets bots at once)."""
     wait = f"{bots_after:g}" if bots == "after" else ""
     compact = json.dumps(options, separators=(",", ":"), sort_keys=True)
-    return f"{game}:{seats}:{compact}:{level}:{bots}{wait}"
+    return f"{game}:{seats}:{compact}:{time_control.key()}:{level}:{bots}{wait}"

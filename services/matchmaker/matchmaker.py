@@ -23,11 +23,13 @@ import grpc
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from games.clock import TimeControl
 from runtime import keys
 from runtime.observability import MATCHES
 from runtime.redis import redis_failed
 from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
 from wire.api import api, channel_options
+from wire.clock import time_control_message
 from wire.players import new_bot_id
 
 log = logging.getLogger("tabletop.matchmaker")
@@ -139,6 +141,9 @@ class Matchmaker:
         request = game_api.pb2.CreateGameRequest(
             options=game_api.pb2.Options.FromString(tickets[0].options), players=players
         )
+        if tickets[0].time_control is not None:  # else: the game's default
+            tc = TimeControl.from_json(tickets[0].time_control)
+            request.time_control.CopyFrom(time_control_message(tc))
         try:
             created = await game_api.stub(self.channels[game]).CreateGame(request, timeout=10)
         except grpc.aio.AioRpcError as error:

@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 
 from runtime import keys
 from runtime.fanout import StreamHub, TooSlow
-from runtime.localredis import LocalRedis
+from runtime.localredis import LocalRedis, LocalRedisCluster
 from runtime.redis import connect_redis
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
@@ -201,6 +201,32 @@ async def test_a_slow_watcher_is_served_in_steps_then_cut_and_resumes_exactly(
         await hub.stop()
         await redis.delete(stream)
         await redis.aclose()
+
+
+async def test_on_a_redis_cluster_a_new_hub_hears_notifications_at_once() -> None:
+    """A hub started on a fresh cluster client (nothing asked of the cluster yet) subscribes and
+    delivers a new entry on its notification, long before its poll would. Its subscription
+    once died at start (the client knew no slots yet), leaving watchers on the 10 s poll."""
+    cluster = await asyncio.to_thread(LocalRedisCluster, masters=3, appendonly=False)
+    redis = connect_redis(cluster.url, cluster=True)
+    writer = connect_redis(cluster.url, cluster=True)
+    stream, channel = "test:fanout:{cluster}", "changed:test"
+    hub = StreamHub(redis, [channel], poll_seconds=600)
+    await hub.start()
+    try:
+        reader = hub.watch(stream, "0-0")
+        for n in range(3):
+            await asyncio.sleep(0.3)  # the subscription is up by now
+            await writer.xadd(stream, {"n": str(n)})
+            await writer.publish(channel, stream)
+            entries = await asyncio.wait_for(reader.next(), 5)
+            assert [fields[b"n"] for _, fields in entries] == [str(n).encode()]
+        reader.close()
+    finally:
+        await hub.stop()  # raises what killed a hub task, if anything did
+        await redis.aclose()
+        await writer.aclose()
+        await asyncio.to_thread(cluster.stop)
 
 
 async def test_a_watch_past_the_games_next_version_is_refused(platform: Platform) -> None:

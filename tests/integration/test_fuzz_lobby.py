@@ -111,6 +111,27 @@ def game_options(draw: st.DrawFn, game: str | None = None) -> Any:
     return options
 
 
+@st.composite
+def time_controls(draw: st.DrawFn, valid: bool) -> common_pb2.TimeControl | None:
+    """A TimeControl, or None (unset: the game's default). Valid ones are long (an hour at
+    least), so that no deadline passes while the fuzzer looks for changes; the others have
+    values out of range, outcomes that do not exist, junk bot levels."""
+    if draw(st.booleans()):
+        return None
+    seconds = either(valid, st.sampled_from([0, 3600, 86400]), st.integers(0, 2**32 - 1))
+    tc = common_pb2.TimeControl(
+        move_seconds=draw(seconds),
+        clock_seconds=draw(seconds),
+        abort_seconds=draw(seconds),
+        bot_level=draw(either(valid, LEVELS, junk_levels)),
+    )
+    tc.increment_seconds = draw(
+        either(valid, st.just(5 if tc.clock_seconds else 0), st.integers(0, 2**32 - 1))
+    )
+    tc.on_timeout = common_pb2.Timeout.ValueType(draw(st.integers(0, 2 if valid else 7)))
+    return tc
+
+
 def player_lists(valid: bool, game: str, ids: list[str]) -> st.SearchStrategy[list[str]]:
     """Seat lists for CreateGame: the right length, or any length with junk ids too."""
     seated = st.sampled_from(ids)
@@ -259,6 +280,11 @@ def _set_options(field: Any, options: Any) -> None:
         field.CopyFrom(options)
 
 
+def _set_time_control(request: Any, time_control: common_pb2.TimeControl | None) -> None:
+    if time_control is not None:
+        request.time_control.CopyFrom(time_control)
+
+
 def _changed(before: Mapping[bytes, Any], after: Mapping[bytes, Any]) -> set[bytes]:
     return {key for key in before.keys() | after.keys() if before.get(key) != after.get(key)}
 
@@ -308,6 +334,7 @@ def test_gateway_own_rpcs_refuse_cleanly_and_change_nothing(
     game = data.draw(either(valid, st.sampled_from(GAMES), junk_games), "game")
     level = data.draw(either(valid, LEVELS, junk_levels), "level")
     options = data.draw(either(valid, st.none(), game_options(game)), "options")
+    time_control = data.draw(time_controls(valid), "time_control")
     auth = lobby_pb2_grpc.AuthServiceStub(player.channel)
     lobby = lobby_pb2_grpc.LobbyServiceStub(player.channel)
     request: Any
@@ -331,6 +358,7 @@ def test_gateway_own_rpcs_refuse_cleanly_and_change_nothing(
             bots_after_seconds=data.draw(either(valid, st.integers(1, 3600), int32s)),
         )  # fmt: skip
         _set_options(request.options, options)
+        _set_time_control(request, time_control)
         method = lobby.FindMatch
     elif rpc in ("WatchTicket", "CancelTicket"):
         ticket_id = data.draw(either(valid, st.sampled_from(["VICTIM", "OWN"]), junk_ticket_ids))
@@ -347,6 +375,7 @@ def test_gateway_own_rpcs_refuse_cleanly_and_change_nothing(
         if seat is not None:
             request.seat = seat
         _set_options(request.options, options)
+        _set_time_control(request, time_control)
         method = lobby.PlayAgainstBots
     else:
         ids = [player.player_id, "p-0123456789abcdef", "bot-random-0123abcd"]
@@ -355,6 +384,7 @@ def test_gateway_own_rpcs_refuse_cleanly_and_change_nothing(
         )
         if options is not None and options.WhichOneof("game") == service:
             request.options.CopyFrom(getattr(options, service))
+        _set_time_control(request, time_control)
         method = api(service).stub(player.channel).CreateGame
 
     async def one() -> None:

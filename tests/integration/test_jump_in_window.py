@@ -44,7 +44,7 @@ async def test_a_person_jumps_in_before_the_next_bot_plays(redis_url: str, windo
         redis = Redis.from_url(redis_url)
         try:
             meta = {"game": "solo", "seats": players}
-            await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [1]))
+            await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [1], meta["seats"]))
         finally:
             await redis.aclose()
         stub = person.game("solo")

@@ -59,7 +59,7 @@ async def create_with_setup(
     redis = Redis.from_url(redis_url)
     try:
         created = await GameStore(redis).create(
-            game_id, state.serialize(), meta, [], status_of(state)
+            game_id, state.serialize(), meta, [], status_of(state), table=None, time_ms=0
         )
     finally:
         await redis.aclose()

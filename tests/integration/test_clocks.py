@@ -1,0 +1,408 @@
+"""Clocks on the real stack (Redis, game services, gateway, lobby, matchmaker, bot workers), with
+time controls of a second or two: a silent Solo player is taken over by a bot that finishes the
+game; a two-player game is forfeited on time; a game nobody starts is aborted; a move after the
+deadline is refused and the timeout applied as of the deadline, even by a service that was not
+up at the deadline; and a move racing its deadline resolves to exactly one of the two."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from typing import Any
+
+import grpc
+import pytest
+from redis.asyncio import Redis
+
+from client.session import Session
+from runtime import keys
+from runtime.game_log import now_ms
+from services.game.store import GameStore
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+from tabletop.lobby.v1 import lobby_pb2
+from tabletop.solo.v1 import solo_pb2
+from tests.platform import Platform, assert_refused, logged_in, play_until_finished, watch_all
+from wire.errors import error_info
+
+pytestmark = pytest.mark.integration
+
+FORFEIT = common_pb2.TIMEOUT_FORFEIT
+BOT = common_pb2.TIMEOUT_BOT
+
+
+def esoloe_game(players: list[str], **tc: Any) -> esoloe_pb2.CreateGameRequest:
+    return esoloe_pb2.CreateGameRequest(players=players, time_control=common_pb2.TimeControl(**tc))
+
+
+async def entries(redis_url: str, game_id: str) -> list[Any]:
+    redis = Redis.from_url(redis_url)
+    try:
+        return await GameStore(redis).entries(game_id, 0, count=10_000)
+    finally:
+        await redis.aclose()
+
+
+async def stored_table(redis_url: str, game_id: str) -> dict[str, Any]:
+    redis = Redis.from_url(redis_url)
+    try:
+        table: Any = await redis.hget(keys.game_state(game_id), "table")
+    finally:
+        await redis.aclose()
+    found: dict[str, Any] = json.loads(table)
+    return found
+
+
+async def view(session: Session, game: str, game_id: str) -> Any:
+    return await session.game(game).GetView(
+        common_pb2.GetViewRequest(game_id=game_id), metadata=session.metadata
+    )
+
+
+async def first_move(session: Session, game: str, game_id: str) -> Any:
+    stub = session.game(game)
+    legal = await stub.LegalMoves(
+        common_pb2.LegalMovesRequest(game_id=game_id), metadata=session.metadata
+    )
+    return await stub.Play(
+        common_pb2.PlayRequest(
+            game_id=game_id, move=legal.moves[0], expected_version=legal.version
+        ),
+        metadata=session.metadata,
+    )
+
+
+async def test_a_silent_solo_player_is_taken_over_by_a_bot_that_finishes_the_game(
+    redis_url: str,
+) -> None:
+    async with Platform(redis_url, games=("solo",), bot_workers=1) as platform:
+        alice, bob = await logged_in(platform, "alice", "bob")
+        created = await platform.create_game(
+            "solo",
+            solo_pb2.CreateGameRequest(
+                options=solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1),
+                players=[alice.player_id, bob.player_id],
+                time_control=common_pb2.TimeControl(
+                    move_seconds=1, on_timeout=BOT, bot_level="random"
+                ),
+            ),
+        )
+        game_id = created.status.game_id
+        assert created.status.time_control.move_seconds == 1
+        running = [c.seat for c in created.status.clocks if c.running]
+        assert running == list(created.status.to_act)
+        assert created.status.clocks[running[0]].HasField("deadline")
+        bob_watch = asyncio.create_task(watch_all(bob, "solo", game_id))
+        # Alice plays her seat; Bob never moves.
+        await asyncio.wait_for(play_until_finished(alice, "solo", game_id, 0, 60), 90)
+        final = await view(alice, "solo", game_id)
+        assert final.status.finished
+        assert final.status.seats[1].player_id.startswith("bot-random-")
+        assert final.status.seats[1].name == "random bot"
+        log = await entries(redis_url, game_id)
+        timeouts = [e for e in log if e.move == "timeout"]
+        assert len(timeouts) == 1, [e.move for e in log]
+        (timeout,) = timeouts
+        assert timeout.actor == 1
+        assert timeout.table_event["outcome"] == "bot"
+        assert timeout.time_ms >= timeout.table_event["deadline"]
+        bot_moves = [e for e in log if e.version > timeout.version and e.actor == 1]
+        assert bot_moves, "the bot played Bob's seat after the takeover"
+        await assert_refused(
+            bob.game("solo").Play(
+                common_pb2.PlayRequest(game_id=game_id, move="draw"), metadata=bob.metadata
+            ),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_YOUR_SEAT",
+            "bot took your seat over",
+        )
+        # Bob's Watch carried on as a spectator's from the takeover: the bot's hand, dealt to
+        # seat 1, is never shown to him.
+        seen = await asyncio.wait_for(bob_watch, 10)
+        public = await watch_all(alice, "solo", game_id, public=True)
+        after = [u for u in seen if u.envelope.version >= timeout.version]
+        assert after == [u for u in public if u.envelope.version >= timeout.version]
+        (event,) = [u for u in seen if u.envelope.move == "timeout"]
+        assert event.envelope.table_event.kind == common_pb2.TableEvent.KIND_TIMEOUT
+        assert event.envelope.table_event.outcome == BOT
+        assert event.envelope.actor == 1
+
+
+async def test_a_two_player_game_is_forfeited_on_time(redis_url: str) -> None:
+    async with Platform(redis_url) as platform:
+        alice, bob = await logged_in(platform, "alice", "bob")
+        created = await platform.create_game(
+            "esoloe",
+            esoloe_game(
+                [alice.player_id, bob.player_id],
+                clock_seconds=2,
+                increment_seconds=1,
+                on_timeout=FORFEIT,
+                abort_seconds=30,
+            ),
+        )
+        game_id = created.status.game_id
+        assert created.status.HasField("abort_at")
+        assert not any(c.running for c in created.status.clocks)  # until a person moves
+        moved = await first_move(alice, "esoloe", game_id)
+        clocks = moved.status.clocks
+        assert not moved.status.HasField("abort_at")
+        assert clocks[0].remaining_ms == 2000  # no clock ran before this first move
+        assert clocks[1].running
+        assert clocks[1].remaining_ms == 2000
+        deadline = clocks[1].deadline.ToMilliseconds()
+        assert deadline == clocks[1].since.ToMilliseconds() + 2000
+        updates = await asyncio.wait_for(watch_all(alice, "esoloe", game_id, 1), 10)
+        last = updates[-1]
+        assert last.envelope.move == "timeout"
+        assert last.envelope.actor == 1
+        assert last.envelope.table_event.outcome == FORFEIT
+        assert last.envelope.table_event.deadline.ToMilliseconds() == deadline
+        assert last.status.finished
+        assert list(last.status.result.winners) == [0]
+        assert last.status.result.detail["reason"] == "timeout"
+        assert last.status.result.detail["seat"] == 1
+        assert last.status.clocks[1].remaining_ms == 0
+        assert now_ms() - deadline < 3000  # applied within the sweep interval, with room
+        await assert_refused(
+            bob.game("esoloe").Play(
+                common_pb2.PlayRequest(game_id=game_id, move="c12"), metadata=bob.metadata
+            ),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "GAME_OVER",
+        )
+
+
+async def test_a_game_nobody_starts_is_aborted_and_vanishes(redis_url: str) -> None:
+    async with Platform(redis_url, matchmakers=1) as platform:
+        alice, bob = await logged_in(platform, "alice", "bob")
+        lobby = alice.lobby
+        tickets = []
+        for player in (alice, bob):
+            tickets.append(
+                await player.lobby.FindMatch(
+                    lobby_pb2.FindMatchRequest(
+                        game="esoloe",
+                        time_control=common_pb2.TimeControl(clock_seconds=60, abort_seconds=1),
+                    ),
+                    metadata=player.metadata,
+                )
+            )
+        async for update in lobby.WatchTicket(
+            lobby_pb2.WatchTicketRequest(ticket_id=tickets[0].ticket_id),
+            metadata=alice.metadata,
+            timeout=10,
+        ):
+            if update.state == lobby_pb2.TICKET_STATE_MATCHED:
+                game_id = update.game_id
+                break
+        started = await view(alice, "esoloe", game_id)
+        assert started.status.time_control.abort_seconds == 1
+        updates = await asyncio.wait_for(watch_all(alice, "esoloe", game_id), 10)
+        last = updates[-1]
+        assert last.envelope.move == "abort"
+        assert not last.envelope.HasField("actor")
+        assert last.envelope.table_event.kind == common_pb2.TableEvent.KIND_ABORTED
+        assert last.status.finished
+        assert list(last.status.result.winners) == []
+        assert last.status.result.detail["reason"] == "aborted"
+        listed = await lobby.ListGames(
+            lobby_pb2.ListGamesRequest(live_only=True), metadata=alice.metadata
+        )
+        assert game_id not in [g.status.game_id for g in listed.games]
+        redis = Redis.from_url(redis_url)
+        try:
+            assert await redis.zscore(keys.LIVE_GAMES, game_id) is None
+            assert await redis.zscore(keys.deadlines("esoloe"), game_id) is None
+        finally:
+            await redis.aclose()
+
+
+async def test_a_move_after_the_deadline_is_refused_and_the_timeout_applied_as_of_it(
+    redis_url: str,
+) -> None:
+    # No sweep within the test: only the late move finds the deadline passed.
+    async with Platform(redis_url, sweep_seconds=600) as platform:
+        (alice,) = await logged_in(platform, "alice")
+        created = await platform.create_game(
+            "esoloe",
+            esoloe_game([alice.player_id] * 2, clock_seconds=1, on_timeout=FORFEIT),
+        )
+        game_id = created.status.game_id
+        deadline = created.status.clocks[0].deadline.ToMilliseconds()
+        await asyncio.sleep(max(0.0, (deadline - now_ms()) / 1000) + 0.3)
+        message = await assert_refused(
+            alice.game("esoloe").Play(
+                common_pb2.PlayRequest(game_id=game_id, move="c12", seat=0),
+                metadata=alice.metadata,
+            ),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "TIME_UP",
+            "your time ran out",
+            "forfeit",
+        )
+        assert "ms after the deadline" in message
+        log = await entries(redis_url, game_id)
+        assert [e.move for e in log] == ["", "timeout"]
+        assert log[1].table_event["deadline"] == deadline
+        assert log[1].time_ms > deadline
+        table = await stored_table(redis_url, game_id)
+        assert table["remaining"] == [0, 1000]  # charged up to the deadline, not the late move
+        assert table["forfeited"] == 0
+
+
+async def test_a_timeout_is_applied_by_a_service_that_was_down_at_the_deadline(
+    redis_url: str,
+) -> None:
+    async with Platform(redis_url) as platform:
+        (alice,) = await logged_in(platform, "alice")
+        created = await platform.create_game(
+            "esoloe",
+            esoloe_game([alice.player_id] * 2, move_seconds=1, on_timeout=FORFEIT),
+        )
+        game_id = created.status.game_id
+        deadline = created.status.clocks[0].deadline.ToMilliseconds()
+        await alice.close()
+    await asyncio.sleep(max(0.0, (deadline - now_ms()) / 1000) + 1.0)  # nothing runs
+    async with Platform(redis_url) as platform:
+        (bob,) = await logged_in(platform, "bob")
+        updates = await asyncio.wait_for(watch_all(bob, "esoloe", game_id, public=True), 10)
+    last = updates[-1]
+    assert last.envelope.move == "timeout"
+    assert last.envelope.table_event.deadline.ToMilliseconds() == deadline
+    assert last.envelope.time.ToMilliseconds() >= deadline + 1000  # late, as of the deadline
+    assert list(last.status.result.winners) == [1]
+
+
+async def test_a_move_racing_its_deadline_is_either_played_or_timed_out_never_both(
+    redis_url: str,
+) -> None:
+    """Moves sent around the deadline (from 60 ms before to 60 ms after), while the sweep
+    runs every 20 ms: each game's version 1 is the move or the timeout, as the player was
+    told, and both outcomes happen."""
+    async with Platform(redis_url, sweep_seconds=0.02) as platform:
+        (alice,) = await logged_in(platform, "alice")
+        rng = random.Random(7)
+
+        async def race(offset_ms: int) -> str:
+            created = await platform.create_game(
+                "esoloe",
+                esoloe_game([alice.player_id] * 2, move_seconds=1, on_timeout=FORFEIT),
+            )
+            game_id = created.status.game_id
+            deadline = created.status.clocks[0].deadline.ToMilliseconds()
+            await asyncio.sleep(max(0.0, (deadline + offset_ms - now_ms()) / 1000))
+            refused = None
+            try:
+                await alice.game("esoloe").Play(
+                    common_pb2.PlayRequest(game_id=game_id, move="c12", seat=0, expected_version=0),
+                    metadata=alice.metadata,
+                )
+            except grpc.aio.AioRpcError as error:
+                refused = error
+            if refused is not None:
+                assert error_info(refused)[0] in ("TIME_UP", "STALE_VERSION", "GAME_OVER")
+            told = "played" if refused is None else "timed out"
+            for _ in range(100):  # a refused move: the timeout is in the log by now, or soon
+                log = await entries(redis_url, game_id)
+                if len(log) > 1:
+                    break
+                await asyncio.sleep(0.05)
+            assert [e.move for e in log[1:2]] == (["c12"] if told == "played" else ["timeout"])
+            assert all(e.move != "c12" for e in log[2:])
+            if told == "played":
+                assert log[1].time_ms <= deadline
+            return told
+
+        outcomes = []
+        for _ in range(4):  # 4 rounds of 10 games at once
+            offsets = [rng.randint(-60, 60) for _ in range(10)]
+            outcomes += await asyncio.gather(*(race(o) for o in offsets))
+        assert set(outcomes) == {"played", "timed out"}, outcomes
+
+
+async def test_bot_seats_are_never_timed_out(redis_url: str) -> None:
+    async with Platform(redis_url) as platform:  # no bot worker: the bots never move
+        (alice,) = await logged_in(platform, "alice")
+        reply = await alice.lobby.PlayAgainstBots(
+            lobby_pb2.PlayAgainstBotsRequest(
+                game="esoloe",
+                watch_only=True,
+                time_control=common_pb2.TimeControl(move_seconds=1, abort_seconds=1),
+            ),
+            metadata=alice.metadata,
+        )
+        game_id = reply.status.game_id
+        assert not reply.status.HasField("abort_at")  # no person at the table to wait for
+        assert reply.status.clocks[0].HasField("deadline")  # shown, never enforced
+        await asyncio.sleep(1.6)
+        now = await view(alice, "esoloe", game_id)
+        assert now.status.version == 0
+        assert not now.status.finished
+
+
+async def test_time_controls_are_checked_and_keep_matchmaking_pools_apart(
+    redis_url: str,
+) -> None:
+    async with Platform(redis_url, games=("esoloe", "solo"), matchmakers=1) as platform:
+        alice, bob, carol = await logged_in(platform, "alice", "bob", "carol")
+        checks: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+            ("solo", {"move_seconds": 5, "on_timeout": FORFEIT}, ("forfeit", "bot")),
+            ("esoloe", {"increment_seconds": 2}, ("increment_seconds needs clock_seconds",)),
+            ("esoloe", {"move_seconds": 90_000}, ("move_seconds", "86400")),
+            ("esoloe", {"move_seconds": 5, "bot_level": "godlike"}, ("godlike",)),
+        ]
+        for game, tc, words in checks:
+            await assert_refused(
+                alice.lobby.FindMatch(
+                    lobby_pb2.FindMatchRequest(
+                        game=game, time_control=common_pb2.TimeControl(**tc)
+                    ),
+                    metadata=alice.metadata,
+                ),
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "INVALID_OPTIONS",
+                *words,
+            )
+        blitz = common_pb2.TimeControl(clock_seconds=180, increment_seconds=2)
+        first = await alice.lobby.FindMatch(
+            lobby_pb2.FindMatchRequest(game="esoloe", time_control=blitz), metadata=alice.metadata
+        )
+        # Bob asks for the game's default time control: another pool.
+        bobs = await bob.lobby.FindMatch(
+            lobby_pb2.FindMatchRequest(game="esoloe"), metadata=bob.metadata
+        )
+        await asyncio.sleep(1.0)
+        found = await alice.lobby.WatchTicket(
+            lobby_pb2.WatchTicketRequest(ticket_id=first.ticket_id), metadata=alice.metadata
+        ).read()
+        assert found.state == lobby_pb2.TICKET_STATE_QUEUED
+        # Carol asks for Alice's: they are matched, and the game has that time control.
+        await carol.lobby.FindMatch(
+            lobby_pb2.FindMatchRequest(game="esoloe", time_control=blitz), metadata=carol.metadata
+        )
+        started = time.monotonic()
+        async for update in alice.lobby.WatchTicket(
+            lobby_pb2.WatchTicketRequest(ticket_id=first.ticket_id),
+            metadata=alice.metadata,
+            timeout=10,
+        ):
+            if update.state == lobby_pb2.TICKET_STATE_MATCHED:
+                break
+        assert time.monotonic() - started < 10
+        game = await view(alice, "esoloe", update.game_id)
+        assert game.status.time_control.clock_seconds == 180
+        assert {s.player_id for s in game.status.seats} == {alice.player_id, carol.player_id}
+        # Untimed on request: no clocks at all.
+        untimed = await alice.lobby.PlayAgainstBots(
+            lobby_pb2.PlayAgainstBotsRequest(game="esoloe", time_control=common_pb2.TimeControl()),
+            metadata=alice.metadata,
+        )
+        assert not untimed.status.HasField("time_control")
+        assert not untimed.status.clocks
+        # Leave the pools empty: the next test's matchmaker must not seat Bob.
+        await bob.lobby.CancelTicket(
+            lobby_pb2.CancelTicketRequest(ticket_id=bobs.ticket_id), metadata=bob.metadata
+        )

@@ -1,0 +1,90 @@
+"""Time controls and clocks on the wire (tabletop.common.v1 TimeControl, Clock, TableEvent)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from games.clock import TimeControl
+from tabletop.common.v1 import common_pb2
+
+TIMEOUTS = {"forfeit": common_pb2.TIMEOUT_FORFEIT, "bot": common_pb2.TIMEOUT_BOT}
+"""The Timeout enum value of each outcome (games.clock.OUTCOMES)."""
+_OUTCOMES = {value: name for name, value in TIMEOUTS.items()}
+
+
+def time_control_of(message: common_pb2.TimeControl, default: TimeControl) -> TimeControl:
+    """The time control a request asks for: `default` when the message is unset (the caller
+    checks HasField); else exactly the message, with the default's outcome and bot level where
+    the message leaves them out."""
+    return TimeControl(
+        move_seconds=message.move_seconds,
+        clock_seconds=message.clock_seconds,
+        increment_seconds=message.increment_seconds,
+        on_timeout=_OUTCOMES.get(message.on_timeout, default.on_timeout),
+        bot_level=message.bot_level or default.bot_level,
+        abort_seconds=message.abort_seconds,
+    )
+
+
+def requested(request: Any, default: TimeControl) -> TimeControl:
+    """The time control of a CreateGame, FindMatch or PlayAgainstBots request (a request type
+    without the field, a game's that predates clocks, gets `default`)."""
+    fields = request.DESCRIPTOR.fields_by_name
+    if "time_control" not in fields or not request.HasField("time_control"):
+        return default
+    return time_control_of(request.time_control, default)
+
+
+def time_control_message(tc: TimeControl) -> common_pb2.TimeControl:
+    return common_pb2.TimeControl(
+        move_seconds=tc.move_seconds,
+        clock_seconds=tc.clock_seconds,
+        increment_seconds=tc.increment_seconds,
+        on_timeout=TIMEOUTS[tc.on_timeout],
+        bot_level=tc.bot_level,
+        abort_seconds=tc.abort_seconds,
+    )
+
+
+def timestamp(ms: int) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromMilliseconds(ms)
+    return stamp
+
+
+def clocks(clock: Mapping[str, Any], seats: int) -> list[common_pb2.Clock]:
+    """Each seat's Clock from a version's stored clock status (games.clock.Table.clock_json)."""
+    remaining = clock["remaining"]
+    deadlines = clock["deadlines"]
+    running = set(clock["running"])
+    found = []
+    for seat in range(seats):
+        message = common_pb2.Clock(
+            seat=seat,
+            remaining_ms=None if remaining is None else remaining[seat],
+            running=seat in running,
+            since=timestamp(clock["since"]),
+        )
+        if str(seat) in deadlines:
+            message.deadline.CopyFrom(timestamp(deadlines[str(seat)]))
+        found.append(message)
+    return found
+
+
+def table_event(event: Mapping[str, Any]) -> common_pb2.TableEvent:
+    """The wire form of a timeout or abort as the log stores it (games.clock.apply_due)."""
+    if event["kind"] == "aborted":
+        return common_pb2.TableEvent(
+            kind=common_pb2.TableEvent.KIND_ABORTED, deadline=timestamp(event["deadline"])
+        )
+    return common_pb2.TableEvent(
+        kind=common_pb2.TableEvent.KIND_TIMEOUT,
+        seat=event["seat"],
+        outcome=TIMEOUTS[event["outcome"]],
+        bot_player_id=event["bot"],
+        deadline=timestamp(event["deadline"]),
+        abandoned=event["abandoned"],
+    )
