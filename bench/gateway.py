@@ -27,8 +27,10 @@ from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from wire.api import api
 from wire.metadata import PLAYER_METADATA
+from wire.proof import ProveCalls
 
 SECRET = "bench-signing-key-0123456789-0123456789"
+INTERNAL_KEY = "bench-internal-key-0123456789"
 
 
 ROUNDS = 5
@@ -128,7 +130,7 @@ async def _bench(
 
     one_game = game_loop(stub, metadata)
     # The same calls straight to the game service, as the gateway makes them (no token).
-    direct_channel = grpc.aio.insecure_channel(service)
+    direct_channel = grpc.aio.insecure_channel(service, interceptors=[ProveCalls(INTERNAL_KEY)])
     direct = game_loop(
         api("esoloe").stub(direct_channel),
         [((PLAYER_METADATA, player),) for player in seats],
@@ -194,8 +196,8 @@ def run(seconds: float = 5.0) -> list[str]:
     redis = LocalRedis(appendonly=True)
     launch = Launch(
         redis_url=redis.url,
-        env={"TOKEN_SECRET": SECRET, "RATE_LIMIT_PER_SECOND": "1000000",
-             "RATE_LIMIT_BURST": "1000000"},
+        env={"TOKEN_SECRET": SECRET, "INTERNAL_KEY": INTERNAL_KEY,
+             "RATE_LIMIT_PER_SECOND": "1000000", "RATE_LIMIT_BURST": "1000000"},
         games=["esoloe"],
         lobby=False,
         matchmakers=0,

@@ -7,7 +7,7 @@ import os
 
 from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import Gateway, GatewaySettings
-from runtime.config import env_float, env_int, env_str, game_backends
+from runtime.config import env_float, env_int, env_str, game_backends, internal_key_from_env
 from runtime.observability import configure_logging, serve_metrics
 from runtime.server import run, wait_for_signal
 
@@ -33,6 +33,7 @@ def settings_from_env() -> GatewaySettings:
         relay_links=env_int("RELAY_LINKS", LINKS),
         relay_max_age_seconds=env_float("RELAY_MAX_AGE_SECONDS", MAX_AGE_SECONDS),
         streams_per_player=env_int("MAX_STREAMS_PER_PLAYER", 16),
+        internal_key=internal_key_from_env(),
     )
 
 

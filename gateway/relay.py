@@ -25,6 +25,7 @@ import grpc
 from runtime.relay import CODES, RELAY_METHOD, failure
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
+from wire.proof import prove
 
 LINKS = 8
 """Links kept open to a service's target, by default (round robin spreads them)."""
@@ -38,13 +39,14 @@ MAX_BACKOFF_SECONDS = 0.5
 class Link:
     """One relay stream to a service, carrying many calls at once."""
 
-    def __init__(self, channel: grpc.aio.Channel) -> None:
+    def __init__(self, channel: grpc.aio.Channel, internal_key: str) -> None:
         open_stream: grpc.aio.StreamStreamMultiCallable[bytes, relay_pb2.RelayResponse] = (
             channel.stream_stream(
                 RELAY_METHOD, response_deserializer=relay_pb2.RelayResponse.FromString
             )
         )
-        self.stream = open_stream()
+        # The link is proven once, as it opens: the calls it carries are the gateway's.
+        self.stream = open_stream(metadata=prove(internal_key, RELAY_METHOD, ()))
         self.opened = time.monotonic()
         self.open = True
         """Takes new calls (false once retired, drained or broken)."""
@@ -130,9 +132,15 @@ class Relay:
     """Calls one service's unary methods over a few relay links."""
 
     def __init__(
-        self, channel: grpc.aio.Channel, *, links: int = LINKS, max_age: float = MAX_AGE_SECONDS
+        self,
+        channel: grpc.aio.Channel,
+        *,
+        internal_key: str,
+        links: int = LINKS,
+        max_age: float = MAX_AGE_SECONDS,
     ) -> None:
         self.channel = channel
+        self.internal_key = internal_key
         self.links_wanted = links
         self.max_age = max_age
         self.links: list[Link] = []
@@ -150,7 +158,7 @@ class Relay:
                 live.append(link)
         self.links = [link for link in self.links if not link.finished]
         if len(live) < self.links_wanted:
-            link = Link(self.channel)
+            link = Link(self.channel, self.internal_key)
             self.links.append(link)
             self.opened += 1
             return link

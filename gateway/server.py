@@ -29,12 +29,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.ratelimit import RateLimiter
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
-from runtime.server import Context, Server
+from runtime.server import MAX_REQUEST_BYTES, Context, Server
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import AUTH_SERVICE, api, channel_options
 from wire.errors import ApiError, abort
 from wire.metadata import NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA
 from wire.players import BOT_ID_PATTERN
+from wire.proof import prove
 
 log = logging.getLogger("tabletop.gateway")
 
@@ -67,6 +68,8 @@ class GatewaySettings:
     """A relay link takes no new calls after this long, so new replicas get their share."""
     streams_per_player: int = 16
     """Streams (Watch, WatchTicket) one player may hold open at once on this gateway."""
+    internal_key: str
+    """The key the gateway proves its calls to the services with (wire.proof)."""
 
 
 class Guard:
@@ -166,8 +169,11 @@ class Proxy(grpc.GenericRpcHandler):
     """Routes each public method of the backends to its service, passing bytes through: unary
     calls over the service's relay links, streams as calls of their own."""
 
-    def __init__(self, guard: Guard, backends: list[Backend], streams_per_player: int) -> None:
+    def __init__(
+        self, guard: Guard, backends: list[Backend], streams_per_player: int, internal_key: str
+    ) -> None:
         self.guard = guard
+        self.internal_key = internal_key
         self.streams_per_player = streams_per_player
         self.streams: dict[str, int] = {}
         """Streams open now, by player."""
@@ -184,7 +190,7 @@ class Proxy(grpc.GenericRpcHandler):
                         backend.channel.unary_stream(path)
                     )
                     self.handlers[path] = grpc.unary_stream_rpc_method_handler(
-                        self._streaming(stream)
+                        self._streaming(stream, path)
                     )
                 else:
                     self.handlers[path] = grpc.unary_unary_rpc_method_handler(
@@ -233,7 +239,7 @@ class Proxy(grpc.GenericRpcHandler):
 
         return forward
 
-    def _streaming(self, call: grpc.aio.UnaryStreamMultiCallable) -> Any:  # type: ignore[type-arg]
+    def _streaming(self, call: grpc.aio.UnaryStreamMultiCallable, path: str) -> Any:  # type: ignore[type-arg]
         async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
             identity, request_id = await self._admit(context)
             player = identity.player_id
@@ -252,10 +258,14 @@ class Proxy(grpc.GenericRpcHandler):
             self.streams[player] = open_now + 1
             stream = call(
                 request,
-                metadata=(
-                    (PLAYER_METADATA, identity.player_id),
-                    (NAME_METADATA, identity.name),
-                    (REQUEST_METADATA, request_id),
+                metadata=prove(
+                    self.internal_key,
+                    path,
+                    (
+                        (PLAYER_METADATA, identity.player_id),
+                        (NAME_METADATA, identity.name),
+                        (REQUEST_METADATA, request_id),
+                    ),
                 ),
             )
             try:
@@ -298,17 +308,25 @@ class Gateway:
                 channel := grpc.aio.insecure_channel(
                     target, options=channel_options(descriptor.full_name)
                 ),
-                Relay(channel, links=settings.relay_links, max_age=settings.relay_max_age_seconds),
+                Relay(
+                    channel,
+                    internal_key=settings.internal_key,
+                    links=settings.relay_links,
+                    max_age=settings.relay_max_age_seconds,
+                ),
             )
             for descriptor, target in targets.items()
         ]
         self.relays = {backend.descriptor.full_name: backend.relay for backend in self.backends}
         names = [backend.descriptor.full_name for backend in self.backends]
         self.base = Server(
-            settings.listen, [AUTH_SERVICE, *names], grace_seconds=settings.grace_seconds
+            settings.listen,
+            [AUTH_SERVICE, *names],
+            grace_seconds=settings.grace_seconds,
+            max_request_bytes=MAX_REQUEST_BYTES,
         )
         guard = Guard(self.issuer, self.limiter)
-        self.proxy = Proxy(guard, self.backends, settings.streams_per_player)
+        self.proxy = Proxy(guard, self.backends, settings.streams_per_player, settings.internal_key)
         self.base.server.add_generic_rpc_handlers((self.proxy,))
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
             AuthServicer(

@@ -10,6 +10,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+import games
 from runtime import game_log, keys
 from runtime.redis import unavailable_when_unreachable
 from wire.players import is_bot
@@ -26,13 +27,19 @@ def jobs(
     game_id: str,
     version: int,
     meta: Mapping[str, Any],
-    acting: Iterable[int],
+    to_act: Iterable[int],
     holders: Sequence[str],
 ) -> list[Job]:
-    """A bot-turn job for each of the `acting` seats that a bot holds (`holders`: who holds
-    each seat now, bots in the seats they took over). Each names the game's sponsor, the player
-    the bots' work is for (who made the game, or its first person), so that workers share
-    their time fairly between players."""
+    """A bot-turn job for each bot seat that may act (`holders`: who holds each seat now, bots
+    in the seats they took over). Which seats those are is decided from public information
+    only: the public seats to act (`to_act`, `State.public_to_act`), and in a game played out
+    of turn every bot seat, whether or not it holds a card to jump in with. Waking only the
+    bots that can jump in would make the work done after a move (and so the time its answer
+    takes) depend on their hidden cards; a woken bot that cannot act finds no legal move and
+    lets the job go. Each job names the game's sponsor, the player the bots' work is for (who
+    made the game, or its first person), so that workers share their time fairly between
+    players."""
+    acting = range(len(holders)) if games.get(meta["game"]).out_of_turn else to_act
     seats: Sequence[str] = meta["seats"]
     sponsor = meta.get("sponsor") or next((p for p in seats if not is_bot(p)), "")
     return [
@@ -82,8 +89,9 @@ async def stalled(redis: Redis, idle_ms: int, batch: int = 200) -> list[Job]:
             if entry.status["finished"]:
                 gone.append(game_id)
                 continue
-            if now - entry.time_ms >= idle_ms:
-                holders = holders_of(meta, entry.status)
+            holders = holders_of(meta, entry.status)
+            waiting_on_a_bot = any(is_bot(holders[seat]) for seat in entry.status["to_act"])
+            if now - entry.time_ms >= idle_ms and waiting_on_a_bot:
                 found += jobs(game_id, entry.version, meta, entry.status["to_act"], holders)
     await game_log.unlist(redis, gone)
     return found

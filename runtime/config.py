@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import games
+from wire.proof import MIN_KEY_BYTES
 
 DEFAULT_GATEWAY = "127.0.0.1:50050"
 
@@ -47,6 +48,19 @@ def env_float(name: str, default: float) -> float:
         raise SystemExit(f"{name} must be a number, got {raw!r}") from None
 
 
+def internal_key_from_env() -> str:
+    """INTERNAL_KEY: the key the gateway, the lobby and the matchmakers prove their calls to
+    the services with (wire.proof); required by every process that makes or takes such calls."""
+    key = os.environ.get("INTERNAL_KEY", "")
+    if len(key.encode()) < MIN_KEY_BYTES:
+        raise SystemExit(
+            f"INTERNAL_KEY is not set (or shorter than {MIN_KEY_BYTES} bytes): the services "
+            "take calls only from the gateway and the platform's processes, which prove them "
+            "with this shared key (docs/operations.md)"
+        )
+    return key
+
+
 def game_backends(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Where each game's service is: `<GAME>_ADDR` (e.g. ESOLOE_ADDR=esoloe:50051, or several
     replicas as "ipv4:10.0.0.1:50051,10.0.0.2:50051"), for every registered game that has one."""
@@ -76,6 +90,8 @@ class ServiceSettings:
     repair_seconds: float = 60.0
     """How often one replica reads every live game of its kind to index deadlines a failure
     (a stop between a commit and its index write) left out."""
+    internal_key: str
+    """Calls must carry the gateway's (or the platform's) proof made with this key."""
 
     @staticmethod
     def from_env(default_port: int) -> ServiceSettings:
@@ -90,6 +106,7 @@ class ServiceSettings:
             stall_seconds=env_float("WATCH_STALL_SECONDS", 30.0),
             sweep_seconds=env_float("TIMEOUT_SWEEP_SECONDS", 1.0),
             repair_seconds=env_float("DEADLINE_REPAIR_SECONDS", 60.0),
+            internal_key=internal_key_from_env(),
         )
 
 

@@ -4,6 +4,7 @@ game services, the lobby, gateways, matchmakers and bot workers, wired to each o
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -133,7 +134,10 @@ class Launch:
 
     def __post_init__(self) -> None:
         ports = Ports(self.base_port)
-        common = {**os.environ, **self.env, "REDIS_URL": self.redis_url}
+        # A key of their own for the processes' proofs to each other (wire.proof), unless one
+        # is given: nothing outside this launch needs it.
+        own_key = {"INTERNAL_KEY": secrets.token_urlsafe(32)}
+        common = {**own_key, **os.environ, **self.env, "REDIS_URL": self.redis_url}
         for game in self.games or games.names():
             targets = [f"127.0.0.1:{ports.take()}" for _ in range(self.replicas)]
             self.backends[f"{game.upper()}_ADDR"] = (

@@ -26,17 +26,25 @@ from wire.metadata import (
     SPONSOR_METADATA,
     Caller,
 )
+from wire.proof import proven
 
 log = logging.getLogger("tabletop")
 
 Context = grpc.aio.ServicerContext[Any, Any]
 R = TypeVar("R")
 
+MAX_REQUEST_BYTES = 64 * 1024
+"""The largest request the public port (the gateway) takes: requests are small, anything larger
+is refused early (RESOURCE_EXHAUSTED, by gRPC itself)."""
+RELAY_ALLOWANCE_BYTES = 8 * 1024
+"""What the gateway's relay message adds around a request it took (method, player id and name,
+request id, deadline: a few hundred bytes). Internal servers take requests this much larger,
+so that a call the gateway accepted never exceeds a service's limit: that would end the whole
+relay link it travels on, and with it every call on the link."""
+
 SERVER_OPTIONS: list[tuple[str, int]] = [
     # Two processes must never share a port silently.
     ("grpc.so_reuseport", 0),
-    # Requests are small; refuse anything large early (RESOURCE_EXHAUSTED).
-    ("grpc.max_receive_message_length", 64 * 1024),
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
@@ -127,6 +135,64 @@ def enable_reflection(service_names: Sequence[str], server: grpc.aio.Server) -> 
     )
 
 
+class ProofCheck(grpc.aio.ServerInterceptor):
+    """Refuses (UNAUTHENTICATED) every call but health and reflection that does not carry a
+    good proof from the gateway or the platform's own processes (wire.proof): reaching a
+    service's port is not enough to act or read as anyone."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or method.startswith("/grpc."):
+            return handler
+        metadata = {
+            key: value
+            for key, value in handler_call_details.invocation_metadata or ()
+            if isinstance(value, str)
+        }
+        wrong = proven(self.key, method, metadata)
+        if wrong is None:
+            return handler
+        return _refusing(
+            handler,
+            ApiError(
+                "UNAUTHENTICATED",
+                f"this service takes calls from the platform's gateway only ({wrong}); "
+                "players call the gateway",
+            ),
+        )
+
+
+def _refusing(
+    handler: grpc.RpcMethodHandler[Any, Any], error: ApiError
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of the same kind as `handler` that answers `error` and reads nothing."""
+
+    async def unary(request: Any, context: Context) -> Any:
+        await abort(context, error)
+
+    async def stream(request: Any, context: Context) -> Any:
+        await abort(context, error)
+        yield  # an async generator, as streaming handlers are
+
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(unary)
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(stream)
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(unary)
+    return grpc.stream_stream_rpc_method_handler(stream)
+
+
 class Server:
     """A grpc.aio server with the standard health and reflection services.
 
@@ -143,13 +209,21 @@ class Server:
         check_interval: float = 2.0,
         grace_seconds: float = 10.0,
         max_connection_age: float = MAX_CONNECTION_AGE_SECONDS,
+        max_request_bytes: int = MAX_REQUEST_BYTES + RELAY_ALLOWANCE_BYTES,
+        internal_key: str = "",
     ) -> None:
+        """`max_request_bytes`: the public port's MAX_REQUEST_BYTES at the gateway; internal
+        servers (the default) allow for the relay's wrapping on top. `internal_key`: every
+        call but health and reflection must carry a proof made with it (wire.proof); empty
+        for the gateway's public port and for processes that serve health only."""
+        checks = [ProofCheck(internal_key)] if internal_key else []
         self.server = grpc.aio.server(
             options=[
                 *SERVER_OPTIONS,
+                ("grpc.max_receive_message_length", max_request_bytes),
                 ("grpc.max_connection_age_ms", int(max_connection_age * 1000)),
             ],
-            interceptors=[MetricsInterceptor()],
+            interceptors=[*checks, MetricsInterceptor()],
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

@@ -28,9 +28,12 @@ from services.matchmaker.matchmaker import Matchmaker
 from tabletop.common.v1 import common_pb2
 from wire.api import api
 from wire.errors import error_info
+from wire.proof import ProveCalls, platform_channel
 
 TEST_SECRET = "test-signing-key-0123456789-abcdefghij"
 TEST_BOT_KEY = "test-bot-key-0123456789"
+TEST_INTERNAL_KEY = "test-internal-key-0123456789"
+"""What the test platform's gateway, lobby and matchmakers prove their calls with."""
 
 
 class Platform:
@@ -87,6 +90,7 @@ class Platform:
             listen="127.0.0.1:0",
             grace_seconds=1.0,
             sweep_seconds=self.sweep_seconds,
+            internal_key=TEST_INTERNAL_KEY,
         )
         backends = self.backends
         for game in self.games:
@@ -105,6 +109,7 @@ class Platform:
                 listen="127.0.0.1:0",
                 backends=backends,
                 grace_seconds=1.0,
+                internal_key=TEST_INTERNAL_KEY,
             )
         )
         self.gateway = Gateway(
@@ -117,6 +122,7 @@ class Platform:
                 grace_seconds=1.0,
                 bot_key=TEST_BOT_KEY,
                 lobby=f"127.0.0.1:{self.lobby.server.port}",
+                internal_key=TEST_INTERNAL_KEY,
             )
         )
         await self.gateway.start()
@@ -126,10 +132,16 @@ class Platform:
             await self.start_matchmaker(f"test-matchmaker-{index}")
         return self
 
+    def internal_channel(self, target: str) -> grpc.aio.Channel:
+        """A channel to a service behind the gateway, as the platform's own processes open one:
+        every call carries the proof made with the test key (wire.proof)."""
+        return grpc.aio.insecure_channel(target, interceptors=[ProveCalls(TEST_INTERNAL_KEY)])
+
     async def create_game(self, game: str, request: Any) -> Any:
         """CreateGame as the platform's own lobby and matchmaker call it (they may seat anyone:
         players may only create tables they hold entirely), straight to a replica."""
-        async with grpc.aio.insecure_channel(self.replica_target(0, game)) as channel:
+        target = self.replica_target(0, game)
+        async with platform_channel(target, api(game).full_name, TEST_INTERNAL_KEY) as channel:
             return await api(game).stub(channel).CreateGame(request, timeout=10)
 
     async def start_matchmaker(self, consumer: str, **settings: float) -> Matchmaker:
@@ -137,7 +149,7 @@ class Platform:
         self._redis.append(redis)
         matchmaker = Matchmaker(
             redis=redis, backends=self.backends, consumer=consumer,
-            **{"scan_seconds": 0.2, **settings},
+            internal_key=TEST_INTERNAL_KEY, **{"scan_seconds": 0.2, **settings},
         )  # fmt: skip
         stop = asyncio.Event()
         self.matchmakers.append((matchmaker, stop, asyncio.create_task(matchmaker.run(stop))))

@@ -312,7 +312,8 @@ class GameCore:
         return self._events([Event.from_json(e) for e in events], seat)
 
     async def _wake_bots(self, loaded: Loaded) -> None:
-        """Queue a bot-turn job for every bot seat that may act now (jump-ins included).
+        """Queue a bot-turn job for every bot seat that may act now, as public information
+        says (in Solo: every bot seat, whatever cards it holds; see bot_turns.jobs).
 
         Best effort: the move stands whatever happens here. Should Redis fail now (or this
         process stop), a client's retry (same request id) or the bot workers' sweep of the live
@@ -322,7 +323,7 @@ class GameCore:
         if loaded.finished:
             return
         jobs = bot_turns.jobs(
-            game_id, version, loaded.stored.meta, loaded.state.to_act(), loaded.holders
+            game_id, version, loaded.stored.meta, loaded.state.public_to_act(), loaded.holders
         )
         if jobs:
             try:
@@ -432,6 +433,11 @@ class GameCore:
                     f"{request.move!r} is what the platform does at a deadline, not a move",
                 )
             expected = request.expected_version if request.HasField("expected_version") else None
+            if expected is not None and expected < 0:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    f"expected_version is a version of the game (0 or more), not {expected}",
+                )
             response = await self.act(request, caller, request.move, expected)
         except ApiError as error:
             MOVES.labels(self.game, error.reason).inc()

@@ -56,7 +56,11 @@ async def start_game_service(
         return True
 
     server = Server(
-        settings.listen, [game_api.full_name], ready=ready, grace_seconds=settings.grace_seconds
+        settings.listen,
+        [game_api.full_name],
+        ready=ready,
+        grace_seconds=settings.grace_seconds,
+        internal_key=settings.internal_key,
     )
     hub = StreamHub(
         redis,

@@ -15,7 +15,7 @@ import grpc
 from redis.asyncio import Redis
 
 from runtime import keys
-from runtime.config import env_float, env_int, env_str, game_backends
+from runtime.config import env_float, env_int, env_str, game_backends, internal_key_from_env
 from runtime.fanout import StreamHub
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
@@ -26,8 +26,9 @@ from services.game.store import GameStore
 from services.lobby.servicer import Lobby
 from services.lobby.store import LobbyStore
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
-from wire.api import LOBBY_SERVICE, api, channel_options
+from wire.api import LOBBY_SERVICE, api
 from wire.errors import ApiError, abort
+from wire.proof import platform_channel
 
 log = logging.getLogger("tabletop.lobby")
 
@@ -43,6 +44,9 @@ class LobbySettings:
     grace_seconds: float = 10.0
     metrics_port: int = 0
     limits: Limits = field(default_factory=Limits)
+    internal_key: str
+    """Calls must carry the gateway's proof made with this key; the lobby's own calls to the
+    game services carry one."""
 
     @staticmethod
     def from_env() -> LobbySettings:
@@ -53,6 +57,7 @@ class LobbySettings:
             grace_seconds=env_float("GRACE_SECONDS", 10.0),
             metrics_port=env_int("METRICS_PORT", 0),
             limits=Limits.from_env(),
+            internal_key=internal_key_from_env(),
         )
 
 
@@ -104,7 +109,7 @@ class LobbyService:
 async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     redis = connect_redis(settings.redis_url, name="lobby")
     channels = {
-        game: grpc.aio.insecure_channel(target, options=channel_options(api(game).full_name))
+        game: platform_channel(target, api(game).full_name, settings.internal_key)
         for game, target in settings.backends.items()
     }
     hub = StreamHub(redis, [keys.changed_channel(keys.TICKETS_FAMILY)])
@@ -115,7 +120,11 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         return bool(await redis.ping())
 
     server = Server(
-        settings.listen, [LOBBY_SERVICE], ready=ready, grace_seconds=settings.grace_seconds
+        settings.listen,
+        [LOBBY_SERVICE],
+        ready=ready,
+        grace_seconds=settings.grace_seconds,
+        internal_key=settings.internal_key,
     )
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyServicer(lobby), server.server)
     relay = RelayServicer(lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"], lobby.handlers())

@@ -14,7 +14,7 @@ import os
 import socket
 
 import games
-from runtime.config import env_float, env_int, env_str
+from runtime.config import env_float, env_int, env_str, internal_key_from_env
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.server import Server, run, wait_for_signal
@@ -34,6 +34,7 @@ async def main() -> None:
         redis=redis,
         backends=backends,
         consumer=f"{socket.gethostname()}-{os.getpid()}",
+        internal_key=internal_key_from_env(),
         claim_idle_seconds=env_float("MATCHMAKER_CLAIM_IDLE_SECONDS", 30.0),
         scan_seconds=env_float("MATCHMAKER_SCAN_SECONDS", 1.0),
     )

@@ -28,9 +28,10 @@ from runtime import keys
 from runtime.observability import MATCHES
 from runtime.redis import redis_failed
 from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
-from wire.api import api, channel_options
+from wire.api import api
 from wire.clock import time_control_message
 from wire.players import new_bot_id
+from wire.proof import platform_channel
 
 log = logging.getLogger("tabletop.matchmaker")
 
@@ -42,6 +43,7 @@ class Matchmaker:
         redis: Redis,
         backends: Mapping[str, str],
         consumer: str,
+        internal_key: str,
         claim_idle_seconds: float = 30.0,
         scan_seconds: float = 1.0,
     ) -> None:
@@ -51,7 +53,7 @@ class Matchmaker:
         self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.scan_seconds = scan_seconds
         self.channels = {
-            game: grpc.aio.insecure_channel(target, options=channel_options(api(game).full_name))
+            game: platform_channel(target, api(game).full_name, internal_key)
             for game, target in backends.items()
         }
         self.rng = random.Random()

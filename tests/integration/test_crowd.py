@@ -23,10 +23,11 @@ from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
-from tests.platform import Platform, assert_refused, logged_in
+from tests.platform import TEST_INTERNAL_KEY, Platform, assert_refused, logged_in
 from wire.api import LOBBY_SERVICE, api
 from wire.metadata import PLAYER_METADATA
 from wire.players import new_bot_id
+from wire.proof import prove
 
 pytestmark = pytest.mark.integration
 
@@ -56,6 +57,10 @@ async def _until(done: Callable[[], bool], seconds: float = 60.0) -> None:
     raise AssertionError("not in time")
 
 
+WATCH = "/tabletop.esoloe.v1.EsoloeService/Watch"
+WATCH_TICKET = "/tabletop.lobby.v1.LobbyService/WatchTicket"
+
+
 async def _serving(target: str, service: str) -> bool:
     async with grpc.aio.insecure_channel(target) as channel:
         reply = await health_pb2_grpc.HealthStub(channel).Check(
@@ -70,7 +75,7 @@ async def test_a_thousand_watchers_hold_no_redis_connection(own_redis: LocalRedi
     its bound (16)."""
     async with Platform(own_redis.url) as platform:
         target = platform.replica_target(0)
-        channel = grpc.aio.insecure_channel(target)
+        channel = platform.internal_channel(target)
         stub = api("esoloe").stub(channel)
         games = [
             (
@@ -84,7 +89,8 @@ async def test_a_thousand_watchers_hold_no_redis_connection(own_redis: LocalRedi
             versions: list[int] = []
             seen[game_id].append(versions)
             request = common_pb2.WatchRequest(game_id=game_id, from_version=0)
-            async for update in stub.Watch(request, metadata=((PLAYER_METADATA, f"w-{index}"),)):
+            watcher = prove(TEST_INTERNAL_KEY, WATCH, ((PLAYER_METADATA, f"w-{index}"),))
+            async for update in stub.Watch(request, metadata=watcher):
                 versions.append(update.envelope.version)
                 if update.envelope.version == 2:
                     return
@@ -124,7 +130,7 @@ async def test_a_thousand_watchers_hold_no_redis_connection(own_redis: LocalRedi
 async def test_a_thousand_ticket_watchers_hold_no_redis_connection(own_redis: LocalRedis) -> None:
     async with Platform(own_redis.url) as platform:
         assert platform.lobby is not None
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{platform.lobby.server.port}")
+        channel = platform.internal_channel(f"127.0.0.1:{platform.lobby.server.port}")
         lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
         tickets = []
         for index in range(WATCHERS):
@@ -139,7 +145,8 @@ async def test_a_thousand_ticket_watchers_hold_no_redis_connection(own_redis: Lo
             found: list[int] = []
             states.append(found)
             request = lobby_pb2.WatchTicketRequest(ticket_id=ticket_id)
-            async for ticket in lobby.WatchTicket(request, metadata=as_player):
+            watcher = prove(TEST_INTERNAL_KEY, WATCH_TICKET, as_player)
+            async for ticket in lobby.WatchTicket(request, metadata=watcher):
                 found.append(ticket.state)
 
         watching = [asyncio.create_task(watch(*ticket)) for ticket in tickets]

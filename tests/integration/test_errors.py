@@ -3,6 +3,7 @@ clear message, and the game left unchanged."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import grpc
@@ -10,9 +11,10 @@ import jwt
 import pytest
 
 from client.session import Session
+from runtime.server import MAX_REQUEST_BYTES
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
-from tests.platform import TEST_SECRET, Platform, assert_refused
+from tests.platform import TEST_BOT_KEY, TEST_SECRET, Platform, assert_refused
 from wire.errors import error_info
 from wire.players import new_bot_id
 
@@ -140,6 +142,37 @@ async def test_stale_expected_version(table: Table) -> None:
     assert await table.snapshot() == before
 
 
+async def test_a_negative_expected_version_is_refused_clearly(table: Table) -> None:
+    """Not UNKNOWN (Redis refuses a stream id below 0), nor "seat -1 played ''" (the game's
+    creation told as a move): an invalid argument, and nothing changes."""
+    await table.play(table.alice, "c12", expected_version=0)
+    before = await table.snapshot()
+    for version in (-1, -2, -(2**62)):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await table.play(table.bob, "d12", expected_version=version)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert error_info(caught.value)[0] == "INVALID_ARGUMENT"
+        assert "expected_version" in (caught.value.details() or "")
+    assert await table.snapshot() == before
+
+
+async def test_a_call_with_a_deadline_years_away_is_served(table: Table) -> None:
+    """A client deadline far beyond any call's need (here ~3 years: past a 32-bit count of
+    milliseconds) is served as one of the gateway's longest, not answered UNKNOWN."""
+    reply = await table.alice.game("esoloe").GetView(
+        common_pb2.GetViewRequest(game_id=table.game_id),
+        metadata=table.alice.metadata,
+        timeout=100_000_000,
+    )
+    assert reply.status.game_id == table.game_id
+    played = await table.alice.game("esoloe").Play(
+        common_pb2.PlayRequest(game_id=table.game_id, move="c12", expected_version=0),
+        metadata=table.alice.metadata,
+        timeout=100_000_000,
+    )
+    assert played.status.version == 1
+
+
 async def test_retried_request_is_applied_once(table: Table) -> None:
     first = await table.play(table.alice, "c12", request_id="move-1")
     again = await table.play(table.alice, "c12", request_id="move-1")
@@ -265,6 +298,35 @@ async def test_oversized_request(table: Table) -> None:
     assert await table.snapshot() == before
 
 
+async def test_a_request_just_under_the_public_limit_fails_alone(table: Table) -> None:
+    """A request the gateway takes (just under its 64 KiB) is a little larger once wrapped for
+    the relay: the services allow for that, so it is answered on its own merits (here a move
+    too long) and never ends the relay link it shares with other players' calls, which all go
+    through meanwhile."""
+    request = common_pb2.PlayRequest(game_id=table.game_id, move="c" * MAX_REQUEST_BYTES)
+    request.move = "c" * (len(request.move) - (request.ByteSize() - MAX_REQUEST_BYTES) - 8)
+    assert MAX_REQUEST_BYTES - 16 < request.ByteSize() < MAX_REQUEST_BYTES
+
+    async def oversized() -> str:
+        try:
+            await table.alice.game("esoloe").Play(request, metadata=table.alice.metadata)
+        except grpc.aio.AioRpcError as error:
+            return error_info(error)[0]
+        return "OK"
+
+    async def honest() -> int:
+        reply: esoloe_pb2.GetViewResponse = await table.bob.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=table.game_id), metadata=table.bob.metadata
+        )
+        return reply.status.version
+
+    answers = await asyncio.gather(
+        *(oversized() for _ in range(16)), *(honest() for _ in range(32))
+    )
+    assert answers[:16] == ["MALFORMED_MOVE"] * 16
+    assert answers[16:] == [0] * 32
+
+
 async def test_bad_login_name(platform: Platform) -> None:
     session = Session(platform.target)
     await assert_refused(
@@ -342,4 +404,25 @@ async def test_rate_limit(redis_url: str) -> None:
                 codes.append(error.code())
         assert codes[:3] == [grpc.StatusCode.NOT_FOUND] * 3
         assert codes[3:] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2
+        await session.close()
+
+
+async def test_bot_logins_are_rate_limited_like_logins(redis_url: str) -> None:
+    """Guessing the bot key costs as much as logging in: from one address, BotLogin gets the
+    login limit's burst (20) and then RATE_LIMITED; the right key then waits too."""
+    async with Platform(redis_url) as platform:
+        session = Session(platform.target)
+        reasons = []
+        for _ in range(24):
+            try:
+                await session.bot_login(new_bot_id("random"), "a guess")
+            except grpc.aio.AioRpcError as error:
+                reasons.append(error_info(error)[0])
+        assert reasons[:20] == ["UNAUTHENTICATED"] * 20
+        assert reasons[20:] == ["RATE_LIMITED"] * 4
+        await assert_refused(
+            session.bot_login(new_bot_id("random"), TEST_BOT_KEY),
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "RATE_LIMITED",
+        )
         await session.close()

@@ -223,7 +223,7 @@ class World:
         assert self.platform is not None
         channel = self.direct_channels.get(game)
         if channel is None:
-            channel = grpc.aio.insecure_channel(self.platform.replica_target(0, game))
+            channel = self.platform.internal_channel(self.platform.replica_target(0, game))
             self.direct_channels[game] = channel
         return api(game).stub(channel)
 
@@ -540,7 +540,7 @@ def test_unparsable_requests_get_invalid_argument(world: World, body: bytes) -> 
 
     async def one() -> None:
         assert world.platform is not None
-        direct = grpc.aio.insecure_channel(world.platform.replica_target(0, "solo"))
+        direct = world.platform.internal_channel(world.platform.replica_target(0, "solo"))
         calls = [
             (player.channel, "/tabletop.lobby.v1.AuthService/Login"),
             (player.channel, "/tabletop.lobby.v1.LobbyService/FindMatch"),

@@ -20,7 +20,9 @@ from client.session import Session
 from runtime.localredis import free_port
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
+from tests.platform import TEST_INTERNAL_KEY
 from wire.api import api
+from wire.proof import platform_channel
 
 pytestmark = pytest.mark.integration
 
@@ -143,6 +145,7 @@ async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
         "LISTEN": f"127.0.0.1:{port}",
         "GRACE_SECONDS": "2",
         "METRICS_PORT": str(metrics_port),
+        "INTERNAL_KEY": TEST_INTERNAL_KEY,
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "services.game", "esoloe"], env=env, stderr=subprocess.PIPE
@@ -150,7 +153,7 @@ async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
     target = f"127.0.0.1:{port}"
     try:
         await _wait_status(target, health_pb2.HealthCheckResponse.SERVING)
-        async with grpc.aio.insecure_channel(target) as channel:
+        async with platform_channel(target, api("esoloe").full_name, TEST_INTERNAL_KEY) as channel:
             stub = api("esoloe").stub(channel)
             created = await stub.CreateGame(esoloe_pb2.CreateGameRequest(players=["p-a", "p-b"]))
             await stub.Play(

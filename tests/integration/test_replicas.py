@@ -83,7 +83,7 @@ async def test_two_replicas_serve_one_game_interleaved(platform: Platform) -> No
     """Calling the replicas directly, alternately, the game goes on as one."""
     alice, bob = "p-alice", "p-bob"
     stubs = [
-        api("esoloe").stub(grpc.aio.insecure_channel(platform.replica_target(i))) for i in range(2)
+        api("esoloe").stub(platform.internal_channel(platform.replica_target(i))) for i in range(2)
     ]
     created = await stubs[0].CreateGame(esoloe_pb2.CreateGameRequest(players=[alice, bob]))
     game_id = created.status.game_id
@@ -125,7 +125,7 @@ async def test_a_replica_that_is_behind_never_applies_a_stale_move(platform: Pla
     to version 1 is refused with the current version; one pinned to 2, or unpinned, applies."""
     alice, bob = "p-alice", "p-bob"
     stubs = [
-        api("esoloe").stub(grpc.aio.insecure_channel(platform.replica_target(i))) for i in range(2)
+        api("esoloe").stub(platform.internal_channel(platform.replica_target(i))) for i in range(2)
     ]
     created = await stubs[0].CreateGame(esoloe_pb2.CreateGameRequest(players=[alice, bob]))
     game_id = created.status.game_id

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -24,20 +25,23 @@ import grpc
 import jwt
 import pytest
 import pytest_asyncio
-from grpc_health.v1 import health_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 from client.session import Session
+from runtime.relay import RELAY_METHOD
 from runtime.server import REFLECTION_V1
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tabletop.relay.v1 import relay_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.integration.test_matchmaking import lobby
 from tests.integration.test_solo_helpers import close_all, legal, play, solo_platform, view
-from tests.platform import TEST_SECRET, Platform, assert_refused, logged_in
+from tests.platform import TEST_INTERNAL_KEY, TEST_SECRET, Platform, assert_refused, logged_in
 from wire.api import api
 from wire.metadata import PLAYER_METADATA, REQUEST_METADATA
+from wire.proof import prove
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]
@@ -430,3 +434,67 @@ async def test_the_internal_player_metadata_cannot_be_smuggled(
         "UNAUTHENTICATED",
     )
     assert await _public_state(alice, "esoloe", game_id) == before
+
+
+async def test_services_behind_the_gateway_refuse_calls_it_did_not_prove(
+    platform: Platform,
+) -> None:
+    """Reaching a game service's port is not enough: a direct GetView naming Alice (the call that
+    once returned her Solo hand), one with a proof made with another key, a stale one, a proof
+    for another method or player, a relay link opened without a proof and naming Bob, and a
+    CreateGame as the platform are all refused with UNAUTHENTICATED; health still answers; the
+    platform's own key is accepted."""
+    alice, bob = await logged_in(platform, "alice", "bob")
+    created = await platform.create_game(
+        "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+    )
+    game_id = created.status.game_id
+    target = platform.replica_target(0)
+    path = "/tabletop.esoloe.v1.EsoloeService/GetView"
+    request = common_pb2.GetViewRequest(game_id=game_id)
+    as_alice = ((PLAYER_METADATA, alice.player_id),)
+    now = int(time.time() * 1000)
+    attempts = {
+        "no proof": as_alice,
+        "another key": prove("not-the-platform-key-0123", path, as_alice),
+        "stale": prove(TEST_INTERNAL_KEY, path, as_alice, now - 3_600_000),
+        "another method": prove(TEST_INTERNAL_KEY, path.replace("GetView", "Play"), as_alice),
+        "another player": (
+            *prove(TEST_INTERNAL_KEY, path, ((PLAYER_METADATA, bob.player_id),))[1:],
+            *as_alice,
+        ),
+    }
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = api("esoloe").stub(channel)
+        for what, metadata in attempts.items():
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.GetView(request, metadata=metadata)
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED, what
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.CreateGame(
+                esoloe_pb2.CreateGameRequest(players=[bob.player_id, bob.player_id])
+            )
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        link: Any = channel.stream_stream(
+            RELAY_METHOD,
+            request_serializer=relay_pb2.RelayRequest.SerializeToString,
+            response_deserializer=relay_pb2.RelayResponse.FromString,
+        )()
+        with contextlib.suppress(grpc.aio.AioRpcError):  # refused as it opened, maybe
+            await link.write(
+                relay_pb2.RelayRequest(
+                    call_id=1,
+                    method="GetView",
+                    request=request.SerializeToString(),
+                    player_id=bob.player_id,
+                )
+            )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await link.read()
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        health = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+        assert health.status == health_pb2.HealthCheckResponse.SERVING
+    async with platform.internal_channel(target) as proven_channel:
+        seen = await api("esoloe").stub(proven_channel).GetView(request, metadata=as_alice)
+        assert seen.seat == 0
+    await close_all([alice, bob])
