@@ -280,6 +280,9 @@ class Player:
             except grpc.aio.AioRpcError as error:
                 # An earlier FindMatch was queued but its answer was lost: go on with that ticket.
                 reason, metadata = error_info(error)
+                if reason == "LIMIT_REACHED":  # games walked away from still run: wait for them
+                    await asyncio.sleep(1.0)
+                    continue
                 if reason != "TICKET_LIVE":
                     raise
                 ticket_id = metadata["ticket_id"]
