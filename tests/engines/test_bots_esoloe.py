@@ -1,6 +1,7 @@
-"""e-SOLO-e bots and `from_view` (RULINGS E1-E9). Adapters: tests/test_bots.py.
+"""e-SOLO-e bots and `from_view` (docs/rules/esoloe.md, E1-E9). Adapters: tests/test_bots.py.
 
-Positions are built by playing moves from the empty board in RULINGS notation; the facts each
+Positions are built by playing moves (docs/rules/esoloe.md notation) from the empty board; the
+facts each
 test relies on (who threatens where) are asserted before the bot is asked, so a change in the
 rules engine shows up as a broken premise rather than a puzzling bot failure. Positions are in
 the current rules edition (2: the revised E8) unless a test says otherwise; the bots search

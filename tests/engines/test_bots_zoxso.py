@@ -1,7 +1,8 @@
 """ZoxSo bots and `from_view` (rulings Z1-Z10, Z9 as revised in rules edition 2). Adapters:
 tests/test_bots.py.
 
-Positions are explicit setups (see engines/zoxso.py) in RULINGS notation; the facts each test
+Positions are explicit setups (see engines/zoxso.py) in docs/rules/zoxso.md notation; the
+facts each test
 relies on (which moves win, which leave the Xing to be taken) are asserted before a bot is
 asked, by playing the moves out with the engine.
 """

@@ -1,4 +1,4 @@
-"""Tests of the e-SOLO-e engine (RULINGS E1–E9).
+"""Tests of the e-SOLO-e engine (docs/rules/esoloe.md, E1–E9).
 
 Positions are built by playing move sequences from the empty board. Each scenario's expected
 methods and lines were derived by hand from the face table (E1); an independent reference
@@ -987,7 +987,8 @@ def test_conformance() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# An independent reference (written from RULINGS E1, E4–E9 without the engine's tables), and
+# An independent reference (written from E1, E4–E9 of docs/rules/esoloe.md, not the engine's
+# tables), and
 # random-playout properties.
 
 _N = {1: (0, 0, 1), 2: (0, -1, 0), 3: (1, 0, 0), 4: (-1, 0, 0), 5: (0, 1, 0), 6: (0, 0, -1)}
