@@ -6,7 +6,8 @@ BUF     := .tools/node_modules/.bin/buf
 # kubectl renders the kustomize overlays in the tests: the machine's, or one from the npm registry.
 KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
-.PHONY: setup test-tools proto redis-server run play stop test lint format bench soak clean
+.PHONY: setup test-tools proto redis-server run play stop test lint format bench soak clean \
+        check-manifests
 
 setup: $(VENV)/.installed gen/.stamp redis-server
 
@@ -101,6 +102,27 @@ lint: setup $(BUF)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	cd proto && ../$(BUF) lint
+
+# Static checks of the deployment files: checkov over both overlays as kubectl renders them, and
+# over the Dockerfile. Checkov lives in its own virtualenv (its pinned dependencies would clash
+# with the project's). The checks skipped, each with its reason, are in deploy/checkov.yaml (both
+# overlays) and deploy/checkov-dev.yaml (the dev overlay only, on top).
+CHECKOV      := .tools/checkov/bin/checkov
+RENDERED     := .tools/rendered
+
+.tools/checkov/.installed:
+	python3 -m venv .tools/checkov
+	.tools/checkov/bin/pip install -q --upgrade pip
+	.tools/checkov/bin/pip install -q checkov==3.3.30
+	touch $@
+
+check-manifests: .tools/checkov/.installed $(KUBECTL)
+	mkdir -p $(RENDERED)
+	$(KUBECTL) kustomize deploy/k8s/overlays/dev > $(RENDERED)/dev.yaml
+	$(KUBECTL) kustomize deploy/k8s/overlays/prod > $(RENDERED)/prod.yaml
+	$(CHECKOV) --config-file deploy/checkov.yaml --framework kubernetes -f $(RENDERED)/prod.yaml
+	$(CHECKOV) --config-file deploy/checkov-dev.yaml --framework kubernetes -f $(RENDERED)/dev.yaml
+	$(CHECKOV) --config-file deploy/checkov.yaml --framework dockerfile -f deploy/Dockerfile
 
 $(BUF):
 	npm install --silent --prefix .tools @bufbuild/buf@1.75.0

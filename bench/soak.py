@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import collections
 import json
+import os
 import random
 import signal
 import sys
@@ -51,7 +52,7 @@ from games.clock import TimeControl, time_control_of
 from runtime import keys
 from runtime.game_log import Entry, now_ms
 from runtime.launch import Launch
-from runtime.localredis import LocalRedis, LocalRedisCluster
+from runtime.localredis import LocalRedis, LocalRedisCluster, LocalRedisSentinel
 from runtime.redis import connect_redis
 from services.game.deadlines import HOLD_MS
 from services.game.store import GameStore
@@ -81,6 +82,10 @@ class Settings:
     drain_seconds: float = 60.0
     replicas: int = 2
     cluster: bool = False
+    sentinel: bool = False
+    """A primary, two replicas and three Sentinels; the chaos kills the primary halfway."""
+    wait_replicas: int = 0
+    """REDIS_WAIT_REPLICAS: moves are answered once this many replicas hold them."""
     chaos: bool = True
     chaos_every: tuple[float, float] = (1.0, 4.0)
     seed: int = 1
@@ -117,9 +122,16 @@ class Stack:
     replicas of each game service, the lobby, two gateways, two matchmakers, two bot workers."""
 
     def __init__(self, settings: Settings) -> None:
-        self.redis: LocalRedis | LocalRedisCluster = (
-            LocalRedisCluster(masters=3) if settings.cluster else LocalRedis(appendonly=True)
-        )
+        self.redis: LocalRedis | LocalRedisCluster | LocalRedisSentinel
+        sentinels: dict[str, str] = {}
+        if settings.cluster:
+            self.redis = LocalRedisCluster(masters=3)
+        elif settings.sentinel:
+            self.redis = LocalRedisSentinel(replicas=2)
+            sentinels = self.redis.sentinels_env
+            os.environ.update(sentinels)  # the audit, in this process, follows it too
+        else:
+            self.redis = LocalRedis(appendonly=True)
         self.logs = Path(tempfile.mkdtemp(prefix="tabletop-soak-logs-"))
         """Every process's output (JSON log lines), kept after the run for a look."""
         self.launch = Launch(
@@ -137,6 +149,8 @@ class Stack:
                 "BOT_CLAIM_IDLE_SECONDS": "3",
                 "BOT_STALL_SECONDS": "5",
                 "TIMEOUT_SWEEP_SECONDS": str(settings.sweep_seconds),
+                "REDIS_WAIT_REPLICAS": str(settings.wait_replicas),
+                **sentinels,
             },
             gateways=[None, None],
             replicas=settings.replicas,
@@ -164,7 +178,8 @@ class Stack:
 async def chaos(
     stack: Stack, settings: Settings, until: float, counts: collections.Counter[str]
 ) -> None:
-    """Stop a random process, start it again; restart Redis (or one cluster node) once halfway."""
+    """Stop a random process, start it again; restart Redis (or one cluster node) once halfway;
+    under Sentinel, kill the primary instead (it comes back later, as a replica)."""
     rng = random.Random(settings.seed)
     halfway = time.monotonic() + (until - time.monotonic()) / 2
     redis_restarted = False
@@ -172,6 +187,14 @@ async def chaos(
         await asyncio.sleep(rng.uniform(*settings.chaos_every))
         if not redis_restarted and time.monotonic() >= halfway:
             redis_restarted = True
+            if isinstance(stack.redis, LocalRedisSentinel):
+                primary = stack.redis.primary()
+                primary.kill()
+                await asyncio.to_thread(stack.redis.wait_failover, primary)
+                counts["redis primary killed"] += 1
+                await asyncio.sleep(rng.uniform(1.0, 3.0))
+                await asyncio.to_thread(primary.restart)  # the Sentinels make it a replica
+                continue
             node = (
                 rng.choice(stack.redis.nodes)
                 if isinstance(stack.redis, LocalRedisCluster)
@@ -558,7 +581,7 @@ class Report:
         errors = ", ".join(f"{k} {v}" for k, v in t.errors.most_common()) or "none"
         return [
             f"soak: {s.games} players at once for {s.seconds:.0f} s (+ up to {s.drain_seconds:.0f}"
-            f" s to finish), redis: {'cluster of 3 masters' if s.cluster else 'one server, AOF'},"
+            f" s to finish), redis: {_redis_line(s)},"
             f" {s.replicas} replicas of every game service",
             f"games: {a.games} played, {a.finished} finished, {len(a.unfinished)} unfinished"
             + "".join(f"\n  {u}" for u in a.unfinished[:10]),
@@ -583,6 +606,17 @@ class Report:
             f" {late[-1]} ms (a problem past {overdue_ms(self.settings)} ms); moves refused as"
             f" too late: {self.tally.too_late}"
         )
+
+
+def _redis_line(settings: Settings) -> str:
+    if settings.cluster:
+        return "cluster of 3 masters"
+    if settings.sentinel:
+        return (
+            "a primary, 2 replicas and 3 Sentinels, moves answered once "
+            f"{settings.wait_replicas} replica(s) hold them"
+        )
+    return "one server, AOF"
 
 
 async def _run(stack: Stack, settings: Settings) -> Report:
@@ -640,6 +674,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drain", type=float, default=60.0, help="time to finish games after")
     parser.add_argument("--replicas", type=int, default=2, help="replicas of each game service")
     parser.add_argument("--cluster", action="store_true", help="a 3-master Redis Cluster")
+    parser.add_argument(
+        "--sentinel",
+        action="store_true",
+        help="a primary, 2 replicas, 3 Sentinels; the primary is killed halfway",
+    )
+    parser.add_argument(
+        "--wait-replicas",
+        type=int,
+        default=0,
+        help="REDIS_WAIT_REPLICAS: answer moves once this many replicas hold them",
+    )
     parser.add_argument("--no-chaos", dest="chaos", action="store_false")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
@@ -649,7 +694,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(
         games=args.games, seconds=args.seconds, drain_seconds=args.drain,
         replicas=args.replicas, cluster=args.cluster, chaos=args.chaos, seed=args.seed,
-        clocks=args.clocks,
+        clocks=args.clocks, sentinel=args.sentinel, wait_replicas=args.wait_replicas,
     )  # fmt: skip
     report = run(settings)
     for line in report.lines():

@@ -12,8 +12,9 @@ tabletop hotseat GAME [MOVE ...]  (esoloe)
 tabletop health
 
 Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
-else the address a local platform (`make run`) announced, else 127.0.0.1:50050. Who you are on a
-gateway (your login) is kept in the state directory, so that `tabletop games` and
+else the address a local platform (`make run`) announced, else 127.0.0.1:50050. A gateway that
+speaks TLS: --tls (the system's roots), --ca-file PEM (a private CA), --server-name NAME. Who
+you are on a gateway (your login) is kept in the state directory, so that `tabletop games` and
 `tabletop play --game ID` find your games again; `--name` logs in anew under another name.
 
 At the table, type a move in the game's notation (any case; in Solo a card alone plays it), or:
@@ -33,6 +34,7 @@ from typing import Any
 
 import games
 from client.clocks import OUTCOMES, parse_clock, time_control
+from client.session import Tls, gateway_channel
 from engines.contract import GameError
 from games.replay import parse_seat_move, replay
 from runtime.config import gateway_address
@@ -61,6 +63,29 @@ def _gateway_flag(parser: argparse.ArgumentParser) -> None:
         help="the platform's gateway (default: TABLETOP_GATEWAY, else the address `make run` "
         "announced, else 127.0.0.1:50050)",
     )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="the gateway speaks TLS (implied by --ca-file and --server-name)",
+    )
+    parser.add_argument(
+        "--ca-file",
+        default="",
+        metavar="PEM",
+        help="trust these certificates for the gateway's (default: the system's roots)",
+    )
+    parser.add_argument(
+        "--server-name",
+        default="",
+        metavar="NAME",
+        help="the name the gateway's certificate must carry, when it is not the address called",
+    )
+
+
+def _tls(args: argparse.Namespace) -> Tls | None:
+    if args.tls or args.ca_file or args.server_name:
+        return Tls(ca_file=args.ca_file, server_name=args.server_name)
+    return None
 
 
 def _json_arg(text: str) -> Any:
@@ -163,11 +188,11 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _health(target: str) -> int:
+async def _health(target: str, tls: Tls | None) -> int:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    async with grpc.aio.insecure_channel(target) as channel:
+    async with gateway_channel(target, tls) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
             reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=5)
@@ -263,10 +288,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(rp.parse_intermixed_args(argv[1:]))
     args = parser.parse_args(argv)
     args.gateway = gateway_address(args.gateway)
+    args.tls = _tls(args)
     args.default_name = _default_name()
     args.time_control = _time_control(pl, args) if args.command == "play" else None
     if args.command == "health":
-        return asyncio.run(_health(args.gateway))
+        return asyncio.run(_health(args.gateway, args.tls))
     if args.command in ("play", "watch", "games"):
         from client.games import list_games
         from client.play import run_table
@@ -277,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
     from client.hotseat import hotseat
 
-    return asyncio.run(hotseat(args.gateway, args.game, args.moves))
+    return asyncio.run(hotseat(args.gateway, args.game, args.moves, args.tls))
 
 
 if __name__ == "__main__":

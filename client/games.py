@@ -106,7 +106,7 @@ def game_rows(games: Sequence[Any], now: float) -> list[list[str]]:
 
 async def list_games(args: argparse.Namespace) -> int:
     """`tabletop games`: the player's live and recent games on this gateway."""
-    session = Session(args.gateway)
+    session = Session(args.gateway, tls=args.tls)
     account = Account(session, None, args.default_name)
     try:
         if not account.use_saved():

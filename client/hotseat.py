@@ -13,7 +13,7 @@ from rich.console import Console
 import games
 from client.boards import board_of
 from client.narrate import describe_result
-from client.session import Session
+from client.session import Session, Tls
 from tabletop.common.v1 import common_pb2
 from wire.api import api
 from wire.errors import error_info
@@ -29,7 +29,7 @@ def hotseat_games() -> list[str]:
     return [name for name in games.names() if board_of(name).hotseat]
 
 
-async def hotseat(target: str, game: str, moves: list[str]) -> int:
+async def hotseat(target: str, game: str, moves: list[str], tls: Tls | None = None) -> int:
     board = board_of(game)
     if not board.hotseat:
         print(
@@ -41,7 +41,7 @@ async def hotseat(target: str, game: str, moves: list[str]) -> int:
     console = Console(highlight=False, markup=False, soft_wrap=True)
     rules = games.rules(game)
     seats = int(rules.default_options().get("players", rules.max_seats))
-    player = Session(target)
+    player = Session(target, tls=tls)
     await player.login("hotseat")
     stub = player.game(game)
     created = await stub.CreateGame(

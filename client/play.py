@@ -782,7 +782,7 @@ async def run_table(args: argparse.Namespace) -> int:
 
     Ctrl-C (the task is cancelled) prints how to come back before it ends the program."""
     console = _console()
-    session = Session(args.gateway)
+    session = Session(args.gateway, tls=args.tls)
     account = Account(session, args.name, args.default_name)
     table: Table | None = None
     try:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -11,12 +14,46 @@ from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import api
 
 
+@dataclass(frozen=True)
+class Tls:
+    """How to reach a gateway whose port speaks TLS. `ca_file`: the certificates (PEM) to trust,
+    for a private CA or a self-signed certificate (empty: the system's roots); `server_name`:
+    the name the certificate must carry, when it is not the address called (in a cluster, bot
+    workers call `gateway:50050` and the certificate names the public host)."""
+
+    ca_file: str = ""
+    server_name: str = ""
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        roots = None
+        if self.ca_file:
+            try:
+                roots = Path(self.ca_file).read_bytes()
+            except OSError as error:
+                raise SystemExit(f"cannot read the CA file: {error}") from None
+        return grpc.ssl_channel_credentials(root_certificates=roots)
+
+    def options(self) -> list[tuple[str, str]]:
+        return [("grpc.ssl_target_name_override", self.server_name)] if self.server_name else []
+
+
+def gateway_channel(
+    target: str, tls: Tls | None = None, options: Sequence[tuple[str, Any]] = ()
+) -> grpc.aio.Channel:
+    """A channel to the gateway at `target`: over TLS when `tls` is given, else plaintext."""
+    if tls is None:
+        return grpc.aio.insecure_channel(target, options=list(options))
+    return grpc.aio.secure_channel(target, tls.credentials(), options=[*options, *tls.options()])
+
+
 class Session:
     """One player's gRPC channel to the gateway. `metadata` carries the bearer token."""
 
-    def __init__(self, target: str, channel: grpc.aio.Channel | None = None) -> None:
+    def __init__(
+        self, target: str, channel: grpc.aio.Channel | None = None, tls: Tls | None = None
+    ) -> None:
         self.target = target
-        self.channel = channel or grpc.aio.insecure_channel(target)
+        self.channel = channel or gateway_channel(target, tls)
         self.token = ""
         self.player_id = ""
         self.auth = lobby_pb2_grpc.AuthServiceStub(self.channel)

@@ -9,7 +9,8 @@ from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import Gateway, GatewaySettings
 from runtime.config import env_float, env_int, env_str, game_backends, internal_key_from_env
 from runtime.observability import configure_logging, serve_metrics
-from runtime.server import run, wait_for_signal
+from runtime.replicas import RESOLVE_SECONDS
+from runtime.server import TlsFiles, run, wait_for_signal
 
 log = logging.getLogger("tabletop")
 
@@ -32,9 +33,20 @@ def settings_from_env() -> GatewaySettings:
         bot_key=env_str("BOT_KEY", ""),
         relay_links=env_int("RELAY_LINKS", LINKS),
         relay_max_age_seconds=env_float("RELAY_MAX_AGE_SECONDS", MAX_AGE_SECONDS),
+        resolve_seconds=env_float("RESOLVE_SECONDS", RESOLVE_SECONDS),
         streams_per_player=env_int("MAX_STREAMS_PER_PLAYER", 16),
         internal_key=internal_key_from_env(),
+        tls=tls_from_env(),
+        health_listen=env_str("HEALTH_LISTEN", ""),
     )
+
+
+def tls_from_env() -> TlsFiles | None:
+    """TLS_CERT_FILE and TLS_KEY_FILE (PEM): both, and the public port speaks TLS only."""
+    cert, key = env_str("TLS_CERT_FILE", ""), env_str("TLS_KEY_FILE", "")
+    if bool(cert) != bool(key):
+        raise SystemExit("TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither")
+    return TlsFiles(cert, key) if cert else None
 
 
 async def main() -> None:
@@ -43,7 +55,12 @@ async def main() -> None:
     serve_metrics(env_int("METRICS_PORT", 0))
     log.info(
         "listening",
-        extra={"port": gateway.port, "backends": sorted(gateway.relays)},
+        extra={
+            "port": gateway.port,
+            "tls": gateway.settings.tls is not None,
+            "health_port": gateway.base.health_port or None,
+            "backends": sorted(gateway.relays),
+        },
     )
     await wait_for_signal()
     await gateway.stop()

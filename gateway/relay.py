@@ -23,6 +23,7 @@ import time
 import grpc
 
 from runtime.relay import CODES, RELAY_METHOD, failure
+from runtime.replicas import Replicas
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
 from wire.proof import prove
@@ -39,7 +40,9 @@ MAX_BACKOFF_SECONDS = 0.5
 class Link:
     """One relay stream to a service, carrying many calls at once."""
 
-    def __init__(self, channel: grpc.aio.Channel, internal_key: str) -> None:
+    def __init__(self, replicas: Replicas, internal_key: str) -> None:
+        self.replicas = replicas
+        channel = self.channel = replicas.acquire()
         open_stream: grpc.aio.StreamStreamMultiCallable[bytes, relay_pb2.RelayResponse] = (
             channel.stream_stream(
                 RELAY_METHOD, response_deserializer=relay_pb2.RelayResponse.FromString
@@ -109,6 +112,7 @@ class Link:
                 if not answer.done():
                     answer.set_result(None)
             self.writer.cancel()
+            self.replicas.release(self.channel)
 
     def retire(self) -> None:
         """Take no new calls; close once the calls still due are answered."""
@@ -133,13 +137,14 @@ class Relay:
 
     def __init__(
         self,
-        channel: grpc.aio.Channel,
+        replicas: Replicas,
         *,
         internal_key: str,
         links: int = LINKS,
         max_age: float = MAX_AGE_SECONDS,
     ) -> None:
-        self.channel = channel
+        self.replicas = replicas
+        replicas.on_change.append(self.retire_all)
         self.internal_key = internal_key
         self.links_wanted = links
         self.max_age = max_age
@@ -158,11 +163,16 @@ class Relay:
                 live.append(link)
         self.links = [link for link in self.links if not link.finished]
         if len(live) < self.links_wanted:
-            link = Link(self.channel, self.internal_key)
+            link = Link(self.replicas, self.internal_key)
             self.links.append(link)
             self.opened += 1
             return link
         return live[next(self._turn) % len(live)]
+
+    def retire_all(self) -> None:
+        """The replicas changed: new calls go on new links, over the new set."""
+        for link in self.links:
+            link.retire()
 
     async def call(
         self,

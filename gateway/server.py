@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import itertools
 import logging
@@ -29,7 +30,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.ratelimit import RateLimiter
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
-from runtime.server import MAX_REQUEST_BYTES, Context, Server
+from runtime.replicas import RESOLVE_SECONDS, Replicas
+from runtime.server import MAX_REQUEST_BYTES, Context, Server, TlsFiles
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import AUTH_SERVICE, api, channel_options
 from wire.errors import ApiError, abort
@@ -66,10 +68,18 @@ class GatewaySettings:
     target; spread over its replicas by round robin."""
     relay_max_age_seconds: float = MAX_AGE_SECONDS
     """A relay link takes no new calls after this long, so new replicas get their share."""
+    resolve_seconds: float = RESOLVE_SECONDS
+    """How often each backend's name is resolved again (runtime/replicas.py): replicas added
+    get calls, and replicas removed none, within about this long."""
     streams_per_player: int = 16
     """Streams (Watch, WatchTicket) one player may hold open at once on this gateway."""
     internal_key: str
     """The key the gateway proves its calls to the services with (wire.proof)."""
+    tls: TlsFiles | None = None
+    """The public port speaks TLS only, with this certificate; None: plaintext (TLS ended in
+    front of the gateway, or a local platform)."""
+    health_listen: str = ""
+    """A plaintext port serving the health service only (probes that cannot speak TLS)."""
 
 
 class Guard:
@@ -158,10 +168,10 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
 
 @dataclass(frozen=True)
 class Backend:
-    """A service behind the gateway: its public API, its channel and relay links."""
+    """A service behind the gateway: its public API, its replicas and relay links."""
 
     descriptor: ServiceDescriptor
-    channel: grpc.aio.Channel
+    replicas: Replicas
     relay: Relay
 
 
@@ -186,11 +196,8 @@ class Proxy(grpc.GenericRpcHandler):
             for method in service.methods:
                 path = f"/{service.full_name}/{method.name}"
                 if method.server_streaming:
-                    stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = (
-                        backend.channel.unary_stream(path)
-                    )
                     self.handlers[path] = grpc.unary_stream_rpc_method_handler(
-                        self._streaming(stream, path)
+                        self._streaming(backend.replicas, path)
                     )
                 else:
                     self.handlers[path] = grpc.unary_unary_rpc_method_handler(
@@ -239,7 +246,7 @@ class Proxy(grpc.GenericRpcHandler):
 
         return forward
 
-    def _streaming(self, call: grpc.aio.UnaryStreamMultiCallable, path: str) -> Any:  # type: ignore[type-arg]
+    def _streaming(self, replicas: Replicas, path: str) -> Any:
         async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
             identity, request_id = await self._admit(context)
             player = identity.player_id
@@ -256,6 +263,8 @@ class Proxy(grpc.GenericRpcHandler):
                     ),
                 )
             self.streams[player] = open_now + 1
+            channel = replicas.acquire()  # the stream stays on it when the replicas change
+            call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(path)
             stream = call(
                 request,
                 metadata=prove(
@@ -277,6 +286,7 @@ class Proxy(grpc.GenericRpcHandler):
                 )
             finally:
                 stream.cancel()
+                replicas.release(channel)
                 left = self.streams[player] - 1
                 if left:
                     self.streams[player] = left
@@ -305,11 +315,15 @@ class Gateway:
         self.backends = [
             Backend(
                 descriptor,
-                channel := grpc.aio.insecure_channel(
-                    target, options=channel_options(descriptor.full_name)
+                replicas := Replicas(
+                    target,
+                    functools.partial(
+                        grpc.aio.insecure_channel, options=channel_options(descriptor.full_name)
+                    ),
+                    interval=settings.resolve_seconds,
                 ),
                 Relay(
-                    channel,
+                    replicas,
                     internal_key=settings.internal_key,
                     links=settings.relay_links,
                     max_age=settings.relay_max_age_seconds,
@@ -324,6 +338,8 @@ class Gateway:
             [AUTH_SERVICE, *names],
             grace_seconds=settings.grace_seconds,
             max_request_bytes=MAX_REQUEST_BYTES,
+            tls=settings.tls,
+            health_listen=settings.health_listen,
         )
         guard = Guard(self.issuer, self.limiter)
         self.proxy = Proxy(guard, self.backends, settings.streams_per_player, settings.internal_key)
@@ -347,18 +363,23 @@ class Gateway:
         while True:
             for backend in self.backends:
                 name = backend.descriptor.full_name
+                channel = backend.replicas.acquire()
                 try:
-                    reply = await health_pb2_grpc.HealthStub(backend.channel).Check(
+                    reply = await health_pb2_grpc.HealthStub(channel).Check(
                         health_pb2.HealthCheckRequest(service=name), timeout=2.0
                     )
                     status = reply.status
                 except grpc.aio.AioRpcError:
                     status = health_pb2.HealthCheckResponse.NOT_SERVING
+                finally:
+                    backend.replicas.release(channel)
                 await self.base.health.set(name, status)
             await asyncio.sleep(2.0)
 
     async def start(self) -> None:
         await self.base.start()
+        for backend in self.backends:
+            backend.replicas.start()
         self._watcher = asyncio.create_task(self._watch_backends())
 
     async def stop(self, grace: float | None = None) -> None:
@@ -369,4 +390,4 @@ class Gateway:
         await self.base.stop(grace)
         for backend in self.backends:
             await backend.relay.close()
-            await backend.channel.close()
+            await backend.replicas.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,6 +49,28 @@ def env_float(name: str, default: float) -> float:
         raise SystemExit(f"{name} must be a number, got {raw!r}") from None
 
 
+def cpu_limit(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+    """The CPUs this process may use: the CPUs it may run on, lowered to its container's CPU
+    limit (cgroup v2 `cpu.max`, or v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`) rounded up;
+    at least 1. A container on a 32-core node limited to 2 CPUs gets 2, not 32."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    quota, period = -1.0, 0.0
+    try:
+        fields = (cgroup / "cpu.max").read_text().split()
+        if fields and fields[0] != "max":
+            quota, period = float(fields[0]), float(fields[1])
+    except (OSError, ValueError, IndexError):
+        try:
+            quota = float((cgroup / "cpu" / "cpu.cfs_quota_us").read_text())
+            period = float((cgroup / "cpu" / "cpu.cfs_period_us").read_text())
+        except (OSError, ValueError):
+            pass
+    limit = cpus or 1
+    if quota > 0 and period > 0:
+        limit = min(limit, math.ceil(quota / period))
+    return max(1, limit)
+
+
 def internal_key_from_env() -> str:
     """INTERNAL_KEY: the key the gateway, the lobby and the matchmakers prove their calls to
     the services with (wire.proof); required by every process that makes or takes such calls."""
@@ -92,9 +115,19 @@ class ServiceSettings:
     (a stop between a commit and its index write) left out."""
     internal_key: str
     """Calls must carry the gateway's (or the platform's) proof made with this key."""
+    wait_replicas: int = 0
+    """A move is answered once this many Redis replicas hold it (0: once the primary does)."""
+    wait_timeout_ms: int = 1000
+    """How long a move waits for those replicas before it is answered UNAVAILABLE."""
 
     @staticmethod
     def from_env(default_port: int) -> ServiceSettings:
+        wait_replicas = env_int("REDIS_WAIT_REPLICAS", 0)
+        if wait_replicas and env_bool("REDIS_CLUSTER", False):
+            raise SystemExit(
+                "REDIS_WAIT_REPLICAS works with one primary (and its replicas, under Sentinel), "
+                "not with REDIS_CLUSTER"
+            )
         return ServiceSettings(
             redis_url=env_str("REDIS_URL", "redis://127.0.0.1:6379/0"),
             listen=env_str("LISTEN", f"0.0.0.0:{default_port}"),
@@ -107,6 +140,8 @@ class ServiceSettings:
             sweep_seconds=env_float("TIMEOUT_SWEEP_SECONDS", 1.0),
             repair_seconds=env_float("DEADLINE_REPAIR_SECONDS", 60.0),
             internal_key=internal_key_from_env(),
+            wait_replicas=wait_replicas,
+            wait_timeout_ms=env_int("REDIS_WAIT_TIMEOUT_MS", 1000),
         )
 
 

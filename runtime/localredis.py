@@ -3,11 +3,13 @@ soak): one server, or a Redis Cluster of several masters."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -38,9 +40,16 @@ class LocalRedis:
         port: int | None = None,
         cluster: bool = False,
         data_dir: Path | None = None,
+        password: str = "",
+        config: Sequence[str] = (),
+        sentinel: Sequence[str] = (),
     ) -> None:
         """`data_dir`: keep the data there, across runs (it is never deleted); by default a
-        temporary directory that `stop()` removes."""
+        temporary directory that `stop()` removes. `password`: clients must authenticate with
+        it (REDIS_PASSWORD); given on redis-server's standard input, never on its command
+        line. `config`: more configuration lines (e.g. "replicaof 127.0.0.1 6380"). `sentinel`:
+        run a Sentinel instead, with these lines in its configuration file (which it
+        rewrites as it learns)."""
         binary = _binary("redis-server")
         self.port = port or free_port()
         self.keep = data_dir is not None
@@ -52,17 +61,40 @@ class LocalRedis:
             "--save", "", "--appendonly", "yes" if appendonly else "no",
             "--logfile", str(self.dir / "redis.log"),
         ]  # fmt: skip
+        if sentinel:
+            conf = self.dir / "sentinel.conf"
+            conf.write_text(
+                "".join(
+                    f"{line}\n"
+                    for line in [f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}",
+                                 f"logfile {self.dir / 'redis.log'}", *sentinel]
+                )
+            )  # fmt: skip
+            self.args = [binary, str(conf), "--sentinel"]
         if cluster:
             # The bus port on its own free port: the default (port + 10000) may not exist.
             self.args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                           "--cluster-port", str(free_port())]  # fmt: skip
+        self.password = password
+        self.config = [*config]
+        if password:
+            self.config += [f"requirepass {password}", f"masterauth {password}"]
+        if self.config:
+            self.args.append("-")  # the rest of the configuration comes from standard input
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process = self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:
         self.process = subprocess.Popen(
-            self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            self.args,
+            stdin=subprocess.PIPE if self.config else subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
+        if self.config:
+            assert self.process.stdin is not None
+            self.process.stdin.write("".join(f"{line}\n" for line in self.config).encode())
+            self.process.stdin.close()
         self._wait_ready()
         return self.process
 
@@ -73,6 +105,9 @@ class LocalRedis:
                 raise RuntimeError(f"redis-server exited: see {self.dir / 'redis.log'}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                    if self.password:
+                        sock.sendall(b"AUTH %s\r\n" % self.password.encode())
+                        sock.recv(64)
                     sock.sendall(b"PING\r\n")
                     if sock.recv(16).startswith(b"+PONG"):
                         return
@@ -101,6 +136,128 @@ class LocalRedis:
         self._terminate()
         if not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+    def kill(self) -> None:
+        """Die at once (SIGKILL), as a lost node does: nothing is flushed."""
+        self.process.kill()
+        self.process.wait()
+
+
+class LocalRedisSentinel:
+    """A primary, `replicas` replicas of it and `sentinels` Sentinels watching them (quorum: a
+    majority), as `MASTER_NAME`: kill the primary and the Sentinels promote a replica within
+    a few seconds. `sentinels_env` is what the platform's processes need to follow it
+    (REDIS_SENTINELS, REDIS_SENTINEL_MASTER).
+
+    `link_port(primary_port)`: the port the replicas dial to reach the primary (default: the
+    primary's own), for a test to put something of its own in between."""
+
+    MASTER_NAME = "tabletop"
+
+    def __init__(
+        self,
+        *,
+        replicas: int = 1,
+        sentinels: int = 3,
+        appendonly: bool = True,
+        down_after_ms: int = 1000,
+        link_port: Callable[[int], int] | None = None,
+    ) -> None:
+        self.nodes: list[LocalRedis] = []
+        self.sentinels: list[LocalRedis] = []
+        try:
+            # Replicas sync at once (the default waits 5 s for more replicas to sync together).
+            primary = LocalRedis(appendonly=appendonly, config=["repl-diskless-sync-delay 0"])
+            self.nodes.append(primary)
+            dial = link_port(primary.port) if link_port else primary.port
+            for _ in range(replicas):
+                self.nodes.append(
+                    LocalRedis(appendonly=appendonly, config=[f"replicaof 127.0.0.1 {dial}"])
+                )
+            quorum = sentinels // 2 + 1
+            for _ in range(sentinels):
+                self.sentinels.append(
+                    _sentinel(self.MASTER_NAME, primary.port, quorum, down_after_ms)
+                )
+            self._wait_watched(replicas)
+        except BaseException:
+            self.stop()
+            raise
+        self.url = "redis://127.0.0.1/0"
+        self.sentinels_env = {
+            "REDIS_SENTINELS": ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels),
+            "REDIS_SENTINEL_MASTER": self.MASTER_NAME,
+        }
+
+    def _ask(self, *command: str) -> str:
+        """A Sentinel's answer (the first that answers)."""
+        for sentinel in self.sentinels:
+            done = subprocess.run(
+                [_binary("redis-cli"), "-p", str(sentinel.port), *command],
+                capture_output=True, text=True, timeout=5,
+            )  # fmt: skip
+            if done.returncode == 0 and done.stdout.strip():
+                return done.stdout
+        return ""
+
+    def _wait_watched(self, replicas: int, timeout: float = 30.0) -> None:
+        """Until the replicas are in sync and every Sentinel knows them and the others (a
+        failover needs both)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            synced = subprocess.run(
+                [_binary("redis-cli"), "-p", str(self.nodes[0].port), "info", "replication"],
+                capture_output=True, text=True, timeout=5,
+            ).stdout.count("state=online")  # fmt: skip
+            if synced < replicas:
+                time.sleep(0.1)
+                continue
+            info = self._ask("sentinel", "master", self.MASTER_NAME).split()
+            fields = dict(zip(info[::2], info[1::2], strict=False))
+            if (
+                int(fields.get("num-slaves", 0)) >= replicas
+                and int(fields.get("num-other-sentinels", 0)) >= len(self.sentinels) - 1
+            ):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the Sentinels did not see the primary's replicas in time")
+
+    def primary(self) -> LocalRedis:
+        """The node the Sentinels name primary now."""
+        port = int(self._ask("sentinel", "get-master-addr-by-name", self.MASTER_NAME).split()[1])
+        return next(node for node in self.nodes if node.port == port)
+
+    def wait_failover(self, old: LocalRedis, timeout: float = 30.0) -> LocalRedis:
+        """Until the Sentinels name a primary other than `old`, and it takes writes."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(ValueError, IndexError, StopIteration):
+                primary = self.primary()
+                if primary is not old:
+                    role = subprocess.run(
+                        [_binary("redis-cli"), "-p", str(primary.port), "role"],
+                        capture_output=True, text=True, timeout=5,
+                    ).stdout  # fmt: skip
+                    if role.startswith("master"):
+                        return primary
+            time.sleep(0.1)
+        raise RuntimeError("no failover in time")
+
+    def stop(self) -> None:
+        for node in [*self.sentinels, *self.nodes]:
+            node.stop()
+
+
+def _sentinel(master: str, port: int, quorum: int, down_after_ms: int) -> LocalRedis:
+    """A Sentinel on a free port watching the primary at `port`."""
+    return LocalRedis(
+        sentinel=[
+            f"sentinel monitor {master} 127.0.0.1 {port} {quorum}",
+            f"sentinel down-after-milliseconds {master} {down_after_ms}",
+            f"sentinel failover-timeout {master} {max(3 * down_after_ms, 3000)}",
+            f"sentinel parallel-syncs {master} 1",
+        ]
+    )
 
 
 class LocalRedisCluster:

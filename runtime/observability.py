@@ -65,6 +65,11 @@ TIMEOUT_LATENESS = Histogram(
     ["game"],
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0),
 )
+REPLICATION_LATE = Counter(
+    "tabletop_replication_late_total",
+    "Writes answered UNAVAILABLE because fewer Redis replicas than REDIS_WAIT_REPLICAS held "
+    "them in time",
+)
 WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}

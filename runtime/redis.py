@@ -10,11 +10,13 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import parse_url
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import ClusterError, RedisClusterException, RedisError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from runtime.config import env_bool, env_int
+from runtime.config import env_bool, env_int, env_str
 from wire.errors import ApiError
 
 T = TypeVar("T")
@@ -28,6 +30,46 @@ MAX_CONNECTIONS = 16
 
 POOL_WAIT_SECONDS = 5.0
 """How long a command waits for a free connection before it fails (UNAVAILABLE)."""
+
+
+def redis_credentials() -> dict[str, str]:
+    """REDIS_PASSWORD (and REDIS_USERNAME, for an ACL user) from the environment, kept out of
+    REDIS_URL so that the URL can sit in a ConfigMap and the password in a Secret."""
+    credentials = {}
+    if os.environ.get("REDIS_PASSWORD"):
+        credentials["password"] = os.environ["REDIS_PASSWORD"]
+        if os.environ.get("REDIS_USERNAME"):
+            credentials["username"] = os.environ["REDIS_USERNAME"]
+    return credentials
+
+
+class _BlockingSentinelPool(SentinelConnectionPool, BlockingConnectionPool):
+    """Connections to whichever node the Sentinels name primary, bounded as everywhere else:
+    a command that finds them all busy waits for one."""
+
+
+class _SentinelMaster(Redis):
+    """The client of the primary the Sentinels name; closing it closes the clients it asks the
+    Sentinels with too."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        manager = self.connection_pool.sentinel_manager  # type: ignore[attr-defined]
+        await super().aclose(close_connection_pool)
+        for sentinel in manager.sentinels:
+            await sentinel.aclose()
+
+
+def sentinels_from_env() -> list[tuple[str, int]]:
+    """REDIS_SENTINELS: "host:port,host:port" of the Sentinels watching the primary ([] when
+    unset: REDIS_URL names the Redis to use)."""
+    found = []
+    for item in env_str("REDIS_SENTINELS", "").split(","):
+        host, _, port = item.strip().rpartition(":")
+        if item.strip():
+            if not host or not port.isdigit():
+                raise SystemExit(f"REDIS_SENTINELS: {item.strip()!r} is not host:port")
+            found.append((host, int(port)))
+    return found
 
 
 def connect_redis(
@@ -47,22 +89,53 @@ def connect_redis(
     Every script and multi-key command the platform sends touches one hash slot (see
     runtime/keys.py), so the code above this client is the same for both. The cluster client
     offers the same commands with the same signatures; it is typed as Redis here so the rest of
-    the code names one type. `name` names its connections (CLIENT LIST shows it)."""
+    the code names one type. `name` names its connections (CLIENT LIST shows it). It
+    authenticates with REDIS_PASSWORD (and REDIS_USERNAME) when they are set.
+
+    With REDIS_SENTINELS set, the client asks those Sentinels which node is the primary of
+    REDIS_SENTINEL_MASTER (default "tabletop") and follows a failover by itself: connections
+    to a node that is no longer primary are dropped (the commands on them fail as
+    unreachable, and are retried) and new ones go to the new primary. REDIS_URL then gives
+    only the database number."""
     if cluster is None:
         cluster = env_bool("REDIS_CLUSTER", False)
     if max_connections is None:
         max_connections = env_int("REDIS_MAX_CONNECTIONS", MAX_CONNECTIONS)
+    credentials = redis_credentials()
     if cluster:
         client: Any = RedisCluster.from_url(
             url,
+            **credentials,
             socket_connect_timeout=5,
             socket_timeout=REDIS_SOCKET_TIMEOUT,
             max_connections=max_connections,
             client_name=name,
         )
         return cast(Redis, client)
+    sentinels = sentinels_from_env()
+    if sentinels:
+        options = parse_url(url)
+        manager = Sentinel(  # type: ignore[no-untyped-call]
+            sentinels,
+            sentinel_kwargs={**credentials, "socket_connect_timeout": 2, "socket_timeout": 2},
+            **credentials,
+        )
+        master: Redis = manager.master_for(
+            env_str("REDIS_SENTINEL_MASTER", "tabletop"),
+            redis_class=_SentinelMaster,
+            connection_pool_class=_BlockingSentinelPool,
+            db=options.get("db", 0),
+            max_connections=max_connections,
+            timeout=POOL_WAIT_SECONDS,
+            health_check_interval=10,
+            socket_connect_timeout=5,
+            socket_timeout=REDIS_SOCKET_TIMEOUT,
+            client_name=name,
+        )
+        return master
     pool = BlockingConnectionPool.from_url(
         url,
+        **credentials,
         max_connections=max_connections,
         timeout=POOL_WAIT_SECONDS,
         health_check_interval=10,

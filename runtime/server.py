@@ -8,6 +8,8 @@ import gc
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -49,6 +51,28 @@ SERVER_OPTIONS: list[tuple[str, int]] = [
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
 ]
+
+LIVENESS_SERVICE = "liveness"
+"""The health service name that answers SERVING for as long as the process runs and its event
+loop answers, whatever its dependencies (Redis) say: what a liveness probe asks. The overall ""
+status and each API's name follow the dependencies: what a readiness probe asks."""
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """A certificate chain and its private key (PEM files) for a port that speaks TLS only."""
+
+    cert_file: str
+    key_file: str
+
+    def credentials(self) -> grpc.ServerCredentials:
+        try:
+            chain = Path(self.cert_file).read_bytes()
+            key = Path(self.key_file).read_bytes()
+        except OSError as error:
+            raise SystemExit(f"cannot read the TLS certificate or key: {error}") from None
+        return grpc.ssl_server_credentials([(key, chain)])
+
 
 MAX_CONNECTION_AGE_SECONDS = 300.0
 """After this long a client's connection is told (HTTP/2 GOAWAY) to take new calls elsewhere:
@@ -211,11 +235,15 @@ class Server:
         max_connection_age: float = MAX_CONNECTION_AGE_SECONDS,
         max_request_bytes: int = MAX_REQUEST_BYTES + RELAY_ALLOWANCE_BYTES,
         internal_key: str = "",
+        tls: TlsFiles | None = None,
+        health_listen: str = "",
     ) -> None:
         """`max_request_bytes`: the public port's MAX_REQUEST_BYTES at the gateway; internal
         servers (the default) allow for the relay's wrapping on top. `internal_key`: every
         call but health and reflection must carry a proof made with it (wire.proof); empty
-        for the gateway's public port and for processes that serve health only."""
+        for the gateway's public port and for processes that serve health only. `tls`: the
+        port speaks TLS only, with this certificate. `health_listen`: a second, plaintext
+        port that serves the health service only (for probes that cannot speak TLS)."""
         checks = [ProofCheck(internal_key)] if internal_key else []
         self.server = grpc.aio.server(
             options=[
@@ -232,9 +260,20 @@ class Server:
             [*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name],
             self.server,
         )
-        self.port = self.server.add_insecure_port(listen)
+        if tls is None:
+            self.port = self.server.add_insecure_port(listen)
+        else:
+            self.port = self.server.add_secure_port(listen, tls.credentials())
         if self.port == 0:
             raise SystemExit(f"cannot listen on {listen}: the address is taken or invalid")
+        self.health_server: grpc.aio.Server | None = None
+        self.health_port = 0
+        if health_listen:
+            self.health_server = grpc.aio.server(options=SERVER_OPTIONS)
+            health_pb2_grpc.add_HealthServicer_to_server(self.health, self.health_server)
+            self.health_port = self.health_server.add_insecure_port(health_listen)
+            if self.health_port == 0:
+                raise SystemExit(f"cannot listen on {health_listen}: taken or invalid")
         self._ready = ready
         self._check_interval = check_interval
         self._grace = grace_seconds
@@ -271,6 +310,9 @@ class Server:
 
     async def start(self) -> None:
         await self.server.start()
+        if self.health_server is not None:
+            await self.health_server.start()
+        await self.health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
         await self._set_all(False)
         if self._ready is None or await self._ready():
             await self._set_all(True)
@@ -289,6 +331,8 @@ class Server:
         for hook in self.on_stop:
             await hook()
         await stopped
+        if self.health_server is not None:
+            await self.health_server.stop(0)
 
     async def serve_until_signal(self) -> None:
         """Once started: run until SIGTERM or SIGINT, then stop gracefully."""

@@ -4,13 +4,15 @@ Starts a redis-server (unless REDIS_URL is set), every game service, the lobby, 
 matchmaker and a bot worker (runtime/launch.py); restarts a process that dies; on Ctrl-C (or
 SIGTERM) stops them all, gracefully. What outlives a run stays in the state directory
 (TABLETOP_STATE_DIR, default ~/.local/state/tabletop): Redis's data (games go on after a
-restart), the keys made on the first run (so players' tokens stay valid) and, while it runs, the
+restart), the keys made on the first run (so players' tokens stay valid; and the local Redis's
+password: it is not open to whoever else can reach 127.0.0.1) and, while it runs, the
 gateway's address (`gateway`), which the `tabletop` client calls when given no address.
 
-Environment: REDIS_URL (use this Redis instead of starting one), GATEWAY_PORT (default 50050),
-SERVICE_BASE_PORT (default 50051: game services take consecutive ports, then the lobby, then
-the matchmaker's and the bot worker's health ports), TOKEN_SECRET and BOT_KEY (default: keys made
-on the first run, kept in the state directory), TABLETOP_STATE_DIR.
+Environment: REDIS_URL and REDIS_PASSWORD (use this Redis instead of starting one),
+GATEWAY_PORT (default 50050), SERVICE_BASE_PORT (default 50051: game services take consecutive
+ports, then the lobby, then the matchmaker's and the bot worker's health ports), TOKEN_SECRET
+and BOT_KEY (default: keys made on the first run, kept in the state directory),
+TABLETOP_STATE_DIR.
 """
 
 from __future__ import annotations
@@ -31,15 +33,17 @@ from runtime.localredis import LocalRedis
 
 
 def local_keys(path: Path) -> dict[str, str]:
-    """The token signing key and bot key of the local platform: made on the first run and kept
-    (readable by the owner only), so that tokens issued before a restart stay valid."""
+    """The token signing key, bot key and local Redis's password of the local platform: made on
+    the first run and kept (readable by the owner only), so that tokens issued before a restart
+    stay valid."""
+    sizes = {"TOKEN_SECRET": 32, "BOT_KEY": 24, "REDIS_PASSWORD": 24}
     try:
         saved: dict[str, str] = json.loads(path.read_text())
-        if saved.get("TOKEN_SECRET") and saved.get("BOT_KEY"):
-            return saved
     except (OSError, ValueError):
-        pass
-    made = {"TOKEN_SECRET": secrets.token_urlsafe(32), "BOT_KEY": secrets.token_urlsafe(24)}
+        saved = {}
+    if all(saved.get(name) for name in sizes):
+        return saved
+    made = {name: saved.get(name) or secrets.token_urlsafe(size) for name, size in sizes.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as file:
@@ -58,19 +62,22 @@ def main() -> int:
     signal.signal(signal.SIGTERM, request_stop)
 
     state = state_dir()
+    keys = local_keys(state / "keys.json")
     redis: LocalRedis | None = None
     redis_url = os.environ.get("REDIS_URL", "")
+    redis_password = os.environ.get("REDIS_PASSWORD", "")
     if not redis_url:
-        redis = LocalRedis(appendonly=True, data_dir=state / "redis")
+        redis_password = keys["REDIS_PASSWORD"]
+        redis = LocalRedis(appendonly=True, data_dir=state / "redis", password=redis_password)
         redis_url = redis.url
         print(f"redis-server started on {redis_url} (data in {redis.dir})", flush=True)
-    keys = local_keys(state / "keys.json")
     gateway_port = env_int("GATEWAY_PORT", 50050)
     launch = Launch(
         redis_url=redis_url,
         env={
             "TOKEN_SECRET": os.environ.get("TOKEN_SECRET") or keys["TOKEN_SECRET"],
             "BOT_KEY": os.environ.get("BOT_KEY") or keys["BOT_KEY"],
+            "REDIS_PASSWORD": redis_password,
             "GRACE_SECONDS": os.environ.get("GRACE_SECONDS", "5"),
         },
         gateways=[gateway_port],

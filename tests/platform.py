@@ -13,14 +13,14 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from client.session import Session
+from client.session import Session, Tls
 from engines.contract import State
 from gateway.server import Gateway, GatewaySettings
 from runtime import keys
 from runtime.config import ServiceSettings
 from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
-from runtime.server import Server
+from runtime.server import Server, TlsFiles
 from services.bots.worker import BotWorker
 from services.game.main import GameService, start_game_service
 from services.lobby.main import LobbyService, LobbySettings, start_lobby_service
@@ -52,6 +52,8 @@ class Platform:
         bot_workers: int = 0,
         matchmakers: int = 0,
         sweep_seconds: float = 0.2,
+        tls: tuple[TlsFiles, Tls] | None = None,
+        wait_replicas: int = 0,
     ) -> None:
         self.redis_url = redis_url
         self.games = list(games)
@@ -71,6 +73,11 @@ class Platform:
         self.backends: dict[str, str] = {}
         self.sweep_seconds = sweep_seconds
         """How often the game services apply the timeouts and aborts that are due."""
+        self.tls = tls
+        self.wait_replicas = wait_replicas
+        """Moves are answered once this many Redis replicas hold them (REDIS_WAIT_REPLICAS)."""
+        """The gateway's certificate, and how its clients (bot workers) trust it: the public
+        port speaks TLS only."""
 
     @property
     def target(self) -> str:
@@ -91,6 +98,8 @@ class Platform:
             grace_seconds=1.0,
             sweep_seconds=self.sweep_seconds,
             internal_key=TEST_INTERNAL_KEY,
+            wait_replicas=self.wait_replicas,
+            wait_timeout_ms=300,
         )
         backends = self.backends
         for game in self.games:
@@ -123,6 +132,8 @@ class Platform:
                 bot_key=TEST_BOT_KEY,
                 lobby=f"127.0.0.1:{self.lobby.server.port}",
                 internal_key=TEST_INTERNAL_KEY,
+                tls=self.tls[0] if self.tls else None,
+                health_listen="127.0.0.1:0" if self.tls else "",
             )
         )
         await self.gateway.start()
@@ -160,6 +171,7 @@ class Platform:
         self._redis.append(redis)
         worker = BotWorker(
             redis=redis, gateway=self.target, bot_key=TEST_BOT_KEY, consumer=consumer,
+            tls=self.tls[1] if self.tls else None,
             **{"people_window_seconds": 0.0, **settings},  # type: ignore[arg-type]
         )  # fmt: skip
         stop = asyncio.Event()

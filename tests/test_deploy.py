@@ -1,11 +1,13 @@
 """The deployment files, checked without a Docker engine or a cluster: every manifest validates
 against the Kubernetes schemas, each overlay renders, the Compose file validates, every command
-and environment variable they name exists in the code (and is documented), and every service
-starts with the environment the manifests give it and reports SERVING."""
+and environment variable they name exists in the code (and is documented), every service
+starts with the environment the manifests give it and reports SERVING, Redis starts the way the
+manifests start it, and the NetworkPolicies allow exactly the connections the platform makes."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import importlib.util
 import json
 import os
@@ -14,19 +16,23 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import jsonschema
 import kubernetes_validate
 import pytest
+import redis
 import yaml
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import games
 from runtime import keys
 from runtime.launch import wait_serving
-from runtime.localredis import free_port
+from runtime.localredis import LocalRedis, free_port
 from wire.api import LOBBY_SERVICE, game_apis
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,17 +47,28 @@ SOURCES = [
 ]
 
 
-def render(overlay: str) -> list[dict[str, Any]]:
+def render_directory(directory: Path) -> list[dict[str, Any]]:
     local = ROOT / ".tools" / "bin" / "kubectl"
     kubectl = shutil.which("kubectl") or (str(local) if local.exists() else None)
     assert kubectl, "kubectl is needed to render the kustomize overlays (make setup fetches it)"
     out = subprocess.run(
-        [kubectl, "kustomize", str(DEPLOY / "k8s" / "overlays" / overlay)],
-        check=True,
-        capture_output=True,
-        text=True,
+        [kubectl, "kustomize", str(directory)], check=True, capture_output=True, text=True
     ).stdout
     return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def render(overlay: str) -> list[dict[str, Any]]:
+    return render_directory(DEPLOY / "k8s" / "overlays" / overlay)
+
+
+def render_with(tmp_path: Path, overlay: str, extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """An overlay as another kustomization on top of it renders it, with `extra` added."""
+    kustomization = {
+        "resources": [os.path.relpath(DEPLOY / "k8s" / "overlays" / overlay, tmp_path)],
+        **extra,
+    }
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    return render_directory(tmp_path)
 
 
 def compose() -> dict[str, Any]:
@@ -66,6 +83,50 @@ def workloads(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 def containers(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     for workload in workloads(docs):
         yield from workload["spec"]["template"]["spec"]["containers"]
+
+
+def find(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    """The one object of `kind` named `name`, or `name-<hash>` (a generated ConfigMap or Secret)."""
+    (doc,) = [
+        d
+        for d in docs
+        if d["kind"] == kind
+        and re.fullmatch(rf"{re.escape(name)}(-[a-z0-9]{{10}})?", d["metadata"]["name"])
+    ]
+    return doc
+
+
+def container(docs: list[dict[str, Any]], workload: str) -> dict[str, Any]:
+    found: dict[str, Any]
+    (found,) = [
+        c
+        for w in workloads(docs)
+        if w["metadata"]["name"] == workload
+        for c in w["spec"]["template"]["spec"]["containers"]
+    ]
+    return found
+
+
+def quantity_mib(quantity: str) -> int:
+    """A Kubernetes memory quantity (Mi, Gi) in MiB."""
+    number, unit = re.fullmatch(r"(\d+)(Mi|Gi)", quantity).groups()  # type: ignore[union-attr]
+    return int(number) * (1024 if unit == "Gi" else 1)
+
+
+def compose_seconds(duration: str) -> float:
+    """A Compose duration (`20s`, `1m30s`) in seconds."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", duration)
+    assert "".join(n + u for n, u in parts) == duration, duration
+    scale = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return sum(float(n) * scale[u] for n, u in parts)
+
+
+REDIS_USERS = ["lobby", "matchmaker", "bots", *games.names()]
+"""The processes that use Redis (the gateway does not)."""
+PROCESSES = ["gateway", "lobby", "matchmaker", "bots", *games.names()]
+LIVENESS = "liveness"
+"""The health service name every process answers SERVING for while it runs, whatever Redis
+says (runtime/server.py LIVENESS_SERVICE): what the liveness probes ask."""
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -83,11 +144,13 @@ def test_overlay_renders_and_validates(overlay: str) -> None:
     assert ("Deployment", "matchmaker") in kinds
     assert ("PodDisruptionBudget", "bots") in kinds
     assert ("StatefulSet", "redis") in kinds
-    assert ("ConfigMap", "tabletop-config") in kinds
+    assert find(docs, "ConfigMap", "tabletop-config")
+    assert ("NetworkPolicy", "default-deny") in kinds
 
 
 def test_prod_scales_bot_workers_on_their_stream_lag() -> None:
-    (scaled,) = [d for d in render("prod") if d["kind"] == "ScaledObject"]
+    docs = render("prod")
+    (scaled,) = [d for d in docs if d["kind"] == "ScaledObject"]
     assert scaled["apiVersion"] == "keda.sh/v1alpha1"
     assert scaled["spec"]["scaleTargetRef"]["name"] == "bots"
     (trigger,) = scaled["spec"]["triggers"]
@@ -95,10 +158,33 @@ def test_prod_scales_bot_workers_on_their_stream_lag() -> None:
     assert trigger["metadata"]["stream"] == keys.BOT_TURNS
     assert trigger["metadata"]["consumerGroup"] == keys.BOT_GROUP
     assert int(trigger["metadata"]["lagCount"]) > 0
-    (bots,) = [
-        d for d in render("prod") if d["kind"] == "Deployment" and d["metadata"]["name"] == "bots"
-    ]
+    bots = find(docs, "Deployment", "bots")
     assert "replicas" not in bots["spec"], "KEDA owns the bot workers' replica count"
+
+
+def test_keda_reaches_redis_from_its_own_namespace_with_the_password() -> None:
+    """KEDA's operator resolves the address in its own namespace: it must be fully qualified,
+    name this namespace's Redis Service and its port. It logs in with the Redis password from
+    the Secret (a TriggerAuthentication), activates on the lag, and falls back to a fixed count
+    of workers when it cannot read the lag."""
+    docs = render("prod")
+    (scaled,) = [d for d in docs if d["kind"] == "ScaledObject"]
+    (trigger,) = scaled["spec"]["triggers"]
+    namespace = scaled["metadata"]["namespace"]
+    service = find(docs, "Service", "redis")
+    (port,) = service["spec"]["ports"]
+    address = f"redis.{namespace}.svc.cluster.local:{port['port']}"
+    assert trigger["metadata"]["address"] == address
+    assert int(trigger["metadata"]["activationLagCount"]) >= 0
+    auth = find(docs, "TriggerAuthentication", trigger["authenticationRef"]["name"])
+    assert auth["metadata"]["namespace"] == namespace
+    assert auth["spec"]["secretTargetRef"] == [
+        {"parameter": "password", "name": "tabletop-redis", "key": "REDIS_PASSWORD"}
+    ]
+    fallback = scaled["spec"]["fallback"]
+    assert fallback["failureThreshold"] > 0
+    assert scaled["spec"]["minReplicaCount"] <= fallback["replicas"]
+    assert fallback["replicas"] <= scaled["spec"]["maxReplicaCount"]
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -119,6 +205,7 @@ def test_workloads_are_locked_down_and_probed(overlay: str) -> None:
             if workload["kind"] == "Deployment":
                 assert "grpc" in container["readinessProbe"]
                 assert "grpc" in container["livenessProbe"]
+        assert pod["automountServiceAccountToken"] is False, "no process talks to the API server"
     for doc in docs:
         if doc["kind"] == "Service" and doc["metadata"]["name"] in games.names():
             assert doc["spec"]["clusterIP"] == "None", "game services must be headless"
@@ -166,7 +253,8 @@ def _variables() -> set[str]:
             if doc["kind"] in ("ConfigMap", "Secret"):
                 names |= set(doc.get("data", {}))
         for container in containers(docs):
-            names |= {e["name"] for e in container.get("env", [])}
+            if container["name"] != "redis":  # redis-server's own (see the Redis tests)
+                names |= {e["name"] for e in container.get("env", [])}
     return names
 
 
@@ -180,8 +268,11 @@ def test_every_variable_is_read_by_the_code_and_documented() -> None:
         assert f"`{name}`" in reference, f"{name} is not documented in docs/operations.md"
 
 
-def _environment(overlay: str, deployment: str) -> dict[str, str]:
-    """The environment a Deployment's container gets: its ConfigMap, Secret and own env."""
+def _environment(
+    overlay: str, deployment: str, secrets: dict[str, dict[str, str]] | None = None
+) -> dict[str, str]:
+    """The environment a Deployment's container gets: its ConfigMap, Secrets and own env. A
+    Secret the overlay does not make (prod: the operator creates them) comes from `secrets`."""
     docs = render(overlay)
     by_name = {(d["kind"], d["metadata"]["name"]): d for d in docs}
     workload = by_name[("Deployment", deployment)]
@@ -191,25 +282,32 @@ def _environment(overlay: str, deployment: str) -> dict[str, str]:
         if "configMapRef" in source:
             env |= by_name[("ConfigMap", source["configMapRef"]["name"])]["data"]
         if "secretRef" in source:
-            secret = next(
-                d
-                for d in docs
-                if d["kind"] == "Secret"
-                and d["metadata"]["name"].startswith(source["secretRef"]["name"])
-            )
-            env |= {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+            name = source["secretRef"]["name"]
+            if ("Secret", name) in by_name:
+                data = by_name[("Secret", name)]["data"]
+                env |= {k: base64.b64decode(v).decode() for k, v in data.items()}
+            else:
+                assert name in (secrets or {}), f"no Secret {name}"
+                env |= (secrets or {})[name]
     env |= {e["name"]: e["value"] for e in container.get("env", [])}
     return env
 
 
-def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> None:
+def test_each_service_serves_with_the_manifest_environment() -> None:
     """Start every game service and the gateway with the dev overlay's environment, pointed at
-    a local Redis and at each other on free ports, and see each report SERVING."""
+    a local Redis that wants the overlay's Redis password and at each other on free ports, and
+    see each report SERVING, overall (what the readiness probes ask) and for "liveness" (what
+    the liveness probes ask)."""
+    password = _environment("dev", "lobby")["REDIS_PASSWORD"]
+    server = LocalRedis(appendonly=False, password=password)
+    redis_url = server.url
+    assert "REDIS_PASSWORD" not in _environment("dev", "gateway"), "the gateway has no Redis"
     processes: list[subprocess.Popen[bytes]] = []
     local_addr: dict[str, str] = {}
     try:
         for game in games.names():
             env = _environment("dev", game)
+            assert env["REDIS_PASSWORD"] == password
             port = free_port()
             env |= {
                 "REDIS_URL": redis_url,
@@ -245,10 +343,11 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
             subprocess.Popen([sys.executable, "-m", "gateway"], env={**os.environ, **env})
         )
         for game, addr in local_addr.items():
-            assert wait_serving(addr), f"{game} did not report SERVING"
+            assert wait_serving(addr, [LIVENESS]), f"{game} did not report SERVING"
         names = [api.full_name for api in game_apis().values()]
-        assert wait_serving(f"127.0.0.1:{gateway_port}", [*names, LOBBY_SERVICE])
+        assert wait_serving(f"127.0.0.1:{gateway_port}", [*names, LOBBY_SERVICE, LIVENESS])
         env = _environment("dev", "bots")
+        assert env["REDIS_PASSWORD"] == password
         bots_port = free_port()
         env |= {
             "REDIS_URL": redis_url,
@@ -259,8 +358,9 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
         processes.append(
             subprocess.Popen([sys.executable, "-m", "services.bots"], env={**os.environ, **env})
         )
-        assert wait_serving(f"127.0.0.1:{bots_port}"), "the bot worker did not report SERVING"
+        assert wait_serving(f"127.0.0.1:{bots_port}", [LIVENESS]), "the bot worker is not SERVING"
         env = _environment("dev", "matchmaker")
+        assert env["REDIS_PASSWORD"] == password
         matchmaker_port = free_port()
         env |= local_addr | {
             "REDIS_URL": redis_url,
@@ -272,12 +372,632 @@ def test_each_service_serves_with_the_manifest_environment(redis_url: str) -> No
                 [sys.executable, "-m", "services.matchmaker"], env={**os.environ, **env}
             )
         )
-        assert wait_serving(f"127.0.0.1:{matchmaker_port}"), "the matchmaker did not report SERVING"
+        assert wait_serving(f"127.0.0.1:{matchmaker_port}", [LIVENESS]), "the matchmaker is not"
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)
-        for process in processes:
-            assert process.wait(timeout=30) == 0
+        try:
+            for process in processes:
+                assert process.wait(timeout=30) == 0
+        finally:
+            server.stop()
+
+
+# --- Redis: a password from a Secret, a memory bound, no eviction -------------------------------
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_redis_password_comes_from_a_secret(overlay: str) -> None:
+    """Every Redis user takes REDIS_PASSWORD from the Secret tabletop-redis (envFrom), the
+    gateway does not get it, no ConfigMap holds it, and Redis itself takes it from the same
+    Secret without it appearing in its command. The dev overlay generates the Secret; prod
+    makes none (its kustomization says how to create it)."""
+    docs = render(overlay)
+    for doc in docs:
+        if doc["kind"] == "ConfigMap":
+            assert not {"REDIS_PASSWORD", "REDIS_USERNAME"} & set(doc["data"]), doc["metadata"]
+    secret_name = "tabletop-redis"
+    if overlay == "dev":
+        secret = find(docs, "Secret", "tabletop-redis")
+        secret_name = secret["metadata"]["name"]
+        password = base64.b64decode(secret["data"]["REDIS_PASSWORD"]).decode()
+        assert len(password) >= 16
+    else:
+        assert [d for d in docs if d["kind"] == "Secret"] == [], "prod: the operator makes them"
+        text = (DEPLOY / "k8s" / "overlays" / "prod" / "kustomization.yaml").read_text()
+        assert "create secret generic tabletop-redis" in text
+    for name in PROCESSES:
+        refs = [
+            s["secretRef"]["name"] for s in container(docs, name)["envFrom"] if "secretRef" in s
+        ]
+        assert (secret_name in refs) == (name in REDIS_USERS), name
+    redis_container = container(docs, "redis")
+    env = {e["name"]: e for e in redis_container["env"]}
+    for name in ("REDIS_PASSWORD", "REDISCLI_AUTH"):
+        assert env[name]["valueFrom"]["secretKeyRef"] == {
+            "name": secret_name,
+            "key": "REDIS_PASSWORD",
+        }
+    command = " ".join(redis_container["command"] + redis_container["args"])
+    assert "--requirepass" not in command
+    assert "-a " not in command
+    assert "redis-server -" in command, "the configuration (the password) comes on stdin"
+
+
+def test_compose_gives_every_redis_user_the_password() -> None:
+    services = compose()["services"]
+    required = re.compile(r"\$\{REDIS_PASSWORD:\?[^}]+\}")
+    users = {
+        name for name, service in services.items() if "REDIS_URL" in service.get("environment", {})
+    }
+    assert users == {"lobby", "matchmaker", "bots", *games.names()}
+    for name in users:
+        assert required.fullmatch(services[name]["environment"]["REDIS_PASSWORD"]), name
+    assert "REDIS_PASSWORD" not in services["gateway"]["environment"]
+    redis_env = services["redis"]["environment"]
+    assert required.fullmatch(redis_env["REDIS_PASSWORD"])
+    assert required.fullmatch(redis_env["REDISCLI_AUTH"])
+    assert "redis-cli ping" in " ".join(services["redis"]["healthcheck"]["test"])
+
+
+def _redis_launch(kind: str) -> tuple[list[str], dict[str, str], int, list[str]]:
+    """How a manifest starts Redis: the command, the environment the manifest derives from
+    the container (not the password), the memory limit in MiB, and the readiness check."""
+    if kind == "kubernetes":
+        redis_container = container(render("dev"), "redis")
+        args = list(redis_container["args"])
+        limit = quantity_mib(redis_container["resources"]["limits"]["memory"])
+        env = {e["name"]: e["valueFrom"] for e in redis_container["env"]}
+        field = env["MEMORY_LIMIT_MB"]["resourceFieldRef"]
+        assert (field["resource"], field["divisor"]) == ("limits.memory", "1Mi")
+        return (
+            redis_container["command"] + args,
+            {"MEMORY_LIMIT_MB": str(limit)},
+            limit,
+            redis_container["readinessProbe"]["exec"]["command"],
+        )
+    service = compose()["services"]["redis"]
+    # Compose reads `$$` as a literal `$`.
+    command = [part.replace("$$", "$") for part in service["entrypoint"] + service["command"]]
+    limit = int(re.fullmatch(r"(\d+)g", service["mem_limit"]).group(1)) * 1024  # type: ignore[union-attr]
+    test = service["healthcheck"]["test"]
+    assert test[0] == "CMD-SHELL"
+    return command, {}, limit, ["sh", "-c", test[1]]
+
+
+@pytest.mark.parametrize("kind", ["kubernetes", "compose"])
+def test_redis_starts_the_way_the_manifests_start_it(kind: str, tmp_path: Path) -> None:
+    """Run the manifest's own Redis command with the local redis-server (the image's shell is
+    busybox, here it is the machine's sh): it becomes redis-server itself (so the stop signal
+    reaches it), wants the password, which is on no command line, bounds its memory below the
+    container's limit with noeviction, keeps the append-only log, and the readiness check
+    passes only with the password. Without a password it refuses to start."""
+    command, env, limit_mib, probe = _redis_launch(kind)
+    port = free_port()
+    if "--dir" in command:
+        command[command.index("--dir") + 1] = str(tmp_path)
+    command += ["--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    password = "Zm9v+YmFy/YmF6-" + os.urandom(8).hex()
+    base_env = {"PATH": os.environ["PATH"], **env}
+    process = subprocess.Popen(command, env={**base_env, "REDIS_PASSWORD": password}, cwd=tmp_path)
+    try:
+        client = redis.Redis(port=port, password=password)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                assert client.ping()
+                break
+            except redis.ConnectionError:
+                assert process.poll() is None, "redis-server exited"
+                assert time.monotonic() < deadline, "redis-server did not answer"
+                time.sleep(0.1)
+        proc = Path(f"/proc/{process.pid}")
+        assert proc.joinpath("comm").read_text().strip() == "redis-server"
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            with contextlib.suppress(OSError):  # a process that ended meanwhile
+                assert password.encode() not in cmdline.read_bytes(), cmdline
+        with redis.Redis(port=port) as anonymous, pytest.raises(redis.AuthenticationError):
+            anonymous.ping()
+        maxmemory = int(str(client.config_get("maxmemory")["maxmemory"]))
+        assert 0 < maxmemory <= limit_mib * 1024 * 1024 * 0.8
+        assert client.config_get("maxmemory-policy")["maxmemory-policy"] == "noeviction"
+        assert client.config_get("appendonly")["appendonly"] == "yes"
+        client.close()
+        # The readiness check, pointed at this port.
+        check = [part.replace("redis-cli", f"redis-cli -p {port}") for part in probe]
+        ok = subprocess.run(check, env={**base_env, "REDISCLI_AUTH": password}, check=False)
+        assert ok.returncode == 0
+        assert subprocess.run(check, env=base_env, check=False).returncode != 0
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0, "redis-server did not shut down cleanly"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    empty = subprocess.run(
+        command, env={**base_env, "REDIS_PASSWORD": ""}, cwd=tmp_path, capture_output=True,
+        timeout=10, check=False,
+    )  # fmt: skip
+    assert empty.returncode != 0, "Redis started without a password"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_redis_bounds_its_memory_and_never_evicts(overlay: str) -> None:
+    redis_container = container(render(overlay), "redis")
+    args = redis_container["args"]
+    assert args[args.index("--maxmemory-policy") + 1] == "noeviction"
+    script = redis_container["command"][-2]
+    assert re.search(r'--maxmemory "\$\(\(MEMORY_LIMIT_MB \* 3 / 4\)\)mb"', script)
+    service = compose()["services"]["redis"]
+    command = service["command"]
+    assert command[command.index("--maxmemory-policy") + 1] == "noeviction"
+    maxmemory = int(command[command.index("--maxmemory") + 1].removesuffix("mb"))
+    limit = int(service["mem_limit"].removesuffix("g")) * 1024
+    assert 0 < maxmemory <= limit * 0.8
+
+
+# --- The public surface: only the gateway's gRPC port, over TLS in prod ------------------------
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_metrics_are_never_public(overlay: str) -> None:
+    """A Service reachable from outside the cluster (LoadBalancer, NodePort) exposes the
+    gateway's gRPC port and nothing else; the gateway's own Service carries only that port,
+    and its metrics (and in prod the plaintext health port) are on a ClusterIP Service."""
+    docs = render(overlay)
+    gateway = container(docs, "gateway")
+    grpc_port = next(p["containerPort"] for p in gateway["ports"] if p["name"] == "grpc")
+    public = [
+        d
+        for d in docs
+        if d["kind"] == "Service" and d["spec"].get("type") in ("LoadBalancer", "NodePort")
+    ]
+    if overlay == "prod":
+        assert [d["metadata"]["name"] for d in public] == ["gateway"]
+    for service in [*public, find(docs, "Service", "gateway")]:
+        assert service["spec"]["selector"] == {"app.kubernetes.io/name": "gateway"}
+        assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [
+            (grpc_port, "grpc")
+        ]
+    internal = find(docs, "Service", "gateway-internal")
+    assert internal["spec"]["type"] == "ClusterIP"
+    names = {p["name"] for p in internal["spec"]["ports"]}
+    assert names == ({"metrics", "health"} if overlay == "prod" else {"metrics"})
+    published = {name: service.get("ports", []) for name, service in compose()["services"].items()}
+    assert {name: ports for name, ports in published.items() if ports} == {
+        "gateway": ["50050:50050"]
+    }
+
+
+def test_prod_gateway_speaks_tls_and_bot_workers_check_its_name() -> None:
+    docs = render("prod")
+    gateway_deployment = find(docs, "Deployment", "gateway")
+    pod = gateway_deployment["spec"]["template"]["spec"]
+    gateway = container(docs, "gateway")
+    env = {e["name"]: e["value"] for e in gateway["env"]}
+    (volume,) = [v for v in pod["volumes"] if "secret" in v]
+    assert volume["secret"]["secretName"] == "tabletop-tls"
+    (mount,) = [m for m in gateway["volumeMounts"] if m["name"] == volume["name"]]
+    assert mount["readOnly"] is True
+    assert env["TLS_CERT_FILE"] == f"{mount['mountPath']}/tls.crt"
+    assert env["TLS_KEY_FILE"] == f"{mount['mountPath']}/tls.key"
+    health_port = int(env["HEALTH_LISTEN"].rsplit(":", 1)[1])
+    ports = {p["name"]: p["containerPort"] for p in gateway["ports"]}
+    assert ports["health"] == health_port != ports["grpc"]
+    assert gateway["readinessProbe"]["grpc"]["port"] == health_port
+    assert gateway["livenessProbe"]["grpc"]["port"] == health_port
+    bots = _environment("prod", "bots", {"tabletop-token": {}, "tabletop-redis": {}})
+    assert bots["GATEWAY_TLS"] == "true"
+    assert bots["GATEWAY_TLS_SERVER_NAME"]
+    assert bots["GATEWAY_TLS_SERVER_NAME"] not in bots["GATEWAY_ADDR"]
+    text = (DEPLOY / "k8s" / "overlays" / "prod" / "kustomization.yaml").read_text()
+    assert "create secret tls tabletop-tls" in text
+    for deployment in ("gateway", "bots"):
+        dev = _environment("dev", deployment)
+        assert not {"TLS_CERT_FILE", "TLS_KEY_FILE", "GATEWAY_TLS"} & set(dev), "dev: plaintext"
+    for service in compose()["services"].values():
+        assert not {"TLS_CERT_FILE", "GATEWAY_TLS"} & set(service.get("environment", {}))
+
+
+def _health(channel: grpc.Channel, service: str = "") -> int:
+    reply = health_pb2_grpc.HealthStub(channel).Check(
+        health_pb2.HealthCheckRequest(service=service), timeout=5
+    )
+    return int(reply.status)
+
+
+def test_prod_gateway_serves_tls_with_the_manifest_environment(tmp_path: Path) -> None:
+    """The prod overlay's gateway environment, with a certificate for the name the bot workers
+    check put where the Secret is mounted: the public port speaks TLS only, and the probes'
+    plaintext port answers "liveness"."""
+    name = _environment("prod", "bots", {"tabletop-token": {}, "tabletop-redis": {}})[
+        "GATEWAY_TLS_SERVER_NAME"
+    ]
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
+         "-subj", f"/CN={name}", "-addext", f"subjectAltName=DNS:{name}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    secrets = {
+        "tabletop-internal": {"INTERNAL_KEY": "test-internal-key-0123456789"},
+        "tabletop-token": {"TOKEN_SECRET": "test-signing-key-0123456789-abcdefghij"},
+    }
+    env = _environment("prod", "gateway", secrets)
+    mount = container(render("prod"), "gateway")["volumeMounts"][0]["mountPath"]
+    env["TLS_CERT_FILE"] = env["TLS_CERT_FILE"].replace(mount, str(tmp_path))
+    env["TLS_KEY_FILE"] = env["TLS_KEY_FILE"].replace(mount, str(tmp_path))
+    port, health_port = free_port(), free_port()
+    env |= {
+        "LISTEN": f"127.0.0.1:{port}",
+        "HEALTH_LISTEN": f"127.0.0.1:{health_port}",
+        "METRICS_PORT": str(free_port()),
+    }
+    gateway = subprocess.Popen([sys.executable, "-m", "gateway"], env={**os.environ, **env})
+    try:
+        serving = health_pb2.HealthCheckResponse.SERVING
+        deadline = time.monotonic() + 30
+        with grpc.insecure_channel(f"127.0.0.1:{health_port}") as channel:
+            while True:
+                try:
+                    assert _health(channel, LIVENESS) == serving
+                    break
+                except grpc.RpcError:
+                    assert gateway.poll() is None, "the gateway exited"
+                    assert time.monotonic() < deadline, "no liveness on HEALTH_LISTEN"
+                    time.sleep(0.2)
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        options = [("grpc.ssl_target_name_override", name)]
+        with grpc.secure_channel(f"127.0.0.1:{port}", credentials, options) as channel:
+            assert _health(channel, LIVENESS) == serving
+        with (
+            grpc.insecure_channel(f"127.0.0.1:{port}") as channel,
+            pytest.raises(grpc.RpcError),
+        ):
+            _health(channel, LIVENESS)
+    finally:
+        gateway.send_signal(signal.SIGTERM)
+        assert gateway.wait(timeout=30) == 0
+
+
+# --- Probes, disruption budgets, replica counts, draining -----------------------------------
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_liveness_asks_for_the_process_and_readiness_for_its_dependencies(overlay: str) -> None:
+    """A liveness probe that followed Redis would restart every pod during a Redis outage:
+    liveness asks for "liveness" (the process answers), readiness for the overall status
+    (which follows Redis), on a port the container declares."""
+    docs = render(overlay)
+    for name in PROCESSES:
+        probed = container(docs, name)
+        ports = {p["containerPort"] for p in probed["ports"]}
+        liveness = probed["livenessProbe"]["grpc"]
+        readiness = probed["readinessProbe"]["grpc"]
+        assert liveness == {"port": readiness["port"], "service": LIVENESS}, name
+        assert "service" not in readiness, name
+        assert readiness["port"] in ports, name
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_disruption_budgets_allow_one_pod_at_a_time(overlay: str) -> None:
+    """maxUnavailable 1, not minAvailable: with minAvailable 1 of 3 a drain may take two pods
+    at once, and of 1 replica it blocks every drain."""
+    budgets = [d for d in render(overlay) if d["kind"] == "PodDisruptionBudget"]
+    assert {b["metadata"]["name"] for b in budgets} == set(PROCESSES)
+    for budget in budgets:
+        assert budget["spec"]["maxUnavailable"] == 1, budget["metadata"]["name"]
+        assert "minAvailable" not in budget["spec"]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_autoscaled_deployments_set_no_replica_count(overlay: str) -> None:
+    """An applied spec.replicas resets what the autoscaler chose (down to it, at every apply):
+    a Deployment an HPA or a KEDA ScaledObject scales sets none."""
+    docs = render(overlay)
+    scaled = {
+        d["spec"]["scaleTargetRef"]["name"] for d in docs if d["kind"] == "HorizontalPodAutoscaler"
+    }
+    scaled |= {d["spec"]["scaleTargetRef"]["name"] for d in docs if d["kind"] == "ScaledObject"}
+    assert {"gateway", "lobby", *games.names()} <= scaled
+    for deployment in (d for d in docs if d["kind"] == "Deployment"):
+        name = deployment["metadata"]["name"]
+        assert ("replicas" in deployment["spec"]) == (name not in scaled), name
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_serving_pods_drain_before_they_stop(overlay: str) -> None:
+    """Every container that takes gRPC calls (a `grpc` port) pauses in preStop, so it leaves
+    every endpoint list before SIGTERM; the grace period covers that pause plus GRACE_SECONDS
+    of draining. The others need only GRACE_SECONDS."""
+    docs = render(overlay)
+    for deployment in (d for d in docs if d["kind"] == "Deployment"):
+        name = deployment["metadata"]["name"]
+        pod = deployment["spec"]["template"]["spec"]
+        grace = float(_environment(overlay, name, _FAKE_SECRETS)["GRACE_SECONDS"])
+        (served,) = pod["containers"]
+        pause = 0
+        if any(p["name"] == "grpc" for p in served["ports"]):
+            command = served["lifecycle"]["preStop"]["exec"]["command"]
+            assert command[0] == "sleep", name
+            assert len(command) == 2, name
+            pause = int(command[1])
+            assert pause >= 3, name
+        assert pod["terminationGracePeriodSeconds"] > pause + grace, name
+
+
+_FAKE_SECRETS: dict[str, dict[str, str]] = {
+    "tabletop-token": {},
+    "tabletop-internal": {},
+    "tabletop-redis": {},
+}
+"""Stand-ins for the Secrets the prod overlay does not make."""
+
+
+def test_compose_waits_for_the_drain_before_it_kills() -> None:
+    """Compose's default stop timeout is 10 s, GRACE_SECONDS is 10 s: give it more."""
+    for name, service in compose()["services"].items():
+        grace = float(service.get("environment", {}).get("GRACE_SECONDS", "0"))
+        assert compose_seconds(service["stop_grace_period"]) > grace, name
+
+
+# --- What the prod overlay owns, and what it pins ------------------------------------------
+
+
+def test_prod_leaves_the_namespace_alone() -> None:
+    """`kubectl delete -k overlays/prod` must not delete the namespace (and with it Redis's
+    volume): the namespace is created by hand, the overlay only names it."""
+    docs = render("prod")
+    assert [d for d in docs if d["kind"] == "Namespace"] == []
+    text = (DEPLOY / "k8s" / "overlays" / "prod" / "kustomization.yaml").read_text()
+    kustomization = yaml.safe_load(text)
+    assert kustomization["namespace"] == "tabletop"
+    for doc in docs:
+        assert doc["metadata"]["namespace"] == "tabletop", doc["metadata"]["name"]
+    assert "kubectl create namespace tabletop" in text
+    assert "kubectl create namespace tabletop" in (ROOT / "docs" / "operations.md").read_text()
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_images_are_pinned_by_digest(overlay: str) -> None:
+    """prod: every image by digest. dev: Redis by digest, and the image just built."""
+    digest = re.compile(r"[^@\s]+@sha256:[0-9a-f]{64}")
+    for pinned in containers(render(overlay)):
+        if overlay == "prod" or pinned["name"] == "redis":
+            assert digest.fullmatch(pinned["image"]), pinned["image"]
+        else:
+            assert pinned["image"] == "tabletop:latest"
+
+
+def test_a_settings_change_rolls_the_pods(tmp_path: Path) -> None:
+    """The ConfigMap is generated: its name carries a hash of its contents, every reference
+    follows it, so a changed value is a new name in every pod template (a rollout)."""
+    docs = render("dev")
+    config = find(docs, "ConfigMap", "tabletop-config")
+    assert config["metadata"]["name"] != "tabletop-config"
+    for name in PROCESSES:
+        refs = [
+            s["configMapRef"]["name"]
+            for s in container(docs, name)["envFrom"]
+            if "configMapRef" in s
+        ]
+        assert refs == [config["metadata"]["name"]], name
+    changed = render_with(
+        tmp_path,
+        "dev",
+        {
+            "configMapGenerator": [
+                {"name": "tabletop-config", "behavior": "merge", "literals": ["GRACE_SECONDS=11"]}
+            ]
+        },
+    )
+    new = find(changed, "ConfigMap", "tabletop-config")["metadata"]["name"]
+    assert new != config["metadata"]["name"]
+    for name in PROCESSES:
+        refs = [
+            s["configMapRef"]["name"]
+            for s in container(changed, name)["envFrom"]
+            if "configMapRef" in s
+        ]
+        assert refs == [new], name
+
+
+# --- NetworkPolicies: exactly the connections the platform makes ---------------------------
+
+MONITORING_LABEL = {"tabletop/monitoring": "true"}
+"""The label of the namespaces whose pods may scrape metrics (docs/operations.md)."""
+
+OUTSIDE = {
+    "kube-system": ({}, {"kube-dns": {"k8s-app": "kube-dns"}}),
+    "monitoring": (MONITORING_LABEL, {"prometheus": {"app.kubernetes.io/name": "prometheus"}}),
+    "keda": (
+        {},
+        {
+            "keda-operator": {"app.kubernetes.io/name": "keda-operator"},
+            "keda-metrics-apiserver": {"app.kubernetes.io/name": "keda-operator-metrics-apiserver"},
+        },
+    ),
+    "elsewhere": ({}, {"anything": {"app.kubernetes.io/name": "gateway"}}),
+}
+"""Namespaces besides the platform's, each with its labels and pods (name: labels). A pod
+elsewhere labelled like one of ours must not pass for it."""
+WORLD = "world"
+"""Anything outside the cluster."""
+
+Edge = tuple[str, str, int | str, str]
+"""(from, to, port, protocol): pods of ours by component, others as namespace/pod."""
+
+
+def _matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    for key, value in selector.get("matchLabels", {}).items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions", []):
+        present = expression["key"] in labels
+        value = labels.get(expression["key"])
+        operator = expression["operator"]
+        if operator == "In" and value not in expression["values"]:
+            return False
+        if operator == "NotIn" and present and value in expression["values"]:
+            return False
+        if (operator == "Exists") != present and operator in ("Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+class Cluster:
+    """The rendered overlay's pods and the policies that select them."""
+
+    def __init__(self, docs: list[dict[str, Any]]) -> None:
+        self.policies = [d for d in docs if d["kind"] == "NetworkPolicy"]
+        self.namespace = next(d["metadata"].get("namespace", "") for d in docs)
+        self.pods: dict[str, tuple[dict[str, str], dict[str, tuple[int, str]]]] = {}
+        for workload in workloads(docs):
+            template = workload["spec"]["template"]
+            ports = {
+                p["name"]: (p["containerPort"], p.get("protocol", "TCP"))
+                for c in template["spec"]["containers"]
+                for p in c.get("ports", [])
+            }
+            self.pods[workload["metadata"]["name"]] = (template["metadata"]["labels"], ports)
+        # A pod someone adds later, that no policy names: denied by default.
+        self.pods["newcomer"] = ({"app.kubernetes.io/name": "newcomer"}, {"grpc": (50099, "TCP")})
+
+    @property
+    def namespaces(self) -> dict[str, tuple[dict[str, str], dict[str, dict[str, str]]]]:
+        return {
+            self.namespace: ({}, {name: labels for name, (labels, _) in self.pods.items()}),
+            **OUTSIDE,
+        }
+
+    def everyone(self) -> set[str]:
+        return {
+            *self.pods,
+            *(f"{ns}/{pod}" for ns, (_, pods) in OUTSIDE.items() for pod in pods),
+            WORLD,
+        }
+
+    def peers(self, rule_peers: list[dict[str, Any]] | None) -> set[str]:
+        if not rule_peers:
+            return self.everyone()
+        found: set[str] = set()
+        for peer in rule_peers:
+            if "ipBlock" in peer:
+                found.add(f"ip:{peer['ipBlock']['cidr']}")
+                continue
+            for namespace, (labels, pods) in self.namespaces.items():
+                labels = {"kubernetes.io/metadata.name": namespace, **labels}
+                if "namespaceSelector" in peer:
+                    if not _matches(peer["namespaceSelector"], labels):
+                        continue
+                elif namespace != self.namespace:
+                    continue
+                for pod, pod_labels in pods.items():
+                    if _matches(peer.get("podSelector", {}), pod_labels):
+                        found.add(pod if namespace == self.namespace else f"{namespace}/{pod}")
+        return found
+
+    def port(self, pod: str, spec: dict[str, Any] | None) -> tuple[int | str, str] | None:
+        """A rule's port as it applies to `pod`: a number, or a name resolved on the pod (None:
+        the pod has no such port); no port: every port ("*")."""
+        if spec is None:
+            return ("*", "*")
+        protocol = spec.get("protocol", "TCP")
+        if isinstance(spec["port"], int):
+            return (spec["port"], protocol)
+        if pod not in self.pods:
+            return (spec["port"], protocol)
+        named = self.pods[pod][1].get(spec["port"])
+        return named if named and named[1] == protocol else None
+
+    def edges(self, direction: str) -> set[Edge]:
+        found: set[Edge] = set()
+        for pod, (labels, _) in self.pods.items():
+            selecting = [
+                p
+                for p in self.policies
+                if _matches(p["spec"]["podSelector"], labels)
+                and direction in p["spec"]["policyTypes"]
+            ]
+            assert selecting, f"{pod}: no policy isolates its {direction}"
+            for policy in selecting:
+                key = "ingress" if direction == "Ingress" else "egress"
+                for rule in policy["spec"].get(key, []):
+                    others = self.peers(rule.get("from" if key == "ingress" else "to"))
+                    for other in others:
+                        target = pod if key == "ingress" else other
+                        for spec in rule.get("ports") or [None]:
+                            port = self.port(target, spec)
+                            if port is not None:
+                                edge = (other, pod) if key == "ingress" else (pod, other)
+                                found.add((*edge, *port))
+        return found
+
+
+def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge]]:
+    def grpc(component: str) -> tuple[int, str]:
+        return cluster.pods[component][1]["grpc"]
+
+    game_names = list(games.names())
+    internal: set[Edge] = set()
+    for caller in ("gateway", "lobby", "matchmaker"):
+        internal |= {(caller, game, *grpc(game)) for game in game_names}
+    internal.add(("gateway", "lobby", *grpc("lobby")))
+    internal.add(("bots", "gateway", *grpc("gateway")))
+    for user in REDIS_USERS:
+        internal.add((user, "redis", 6379, "TCP"))
+    ingress = set(internal)
+    ingress |= {(peer, "gateway", *grpc("gateway")) for peer in cluster.everyone()}
+    ingress |= {("monitoring/prometheus", name, 9464, "TCP") for name in PROCESSES}
+    if overlay == "prod":
+        ingress.add(("keda/keda-operator", "redis", 6379, "TCP"))
+    egress = set(internal)
+    for pod in cluster.pods:
+        egress |= {(pod, "kube-system/kube-dns", 53, protocol) for protocol in ("UDP", "TCP")}
+    return ingress, egress
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_network_policies_allow_exactly_what_the_platform_needs(overlay: str) -> None:
+    """Evaluate the rendered NetworkPolicies over the overlay's pods, a pod added later that
+    no policy names, and a few outside ones (DNS, a Prometheus in a namespace with the
+    monitoring label, KEDA, a pod elsewhere, the world): the allowed connections, each way, are
+    exactly the expected ones. An over-broad rule or a missing one fails."""
+    cluster = Cluster(render(overlay))
+    ingress, egress = _expected_edges(cluster, overlay)
+    assert cluster.edges("Ingress") == ingress
+    assert cluster.edges("Egress") == egress
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_probes_from_nodes_component_opens_only_the_probed_ports(
+    overlay: str, tmp_path: Path
+) -> None:
+    """For a network plugin that applies policies to the node's own traffic: the component
+    lets the nodes reach exactly the ports the kubelet probes (and the public port), and
+    changes nothing else."""
+    component = DEPLOY / "k8s" / "components" / "probes-from-nodes"
+    docs = render_with(tmp_path, overlay, {"components": [os.path.relpath(component, tmp_path)]})
+    cluster = Cluster(docs)
+    del cluster.pods["newcomer"]  # its ports are its own affair
+    ingress, egress = _expected_edges(cluster, overlay)
+    (policy,) = [p for p in cluster.policies if p["metadata"]["name"] == "probes-from-nodes"]
+    (rule,) = policy["spec"]["ingress"]
+    (peer,) = rule["from"]
+    nodes = f"ip:{peer['ipBlock']['cidr']}"
+    probed: set[Edge] = {(nodes, "gateway", *cluster.pods["gateway"][1]["grpc"])}
+    for workload in workloads(docs):
+        (probed_container,) = workload["spec"]["template"]["spec"]["containers"]
+        ports = {p["name"]: p["containerPort"] for p in probed_container["ports"]}
+        for probe in ("livenessProbe", "readinessProbe"):
+            action = probed_container[probe]
+            port = (action.get("grpc") or action.get("tcpSocket") or {}).get("port")
+            if port is not None:
+                number = ports.get(port, port)
+                probed.add((nodes, workload["metadata"]["name"], number, "TCP"))
+    assert cluster.edges("Ingress") == ingress | probed
+    assert cluster.edges("Egress") == egress
 
 
 def test_dockerfile_builds_from_what_the_repository_has() -> None:
@@ -296,3 +1016,17 @@ def test_dockerfile_builds_from_what_the_repository_has() -> None:
     assert importlib.util.find_spec(f"{command[0]}.__main__") is not None
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".venv", "gen", ".git"} <= set(ignored)
+
+
+def test_operations_doc_names_what_an_operator_creates() -> None:
+    """docs/operations.md says which Secrets to create, the namespace label monitoring needs,
+    how TLS is set up (or terminated in front) and how clients connect with it."""
+    reference = (ROOT / "docs" / "operations.md").read_text()
+    for secret in ("tabletop-token", "tabletop-internal", "tabletop-redis", "tabletop-tls"):
+        assert f"`{secret}`" in reference, secret
+    (label,) = MONITORING_LABEL.items()
+    assert f"{label[0]}={label[1]}" in reference
+    for flag in ("--tls", "--ca-file", "--server-name"):
+        assert f"`{flag}" in reference, flag
+    assert "terminate TLS in front" in reference
+    assert "make check-manifests" in reference

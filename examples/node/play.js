@@ -7,7 +7,8 @@
 //                          [--options '{"players": 2, "mode": "MODE_ROUNDS", "rounds": 1}']
 //
 // The gateway's address comes from TABLETOP_GATEWAY (default 127.0.0.1:50050). With
-// TABLETOP_CA set to a CA certificate file, the connection uses TLS.
+// TABLETOP_CA set to a CA certificate file, the connection uses TLS (TABLETOP_SERVER_NAME: the
+// name in the gateway's certificate, when it is not the address called).
 'use strict';
 
 const fs = require('fs');
@@ -72,9 +73,12 @@ function errorInfo(error) {
 const credentials = process.env.TABLETOP_CA
   ? grpc.credentials.createSsl(fs.readFileSync(process.env.TABLETOP_CA))
   : grpc.credentials.createInsecure();
-const auth = new api.lobby.v1.AuthService(target, credentials);
-const lobby = new api.lobby.v1.LobbyService(target, credentials);
-const service = new api[game].v1[SERVICES[game]](target, credentials);
+const channelOptions = process.env.TABLETOP_SERVER_NAME
+  ? { 'grpc.ssl_target_name_override': process.env.TABLETOP_SERVER_NAME }
+  : {};
+const auth = new api.lobby.v1.AuthService(target, credentials, channelOptions);
+const lobby = new api.lobby.v1.LobbyService(target, credentials, channelOptions);
+const service = new api[game].v1[SERVICES[game]](target, credentials, channelOptions);
 
 function unary(client, method, request, metadata) {
   return new Promise((resolve, reject) => {

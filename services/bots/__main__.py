@@ -7,11 +7,14 @@ Environment: GATEWAY_ADDR (default 127.0.0.1:50050), BOT_KEY (required), REDIS_U
 held this long, default 15), BOT_DELAY_SECONDS (wait before each move, default 0),
 BOT_BUDGETS (seconds a level may think about a move, e.g. "strong=0.5,greedy=0"; defaults in
 engines/bots/base.py DEFAULT_BUDGETS; `--budget` items override it), BOT_PROCESSES (processes
-the searching levels think in, default one per CPU), BOT_STALL_SECONDS (a live game waiting
-this long on a bot seat gets a new job, default 30), BOT_PEOPLE_WINDOW_SECONDS (in Solo, at a
-table with a person, bots act about this long after each move, so a person can jump in as
-soon as a bot can; default 1.5, 0 turns it off), BOT_PER_SPONSOR (jobs of one player's games in
-hand at once, taken in turn with other players'; default an eighth of BOT_CONCURRENCY).
+the searching levels think in, default one per CPU the container may use: its CPU limit, not
+the node's count), GATEWAY_TLS / GATEWAY_CA_FILE / GATEWAY_TLS_SERVER_NAME (a gateway that
+speaks TLS: see gateway_tls_from_env), REDIS_PASSWORD / REDIS_USERNAME, BOT_STALL_SECONDS (a
+live game waiting this long on a bot seat gets a new job, default 30),
+BOT_PEOPLE_WINDOW_SECONDS (in Solo, at a table with a person, bots act about this long after
+each move, so a person can jump in as soon as a bot can; default 1.5, 0 turns it off),
+BOT_PER_SPONSOR (jobs of one player's games in hand at once, taken in turn with other
+players'; default an eighth of BOT_CONCURRENCY).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import socket
 import sys
 from collections.abc import Sequence
 
-from runtime.config import env_float, env_int, env_str
+from client.session import Tls
+from runtime.config import env_bool, env_float, env_int, env_str
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.server import Server, run, wait_for_signal
@@ -50,6 +54,17 @@ def budgets_from(argv: Sequence[str]) -> dict[str, float]:
         raise SystemExit(f"BOT_BUDGETS / --budget: {error}") from None
 
 
+def gateway_tls_from_env() -> Tls | None:
+    """GATEWAY_TLS (true: the gateway speaks TLS), GATEWAY_CA_FILE (the certificates to trust;
+    default the system's roots), GATEWAY_TLS_SERVER_NAME (the name in the gateway's certificate,
+    when GATEWAY_ADDR is another, e.g. the in-cluster Service name)."""
+    ca_file = env_str("GATEWAY_CA_FILE", "")
+    server_name = env_str("GATEWAY_TLS_SERVER_NAME", "")
+    if env_bool("GATEWAY_TLS", False) or ca_file or server_name:
+        return Tls(ca_file=ca_file, server_name=server_name)
+    return None
+
+
 async def main(budgets: dict[str, float]) -> None:
     bot_key = os.environ.get("BOT_KEY", "")
     if not bot_key:
@@ -68,6 +83,7 @@ async def main(budgets: dict[str, float]) -> None:
         stall_seconds=env_float("BOT_STALL_SECONDS", 30.0),
         people_window_seconds=env_float("BOT_PEOPLE_WINDOW_SECONDS", 1.5),
         per_sponsor=env_int("BOT_PER_SPONSOR", 0),
+        tls=gateway_tls_from_env(),
     )
 
     async def ready() -> bool:

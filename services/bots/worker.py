@@ -22,7 +22,6 @@ import contextlib
 import functools
 import logging
 import multiprocessing
-import os
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -36,10 +35,11 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 import games
-from client.session import Session
+from client.session import Session, Tls, gateway_channel
 from engines.bots.base import RandomBot, Turn
 from games import DEFAULT_BUDGETS, LEVELS
 from runtime import bot_turns, keys
+from runtime.config import cpu_limit
 from runtime.game_log import now_ms
 from runtime.observability import (
     BOT_JOBS,
@@ -159,6 +159,7 @@ class BotWorker:
         stall_seconds: float = 30.0,
         people_window_seconds: float = 1.5,
         per_sponsor: int = 0,
+        tls: Tls | None = None,
     ) -> None:
         """`budgets`: seconds each level may think about a move. `processes`: how many
         processes the searching levels think in (0: one per CPU), started at the first job
@@ -169,7 +170,8 @@ class BotWorker:
         this long pass after each move before they act (between 0.75 and 1.25 times it, as a
         person's reaction varies), so the person has the same chance to jump in as a bot.
         `per_sponsor`: jobs of one sponsor (the player the bots' work is for) in hand at once
-        (0: an eighth of `concurrency`, at least 1; see `_dispatch`)."""
+        (0: an eighth of `concurrency`, at least 1; see `_dispatch`). `tls`: the gateway
+        speaks TLS (client.session.Tls)."""
         self.redis = redis
         self.gateway = gateway
         self.bot_key = bot_key
@@ -178,10 +180,10 @@ class BotWorker:
         self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.delay_seconds = delay_seconds
         self.budgets = dict(budgets)
-        self.processes = processes or os.cpu_count() or 1
+        self.processes = processes or cpu_limit()
         self._pool: ProcessPoolExecutor | None = None
         self.choose = choose
-        self.channel = grpc.aio.insecure_channel(gateway)
+        self.channel = gateway_channel(gateway, tls)
         self.sessions: dict[str, Session] = {}
         self.rng = random.Random()
         self.per_sponsor = per_sponsor or max(1, concurrency // 8)

@@ -386,6 +386,7 @@ class GameCore:
         loaded = Loaded(StoredGame(game_id, 0, b"", meta, None, stored_table), state, table)
         await self._index(loaded)
         await self._wake_bots(loaded)
+        await self.store.replicated(game_id)
         GAMES_CREATED.labels(self.game).inc()
         log.info("game created", extra={"game_id": game_id, "seats": len(players)})
         return self.adapter.create_response(status=status_message(game_id, 0, meta, status))
@@ -595,6 +596,7 @@ class GameCore:
                         **played.status["result"],
                     },
                 )
+            await self.store.replicated(game_id)
             return Written(commit.outcome, commit.version)
         if commit.outcome == "STALE" and commit.current is not None:
             current = self._loaded(commit.current)
@@ -736,6 +738,7 @@ class GameCore:
                 "a retry repeats the same move, a new move needs a new request id",
             )
         await self._wake_bots(await self._load(game_id))
+        await self.store.replicated(game_id)
         return self.adapter.play_response(
             status=status_message(game_id, version, loaded.stored.meta, entry.status),
             events=self._stored_events(entry.events, seat),

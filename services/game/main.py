@@ -49,7 +49,12 @@ async def start_game_service(
     the environment's when run as a process)."""
     game_api = api(game)
     redis = connect_redis(settings.redis_url, name=f"game-{game}")
-    store = GameStore(redis, ttl_seconds=settings.game_ttl_seconds)
+    store = GameStore(
+        redis,
+        ttl_seconds=settings.game_ttl_seconds,
+        wait_replicas=settings.wait_replicas,
+        wait_timeout_ms=settings.wait_timeout_ms,
+    )
 
     async def ready() -> bool:
         ACTIVE_GAMES.labels(game).set(await store.active_games(game))

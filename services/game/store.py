@@ -15,7 +15,9 @@ from redis.asyncio import Redis
 
 from runtime import game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
+from runtime.observability import REPLICATION_LATE
 from runtime.redis import unavailable_when_unreachable
+from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import display_name, is_bot
 
@@ -169,9 +171,20 @@ def _optional(value: Mapping[str, Any] | int | None) -> str:
 class GameStore:
     """Reads and writes games in Redis. Holds no game state of its own."""
 
-    def __init__(self, redis: Redis, *, ttl_seconds: int = 7 * 24 * 3600) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        ttl_seconds: int = 7 * 24 * 3600,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+    ) -> None:
+        """`wait_replicas`: answer a write only once this many replicas hold it (see
+        `replicated`), waiting at most `wait_timeout_ms`."""
         self.redis = redis
         self.ttl_seconds = ttl_seconds
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_ms = wait_timeout_ms
         self._commit = redis.register_script(_COMMIT)
         self._create = redis.register_script(_CREATE)
         self._load = redis.register_script(_LOAD)
@@ -350,6 +363,30 @@ class GameStore:
                 game_id, version, reply[2], json.loads(reply[3]), None, _table(reply[4])
             )
         return Commit(outcome=outcome, version=version, current=current)
+
+    @unavailable_when_unreachable
+    async def replicated(self, game_id: str) -> None:
+        """Return once `wait_replicas` replicas hold every write to the game so far; raise
+        UNAVAILABLE when they do not within `wait_timeout_ms` (the write stays on the primary:
+        the caller's retry, with the same request id, is answered from it, after this wait
+        again). A failover then loses no move a player was told was played.
+
+        WAIT covers the writes of the connection it is sent on: the game's TTL is set again
+        first, on the same connection, so that it covers every write before it, whichever
+        connection made them (the primary replicates its writes in one ordered stream)."""
+        if not self.wait_replicas:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.expire(keys.game_state(game_id), self.ttl_seconds)
+            pipe.wait(self.wait_replicas, self.wait_timeout_ms)
+            _, acknowledged = await pipe.execute()
+        if int(acknowledged) < self.wait_replicas:
+            REPLICATION_LATE.inc()
+            raise ApiError(
+                "UNAVAILABLE",
+                f"the move is not yet copied to {self.wait_replicas} Redis replica(s); retry "
+                "with the same request id",
+            )
 
     @unavailable_when_unreachable
     async def index_deadline(self, game_id: str, version: int, at_ms: int | None) -> None:

@@ -18,7 +18,10 @@ pytestmark = pytest.mark.integration
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "node"
 
 
-async def _play(platform: Platform, game: str, *args: str) -> str:
+async def play_node(
+    platform: Platform, game: str, *args: str, env: dict[str, str] | None = None
+) -> str:
+    """Run the example against the platform's gateway (`env`: more of its environment)."""
     node = shutil.which("node")
     assert node is not None, "node is not installed: the Node.js example cannot run"
     assert (EXAMPLE / "node_modules").is_dir(), "run `make test-tools` (npm ci in examples/node)"
@@ -27,7 +30,7 @@ async def _play(platform: Platform, game: str, *args: str) -> str:
         str(EXAMPLE / "play.js"),
         game,
         *args,
-        env={**os.environ, "TABLETOP_GATEWAY": platform.target},
+        env={**os.environ, "TABLETOP_GATEWAY": platform.target, **(env or {})},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -44,7 +47,7 @@ async def test_the_node_example_plays_a_whole_game(
     redis_url: str, game: str, args: tuple[str, ...]
 ) -> None:
     async with Platform(redis_url, games=(game,), bot_workers=1) as platform:
-        out = await _play(platform, game, *args)
+        out = await play_node(platform, game, *args)
     assert f"{game} game {game}-" in out
     assert "game over after" in out
     played = re.search(r"I played (\d+) moves", out)

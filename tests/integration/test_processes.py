@@ -60,6 +60,38 @@ def _start_local(state: Path, gateway_port: int, base_port: int) -> subprocess.P
     )
 
 
+def _child(process: subprocess.Popen[bytes], module: str) -> int | None:
+    """The pid of the supervisor's child running `module`, if one runs."""
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+    for pid in children:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if module.encode() in command:
+            return int(pid)
+    return None
+
+
+def _crash_loop(process: subprocess.Popen[bytes], module: str) -> str:
+    """Kill the child running `module` each time the supervisor restarts it, until the
+    supervisor gives up; its output."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + 60
+    while process.poll() is None and time.monotonic() < deadline:
+        pid = _child(process, module)
+        if pid is not None and pid not in killed:
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        time.sleep(0.05)
+    output, _ = process.communicate(timeout=30)
+    text = output.decode()
+    assert process.returncode == 0, text
+    assert len(killed) > 5, text
+    assert "keeps exiting" in text, text
+    return text
+
+
 def _stop_local(process: subprocess.Popen[bytes]) -> str:
     process.send_signal(signal.SIGINT)
     output, _ = process.communicate(timeout=30)
@@ -70,8 +102,9 @@ def _stop_local(process: subprocess.Popen[bytes]) -> str:
 
 
 async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: Path) -> None:
-    """`make run`: the client finds the gateway with no flag; after a restart the games, the
-    players' tokens and Redis's data are all still there."""
+    """`make run`: the client finds the gateway with no flag; when a child keeps crashing the
+    supervisor stops everything but keeps Redis's data, and after a restart the games and the
+    players' tokens are all still there."""
     gateway_port, base_port = free_port(), free_port()
     state = tmp_path / "state"
     target = f"127.0.0.1:{gateway_port}"
@@ -111,9 +144,12 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
         )
         assert reply.status.version == 1
         await alice.close()
+        text = _crash_loop(process, "services.lobby")
     finally:
-        text = _stop_local(process)
+        if process.poll() is None:
+            text = _stop_local(process)
     assert "tabletop is up" in text
+    assert "tabletop stopped" in text
     assert not (state / "gateway").exists()
     assert any((state / "redis").iterdir()), "Redis's data directory was removed"
 

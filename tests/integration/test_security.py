@@ -27,8 +27,11 @@ import pytest
 import pytest_asyncio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
+from redis.asyncio import Redis
+from redis.exceptions import AuthenticationError
 
 from client.session import Session
+from runtime.localredis import LocalRedis
 from runtime.relay import RELAY_METHOD
 from runtime.server import REFLECTION_V1
 from tabletop.common.v1 import common_pb2
@@ -498,3 +501,29 @@ async def test_services_behind_the_gateway_refuse_calls_it_did_not_prove(
         seen = await api("esoloe").stub(proven_channel).GetView(request, metadata=as_alice)
         assert seen.seat == 0
     await close_all([alice, bob])
+
+
+async def test_redis_takes_only_clients_with_its_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a password on Redis (REDIS_PASSWORD), a client without it reads nothing, and the
+    platform's processes, which have it, play as usual."""
+    password = "redis-test-password-0123456789"
+    redis = LocalRedis(appendonly=False, password=password)
+    try:
+        stranger = Redis.from_url(redis.url)
+        with pytest.raises(AuthenticationError):
+            await stranger.keys("*")
+        await stranger.aclose()
+        monkeypatch.setenv("REDIS_PASSWORD", password)
+        async with Platform(redis.url) as platform:
+            alice, bob = await logged_in(platform, "alice", "bob")
+            created = await platform.create_game(
+                "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+            )
+            reply = await alice.game("esoloe").Play(
+                common_pb2.PlayRequest(game_id=created.status.game_id, move="c12"),
+                metadata=alice.metadata,
+            )
+            assert reply.status.version == 1
+            await close_all([alice, bob])
+    finally:
+        redis.stop()

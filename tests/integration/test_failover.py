@@ -1,0 +1,175 @@
+"""Redis that survives losing its primary: a replica and three Sentinels; the services follow the
+failover by themselves (REDIS_SENTINELS), and with REDIS_WAIT_REPLICAS no move a player was told
+was played is lost with the primary.
+
+To make the loss certain rather than a race, the replica reaches the primary through a `Gate`
+the test controls: it holds back what the primary sends, so a move can be on the primary and
+not yet on the replica when the primary dies."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+import pytest_asyncio
+
+from client.session import Session
+from runtime.localredis import LocalRedisSentinel, free_port
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+from tests.platform import Platform, logged_in
+
+pytestmark = pytest.mark.integration
+
+
+class Gate:
+    """A TCP relay on `port` to a Redis primary that can hold back, then drop, what the primary
+    sends its replica (as a network that stalls, then a node that dies, would)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.target = 0
+        self.flowing = asyncio.Event()
+        self.flowing.set()
+        self.server: asyncio.Server | None = None
+        self.writers: list[asyncio.StreamWriter] = []
+        self.links: set[asyncio.Task[object]] = set()
+
+    def bind(self, primary_port: int) -> int:
+        self.target = primary_port
+        return self.port
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._link, "127.0.0.1", self.port)
+
+    async def _link(
+        self, replica_in: asyncio.StreamReader, replica_out: asyncio.StreamWriter
+    ) -> None:
+        try:
+            primary_in, primary_out = await asyncio.open_connection("127.0.0.1", self.target)
+        except OSError:
+            replica_out.close()
+            return
+        self.writers += [replica_out, primary_out]
+        task = asyncio.current_task()
+        assert task is not None
+        self.links.add(task)
+
+        async def pipe(
+            source: asyncio.StreamReader, sink: asyncio.StreamWriter, held: bool
+        ) -> None:
+            with contextlib.suppress(OSError):
+                while data := await source.read(65536):
+                    if held:  # held back here, the replica never gets it
+                        await self.flowing.wait()
+                    sink.write(data)
+                    await sink.drain()
+            sink.close()
+
+        await asyncio.gather(
+            pipe(replica_in, primary_out, held=False), pipe(primary_in, replica_out, held=True)
+        )
+
+    def cut(self) -> None:
+        """Drop every connection and what was held back."""
+        for writer in self.writers:
+            writer.transport.abort()
+            writer.close()
+        self.writers.clear()
+
+    async def close(self) -> None:
+        self.cut()
+        for task in self.links:
+            task.cancel()
+        await asyncio.gather(*self.links, return_exceptions=True)
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+
+@pytest_asyncio.fixture
+async def sentinel_redis(
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[tuple[LocalRedisSentinel, Gate]]:
+    gate = Gate()
+    await gate.start()
+    redis = await asyncio.to_thread(LocalRedisSentinel, replicas=2, link_port=gate.bind)
+    for name, value in redis.sentinels_env.items():
+        monkeypatch.setenv(name, value)
+    yield redis, gate
+    await gate.close()
+    redis.stop()
+
+
+async def _play(session: Session, request: common_pb2.PlayRequest) -> int:
+    """Send the move until it is answered (retrying UNAVAILABLE with the same request id, as
+    every client should): the version it made."""
+    for _ in range(300):
+        try:
+            reply = await session.game("esoloe").Play(request, metadata=session.metadata, timeout=5)
+            return int(reply.status.version)
+        except grpc.aio.AioRpcError as error:
+            if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise
+            await asyncio.sleep(0.1)
+    raise AssertionError("the move was never answered")
+
+
+@pytest.mark.parametrize("wait_replicas", [1, 0])
+async def test_a_failover_loses_no_accepted_move_when_commits_wait_for_a_replica(
+    sentinel_redis: tuple[LocalRedisSentinel, Gate], wait_replicas: int
+) -> None:
+    redis, gate = sentinel_redis
+    async with Platform(redis.url, wait_replicas=wait_replicas) as platform:
+        alice, bob = await logged_in(platform, "alice", "bob")
+        created = await platform.create_game(
+            "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+        )
+        game_id = created.status.game_id
+        accepted: list[tuple[int, str]] = []
+        for player, move in [(alice, "c12"), (bob, "c12")]:
+            request = common_pb2.PlayRequest(
+                game_id=game_id, move=move, request_id=f"r-{move}-{len(accepted)}"
+            )
+            accepted.append((await _play(player, request), move))
+
+        gate.flowing.clear()  # the replicas stop hearing from the primary
+        third = common_pb2.PlayRequest(game_id=game_id, move="c13", request_id="r-third")
+        told = True
+        try:
+            version = await alice.game("esoloe").Play(third, metadata=alice.metadata, timeout=5)
+            accepted.append((int(version.status.version), "c13"))  # told it was played
+        except grpc.aio.AioRpcError as error:
+            told = False
+            refusal = (error.code(), error.details() or "")
+        if wait_replicas:
+            assert not told
+            assert refusal[0] == grpc.StatusCode.UNAVAILABLE
+            assert "replica" in refusal[1]
+        else:
+            assert told
+
+        old = redis.primary()
+        old.kill()  # the primary is lost, with what only it held
+        gate.cut()
+        await asyncio.to_thread(redis.wait_failover, old)
+
+        if not told:  # the player retries, as for any UNAVAILABLE: now it is played for good
+            accepted.append((await _play(alice, third), "c13"))
+        # What the new primary holds, as the players see it (the services are ready again).
+        view = await alice.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=game_id, seat=0), metadata=alice.metadata, timeout=10
+        )
+        held = view.status.version
+        lost = [move for version, move in accepted if version > held]
+        if wait_replicas:
+            assert lost == [], f"moves accepted and then lost in the failover: {lost}"
+            assert held == 3
+        else:  # without the wait, the move the player was told was played is gone
+            assert lost == ["c13"]
+            assert held == 2
+        for session in (alice, bob):
+            await session.close()
