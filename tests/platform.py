@@ -262,12 +262,23 @@ async def assert_refused(
     return error.details() or ""
 
 
+def solo_progress(moves: list[str], rng: random.Random) -> str:
+    """A random legal Solo move that makes progress: plays with the Solo call first (the only
+    call there is, S12), then plays, then the rest (a player who draws at random can keep a
+    round going for thousands of moves)."""
+    plays = [m for m in moves if m.startswith("play")]
+    called = [m for m in plays if m.endswith("!")]
+    return rng.choice(called or plays or moves)
+
+
 async def play_until_finished(
-    session: Session, game: str, game_id: str, seat: int, timeout: float
+    session: Session, game: str, game_id: str, seat: int, timeout: float, poll: float = 0.01
 ) -> None:
-    """Play `seat` with random legal moves (if seated) until the game ends."""
+    """Play `seat` with random legal moves (if seated; in Solo, moves that make progress) until
+    the game ends, looking at the game every `poll` seconds while others are to act."""
     stub = session.game(game)
     rng = random.Random(1)
+    choose = solo_progress if game == "solo" else lambda moves, rng: rng.choice(moves)
 
     async def loop() -> None:
         while True:
@@ -285,7 +296,7 @@ async def play_until_finished(
                         await stub.Play(
                             common_pb2.PlayRequest(
                                 game_id=game_id,
-                                move=rng.choice(list(legal.moves)),
+                                move=choose(list(legal.moves), rng),
                                 expected_version=legal.version,
                             ),
                             metadata=session.metadata,
@@ -294,6 +305,6 @@ async def play_until_finished(
                         if error.code() != grpc.StatusCode.ABORTED:
                             raise
                     continue
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(poll)
 
     await asyncio.wait_for(loop(), timeout)

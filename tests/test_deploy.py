@@ -6,6 +6,7 @@ manifests start it, and the NetworkPolicies allow exactly the connections the pl
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import importlib.util
@@ -14,9 +15,11 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,8 +34,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import games
 from runtime import keys
+from runtime.config import ServiceSettings
 from runtime.launch import wait_serving
 from runtime.localredis import LocalRedis, free_port
+from runtime.redis import connect_redis, sentinels_from_env
 from wire.api import LOBBY_SERVICE, game_apis
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,6 +126,9 @@ def compose_seconds(duration: str) -> float:
     return sum(float(n) * scale[u] for n, u in parts)
 
 
+REDIS_CONTAINERS = {"redis", "sentinel"}
+"""The containers of Redis itself (nodes, Sentinels): their commands and variables are
+redis-server's, checked by the Redis tests below."""
 REDIS_USERS = ["lobby", "matchmaker", "bots", *games.names()]
 """The processes that use Redis (the gateway does not)."""
 PROCESSES = ["gateway", "lobby", "matchmaker", "bots", *games.names()]
@@ -154,7 +162,7 @@ def test_prod_scales_bot_workers_on_their_stream_lag() -> None:
     assert scaled["apiVersion"] == "keda.sh/v1alpha1"
     assert scaled["spec"]["scaleTargetRef"]["name"] == "bots"
     (trigger,) = scaled["spec"]["triggers"]
-    assert trigger["type"] == "redis-streams"
+    assert trigger["type"] == "redis-sentinel-streams", "KEDA follows the primary too"
     assert trigger["metadata"]["stream"] == keys.BOT_TURNS
     assert trigger["metadata"]["consumerGroup"] == keys.BOT_GROUP
     assert int(trigger["metadata"]["lagCount"]) > 0
@@ -163,23 +171,29 @@ def test_prod_scales_bot_workers_on_their_stream_lag() -> None:
 
 
 def test_keda_reaches_redis_from_its_own_namespace_with_the_password() -> None:
-    """KEDA's operator resolves the address in its own namespace: it must be fully qualified,
-    name this namespace's Redis Service and its port. It logs in with the Redis password from
-    the Secret (a TriggerAuthentication), activates on the lag, and falls back to a fixed count
-    of workers when it cannot read the lag."""
+    """KEDA's operator follows the primary through the Sentinels, as the processes do: the
+    Sentinels of REDIS_SENTINELS, by names fully qualified (it resolves them in its own
+    namespace), the same master name. It logs in to the nodes and to the Sentinels with the
+    Redis password from the Secret (a TriggerAuthentication), activates on the lag, and falls
+    back to a fixed count of workers when it cannot read the lag."""
     docs = render("prod")
     (scaled,) = [d for d in docs if d["kind"] == "ScaledObject"]
     (trigger,) = scaled["spec"]["triggers"]
     namespace = scaled["metadata"]["namespace"]
-    service = find(docs, "Service", "redis")
-    (port,) = service["spec"]["ports"]
-    address = f"redis.{namespace}.svc.cluster.local:{port['port']}"
-    assert trigger["metadata"]["address"] == address
+    config = find(docs, "ConfigMap", "tabletop-config")["data"]
+    addresses = []
+    for item in config["REDIS_SENTINELS"].split(","):
+        host, port = item.rsplit(":", 1)
+        addresses.append(f"{host}.{namespace}.svc.cluster.local:{port}")
+    assert trigger["metadata"]["addresses"] == ",".join(addresses)
+    assert trigger["metadata"]["sentinelMaster"] == config["REDIS_SENTINEL_MASTER"]
+    assert "address" not in trigger["metadata"]
     assert int(trigger["metadata"]["activationLagCount"]) >= 0
     auth = find(docs, "TriggerAuthentication", trigger["authenticationRef"]["name"])
     assert auth["metadata"]["namespace"] == namespace
     assert auth["spec"]["secretTargetRef"] == [
-        {"parameter": "password", "name": "tabletop-redis", "key": "REDIS_PASSWORD"}
+        {"parameter": parameter, "name": "tabletop-redis", "key": "REDIS_PASSWORD"}
+        for parameter in ("password", "sentinelPassword")
     ]
     fallback = scaled["spec"]["fallback"]
     assert fallback["failureThreshold"] > 0
@@ -224,7 +238,11 @@ def _commands() -> set[tuple[str, ...]]:
         if name != "redis"
     }
     for overlay in OVERLAYS:
-        commands |= {tuple(c["args"]) for c in containers(render(overlay)) if c["name"] != "redis"}
+        commands |= {
+            tuple(c["args"])
+            for c in containers(render(overlay))
+            if c["name"] not in REDIS_CONTAINERS
+        }
     return commands
 
 
@@ -253,7 +271,7 @@ def _variables() -> set[str]:
             if doc["kind"] in ("ConfigMap", "Secret"):
                 names |= set(doc.get("data", {}))
         for container in containers(docs):
-            if container["name"] != "redis":  # redis-server's own (see the Redis tests)
+            if container["name"] not in REDIS_CONTAINERS:  # redis-server's own (see below)
                 names |= {e["name"] for e in container.get("env", [])}
     return names
 
@@ -411,17 +429,40 @@ def test_redis_password_comes_from_a_secret(overlay: str) -> None:
             s["secretRef"]["name"] for s in container(docs, name)["envFrom"] if "secretRef" in s
         ]
         assert (secret_name in refs) == (name in REDIS_USERS), name
-    redis_container = container(docs, "redis")
-    env = {e["name"]: e for e in redis_container["env"]}
-    for name in ("REDIS_PASSWORD", "REDISCLI_AUTH"):
-        assert env[name]["valueFrom"]["secretKeyRef"] == {
-            "name": secret_name,
-            "key": "REDIS_PASSWORD",
+    redis_containers = [c for c in containers(docs) if c["name"] in REDIS_CONTAINERS]
+    assert [c["name"] for c in redis_containers] == (
+        ["redis", "sentinel"] if overlay == "prod" else ["redis"]
+    )
+    for redis_container in redis_containers:
+        env = {e["name"]: e for e in redis_container["env"]}
+        for name in ("REDIS_PASSWORD", "REDISCLI_AUTH"):
+            assert env[name]["valueFrom"]["secretKeyRef"] == {
+                "name": secret_name,
+                "key": "REDIS_PASSWORD",
+            }
+        password_vars = {
+            name
+            for name, e in env.items()
+            if "secretKeyRef" in e.get("valueFrom", {}) or "PASS" in name or "AUTH" in name
         }
-    command = " ".join(redis_container["command"] + redis_container["args"])
-    assert "--requirepass" not in command
-    assert "-a " not in command
-    assert "redis-server -" in command, "the configuration (the password) comes on stdin"
+        assert password_vars == {"REDIS_PASSWORD", "REDISCLI_AUTH"}, password_vars
+        command = " ".join(redis_container["command"] + redis_container.get("args", []))
+        for flag in ("--requirepass", "--masterauth", "-a ", "--pass", "--user"):
+            assert flag not in command, f"{redis_container['name']}: {flag} on a command line"
+        if redis_container["name"] == "redis":
+            assert "redis-server -" in command, "the configuration (the password) comes on stdin"
+        else:
+            # Sentinel wants a file it can rewrite: one in memory, of this pod alone.
+            (mount,) = redis_container["volumeMounts"]
+            pod = next(
+                w["spec"]["template"]["spec"]
+                for w in workloads(docs)
+                if redis_container in w["spec"]["template"]["spec"]["containers"]
+            )
+            (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+            assert volume["emptyDir"]["medium"] == "Memory"
+            assert f"> {mount['mountPath']}/sentinel.conf" in command
+            assert "umask 0077" in command
 
 
 def test_compose_gives_every_redis_user_the_password() -> None:
@@ -536,6 +577,453 @@ def test_redis_bounds_its_memory_and_never_evicts(overlay: str) -> None:
     assert 0 < maxmemory <= limit * 0.8
 
 
+# --- Redis in prod: a primary, two replicas, three Sentinels; everyone follows the primary ------
+
+
+def _env_values(redis_container: dict[str, Any]) -> dict[str, Any]:
+    """A container's env: each name to its value, or to its valueFrom."""
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in redis_container["env"]}
+
+
+def _sentinel_setting(script: str, name: str) -> str:
+    """A per-master line of the Sentinel start script's configuration: its value."""
+    found = re.search(rf"^sentinel {name} \$REDIS_SENTINEL_MASTER (.+)$", script, re.M)
+    assert found, name
+    return found.group(1)
+
+
+def test_prod_runs_redis_replicated_under_three_sentinels() -> None:
+    """prod: the base's single Redis is gone; in its place 3 Redis nodes and 3 Sentinels with
+    a quorum of 2, each kind one pod per Kubernetes node (losing a node loses one of each) with
+    a disruption budget, names that resolve before a pod is ready (headless Services that
+    publish not-ready addresses), nodes and Sentinels set up as the processes are told
+    (REDIS_SENTINELS: each Sentinel pod by its stable name and port; REDIS_SENTINEL_MASTER:
+    the name monitored, from the same ConfigMap), nodes announced by name, redis-0 the first
+    primary, the volume at 50Gi, and every host a setting names a Service of the overlay."""
+    docs = render("prod")
+    config_map = find(docs, "ConfigMap", "tabletop-config")
+    config = config_map["data"]
+    services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
+    assert "redis" not in services, "the base's single Redis is gone"
+    nodes = find(docs, "StatefulSet", "redis")
+    sentinels = find(docs, "StatefulSet", "redis-sentinel")
+    assert [w["metadata"]["name"] for w in docs if w["kind"] == "StatefulSet"] == [
+        "redis",
+        "redis-sentinel",
+    ]
+    assert nodes["spec"]["replicas"] == 3
+    assert sentinels["spec"]["replicas"] == 3
+    for workload in (nodes, sentinels):
+        service = services[workload["spec"]["serviceName"]]
+        assert service["spec"]["clusterIP"] == "None"
+        assert service["spec"]["publishNotReadyAddresses"] is True
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        assert service["spec"]["selector"] == labels == workload["spec"]["selector"]["matchLabels"]
+        affinity = workload["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+        (term,) = affinity["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert term == {
+            "labelSelector": {"matchLabels": labels},
+            "topologyKey": "kubernetes.io/hostname",
+        }
+        budget = find(docs, "PodDisruptionBudget", workload["metadata"]["name"])
+        assert budget["spec"]["selector"]["matchLabels"] == labels
+    (claim,) = nodes["spec"]["volumeClaimTemplates"]
+    assert claim["spec"]["resources"]["requests"]["storage"] == "50Gi"
+
+    node, sentinel = container(docs, "redis"), container(docs, "redis-sentinel")
+    node_env, sentinel_env = _env_values(node), _env_values(sentinel)
+    (node_port,) = node["ports"]
+    (sentinel_port,) = sentinel["ports"]
+    nodes_service = services[nodes["spec"]["serviceName"]]
+    sentinel_service = services[sentinels["spec"]["serviceName"]]
+    assert [(p["port"], p["targetPort"]) for p in nodes_service["spec"]["ports"]] == [
+        (node_port["containerPort"], node_port["name"])
+    ]
+    (service_port,) = sentinel_service["spec"]["ports"]
+    assert (service_port["port"], service_port["targetPort"]) == (
+        sentinel_port["containerPort"],
+        sentinel_port["name"],
+    )
+    sentinel_name = sentinel_service["metadata"]["name"]
+    assert config["REDIS_SENTINELS"].split(",") == [
+        f"{sentinel_name}-{i}.{sentinel_name}:{service_port['port']}"
+        for i in range(sentinels["spec"]["replicas"])
+    ]
+    script = sentinel["command"][2]
+    monitor = re.search(r"^sentinel monitor \$REDIS_SENTINEL_MASTER \$primary (\d+)$", script, re.M)
+    assert monitor, "the Sentinels watch the primary"
+    assert int(monitor.group(1)) == 2 == sentinels["spec"]["replicas"] // 2 + 1, "quorum"
+    assert 1000 <= int(_sentinel_setting(script, "down-after-milliseconds")) <= 10000
+    assert int(_sentinel_setting(script, "failover-timeout")) >= 30000
+    assert _sentinel_setting(script, "auth-pass") == "$REDIS_PASSWORD"
+    for line in ("requirepass $REDIS_PASSWORD", "sentinel sentinel-pass $REDIS_PASSWORD",
+                 "sentinel resolve-hostnames yes", "sentinel announce-hostnames yes",
+                 "sentinel announce-ip $SENTINEL_ANNOUNCE"):  # fmt: skip
+        assert re.search(rf"^{re.escape(line)}$", script, re.M), line
+    for env in (node_env, sentinel_env):
+        for key in ("REDIS_SENTINELS", "REDIS_SENTINEL_MASTER"):
+            assert env[key] == {
+                "configMapKeyRef": {"name": config_map["metadata"]["name"], "key": key}
+            }
+        assert env["POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+        assert env["POD_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+        assert env["REDIS_PORT"] == str(node_port["containerPort"])
+        assert env["REDIS_FIRST_NODE"] == (
+            f"redis-0.{nodes_service['metadata']['name']}.$(POD_NAMESPACE).svc.cluster.local"
+        )
+    assert node_env["REDIS_ANNOUNCE"] == (
+        f"$(POD_NAME).{nodes_service['metadata']['name']}.$(POD_NAMESPACE).svc.cluster.local"
+    )
+    assert sentinel_env["SENTINEL_ANNOUNCE"] == (
+        f"$(POD_NAME).{sentinel_name}.$(POD_NAMESPACE).svc.cluster.local"
+    )
+    assert sentinel_env["SENTINEL_PORT"] == str(sentinel_port["containerPort"])
+    node_script = node["command"][2]
+    for line in ("masterauth $REDIS_PASSWORD", "replica-announce-ip $REDIS_ANNOUNCE"):
+        assert re.search(rf"^{re.escape(line)}$", node_script, re.M), line
+    # Whatever a setting names is there.
+    assert urllib.parse.urlsplit(config["REDIS_URL"]).hostname in services
+    for item in config["REDIS_SENTINELS"].split(","):
+        assert item.split(".")[1].split(":")[0] in services
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_redis_user_follows_the_primary_in_prod(
+    overlay: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prod: every Redis user (game services, lobby, matchmakers, bot workers) gets the
+    Sentinels and the master name, and game services wait for one replica per move
+    (REDIS_WAIT_REPLICAS=1), fewer than the replicas a lost node leaves; the code reads them
+    that way. dev: one Redis, by REDIS_URL, none of these."""
+    docs = render(overlay)
+    sentinel_settings = {"REDIS_SENTINELS", "REDIS_SENTINEL_MASTER", "REDIS_WAIT_REPLICAS"}
+    for name in REDIS_USERS:
+        env = _environment(overlay, name, _FAKE_SECRETS)
+        if overlay == "dev":
+            assert not sentinel_settings & set(env), name
+            assert env["REDIS_URL"] == "redis://redis:6379/0"
+            continue
+        replicas = find(docs, "StatefulSet", "redis")["spec"]["replicas"] - 1
+        assert env["REDIS_WAIT_REPLICAS"] == "1", name
+        assert int(env["REDIS_WAIT_REPLICAS"]) <= replicas - 1, "a lost node stops every move"
+        assert env["REDIS_SENTINEL_MASTER"] == "tabletop"
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("INTERNAL_KEY", "test-internal-key-0123456789")
+        sentinels = sentinels_from_env()
+        assert [f"{host}:{port}" for host, port in sentinels] == env["REDIS_SENTINELS"].split(",")
+        assert len(sentinels) == find(docs, "StatefulSet", "redis-sentinel")["spec"]["replicas"]
+        if name in games.names():
+            assert ServiceSettings.from_env(50051).wait_replicas == 1
+
+
+def test_dev_keeps_its_single_redis() -> None:
+    """The dev overlay runs the base's one Redis, as before: one StatefulSet `redis` of one
+    pod behind the Service `redis` that REDIS_URL names, and nothing of Sentinel."""
+    docs = render("dev")
+    base = {
+        (d["kind"], d["metadata"]["name"]): d
+        for d in yaml.safe_load_all((DEPLOY / "k8s" / "base" / "redis.yaml").read_text())
+    }
+    redis_objects = [
+        (d["kind"], d["metadata"]["name"])
+        for d in docs
+        if "redis" in d["metadata"]["name"] and d["kind"] not in ("Secret", "NetworkPolicy")
+    ]
+    assert sorted(redis_objects) == sorted(base)
+    secret = find(docs, "Secret", "tabletop-redis")["metadata"]["name"]
+    for key, doc in base.items():
+        rendered = find(docs, *key)
+        expected = json.loads(json.dumps(doc["spec"]).replace('"tabletop-redis"', f'"{secret}"'))
+        if key[0] == "StatefulSet":
+            (spec,) = expected["template"]["spec"]["containers"]
+            spec["image"] = container(docs, "redis")["image"]
+        assert rendered["spec"] == expected, key
+    assert find(docs, "StatefulSet", "redis")["spec"]["replicas"] == 1
+    assert not [d for d in docs if "sentinel" in json.dumps(d).lower()]
+
+
+def test_prod_redis_images_are_the_base_pin() -> None:
+    """prod's Redis nodes and Sentinels run the image base pins for dev (one digest to move)."""
+    (pinned,) = {c["image"] for c in containers(render("dev")) if c["name"] == "redis"}
+    prod = {
+        c["name"]: c["image"] for c in containers(render("prod")) if c["name"] in REDIS_CONTAINERS
+    }
+    assert prod == {"redis": pinned, "sentinel": pinned}
+
+
+def _loopback_port(hosts: list[str]) -> int:
+    """A port free on each of the loopback addresses `hosts`."""
+    for _ in range(100):
+        port = free_port()
+        with contextlib.ExitStack() as stack:
+            try:
+                for host in hosts:
+                    sock = stack.enter_context(socket.socket())
+                    sock.bind((host, port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no port free on every address")
+
+
+class _ProdRedis:
+    """The prod overlay's Redis nodes and Sentinels, each started with its manifest's own
+    command and environment (the image's shell is busybox, here it is the machine's sh) on a
+    loopback address of its own: nodes on 127.0.0.2-4, Sentinels on 127.0.0.5-7, each kind on
+    one port, as in a cluster each pod has its own address and the same port. What a pod
+    learns from Kubernetes is replaced by the local equivalent: its announced name
+    (REDIS_ANNOUNCE, SENTINEL_ANNOUNCE: the address), the first node, the ports, and
+    REDIS_SENTINELS (the local Sentinels)."""
+
+    def __init__(self, tmp_path: Path, password: str) -> None:
+        self.docs = render("prod")
+        self.tmp = tmp_path
+        self.password = password
+        self.node_hosts = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+        self.sentinel_hosts = ["127.0.0.5", "127.0.0.6", "127.0.0.7"]
+        self.node_port = _loopback_port(self.node_hosts)
+        self.sentinel_port = _loopback_port(self.sentinel_hosts)
+        self.config = find(self.docs, "ConfigMap", "tabletop-config")["data"]
+        self.master = self.config["REDIS_SENTINEL_MASTER"]
+        self.sentinels = ",".join(f"{h}:{self.sentinel_port}" for h in self.sentinel_hosts)
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+
+    def env(self, redis_container: dict[str, Any]) -> dict[str, str]:
+        env = {"PATH": os.environ["PATH"]}
+        for item in redis_container["env"]:
+            source = item.get("valueFrom", {})
+            if "secretKeyRef" in source:
+                env[item["name"]] = self.password
+            elif "configMapKeyRef" in source:
+                env[item["name"]] = self.config[source["configMapKeyRef"]["key"]]
+            elif "resourceFieldRef" in source:
+                limit = redis_container["resources"]["limits"]["memory"]
+                env[item["name"]] = str(quantity_mib(limit))
+            elif "value" in item:
+                env[item["name"]] = item["value"]
+        return env | {
+            "REDIS_SENTINELS": self.sentinels,
+            "REDIS_FIRST_NODE": self.node_hosts[0],
+            "REDIS_PORT": str(self.node_port),
+        }
+
+    def command(self, workload: str, address: str) -> tuple[list[str], dict[str, str]]:
+        redis_container = container(self.docs, workload)
+        command = [*redis_container["command"], *redis_container.get("args", [])]
+        env = self.env(redis_container)
+        directory = self.tmp / address
+        directory.mkdir(exist_ok=True)
+        if workload == "redis":
+            command[command.index("--dir") + 1] = str(directory)
+            env["REDIS_ANNOUNCE"] = address
+        else:
+            (mount,) = redis_container["volumeMounts"]
+            command[2] = command[2].replace(f"{mount['mountPath']}/", f"{directory}/")
+            command[2] = command[2].replace(f"dir {mount['mountPath']}", f"dir {directory}")
+            env["SENTINEL_ANNOUNCE"] = address
+            env["SENTINEL_PORT"] = str(self.sentinel_port)
+        return [*command, "--bind", address], env
+
+    def start(self, workload: str, address: str) -> subprocess.Popen[bytes]:
+        command, env = self.command(workload, address)
+        with (self.tmp / f"{address}.log").open("ab") as log:
+            process = subprocess.Popen(command, env=env, cwd=self.tmp, stdout=log, stderr=log)
+        self.processes[address] = process
+        port = self.node_port if workload == "redis" else self.sentinel_port
+        client = redis.Redis(host=address, port=port, password=self.password)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                assert client.ping()
+                break
+            except redis.ConnectionError:
+                assert process.poll() is None, (self.tmp / f"{address}.log").read_text()
+                assert time.monotonic() < deadline, f"{address} did not answer"
+                time.sleep(0.1)
+        client.close()
+        return process
+
+    def log(self, address: str) -> str:
+        return (self.tmp / f"{address}.log").read_text()
+
+    def node(self, address: str) -> redis.Redis:
+        return redis.Redis(
+            host=address, port=self.node_port, password=self.password, decode_responses=True
+        )
+
+    def sentinel(self, address: str) -> redis.Redis:
+        return redis.Redis(
+            host=address, port=self.sentinel_port, password=self.password, decode_responses=True
+        )
+
+    def primary(self, address: str) -> str | None:
+        """The primary's address, as the Sentinel at `address` names it."""
+        with self.sentinel(address) as client:
+            found = client.sentinel_get_master_addr_by_name(self.master)
+        if found is None:
+            return None
+        assert int(found[1]) == self.node_port
+        return str(found[0])
+
+    def wait(self, condition: Any, what: str, timeout: float = 40.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_prod_redis_and_sentinels_start_and_fail_over_the_way_the_manifests_say(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run prod's own Redis node and Sentinel commands with the local redis-server: on the
+    first start (no Sentinel answers) the first node is primary and the others its replicas;
+    the Sentinels find both replicas and each other; the password is on no command line,
+    wanted by nodes and Sentinels alike; the readiness probes pass only with it; the
+    platform's client (REDIS_SENTINELS, REDIS_WAIT_REPLICAS) writes through them with a
+    replica's acknowledgement. Kill the primary: the Sentinels promote a replica, the client
+    follows; start the old primary again: it asks the Sentinels and comes back as a replica of
+    the new one, with its data; a restarted Sentinel watches the new primary too. Without a
+    password neither starts."""
+    password = "Zm9v+YmFy/YmF6-" + os.urandom(8).hex()
+    cluster = _ProdRedis(tmp_path, password)
+    first, second, third = cluster.node_hosts
+    try:
+        for host in cluster.node_hosts:
+            process = cluster.start("redis", host)
+            assert Path(f"/proc/{process.pid}/comm").read_text().strip() == "redis-server"
+        for host in cluster.sentinel_hosts:
+            process = cluster.start("redis-sentinel", host)
+            assert Path(f"/proc/{process.pid}/comm").read_text().strip() == "redis-server"
+            assert os.stat(tmp_path / host / "sentinel.conf").st_mode & 0o077 == 0
+        assert "replicaof" not in cluster.log(first)
+        for host in (second, third):
+            assert f"replicaof {first} {cluster.node_port}" in cluster.log(host)
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            with contextlib.suppress(OSError):  # a process that ended meanwhile
+                assert password.encode() not in cmdline.read_bytes(), cmdline
+        for host, port in ((first, cluster.node_port), (third, cluster.node_port),
+                           (cluster.sentinel_hosts[0], cluster.sentinel_port)):  # fmt: skip
+            with (
+                redis.Redis(host=host, port=port) as anonymous,
+                pytest.raises(redis.AuthenticationError),
+            ):
+                anonymous.ping()
+
+        def watched() -> bool:
+            for host in cluster.sentinel_hosts:
+                with cluster.sentinel(host) as client:
+                    state = client.sentinel_master(cluster.master)
+                if state["num-slaves"] < 2 or state["num-other-sentinels"] < 2:
+                    return False
+            return True
+
+        cluster.wait(watched, "the Sentinels did not find the replicas and each other")
+        assert {cluster.primary(host) for host in cluster.sentinel_hosts} == {first}
+        with cluster.node(first) as client:
+            assert client.config_get("maxmemory-policy")["maxmemory-policy"] == "noeviction"
+            assert client.config_get("appendonly")["appendonly"] == "yes"
+            replicas = client.info("replication")
+        assert replicas["connected_slaves"] == 2
+        assert {replicas[f"slave{i}"]["ip"] for i in range(2)} == {second, third}
+
+        # The readiness probes, pointed at a node and a Sentinel: only with the password.
+        for workload, host in (("redis", second), ("redis-sentinel", cluster.sentinel_hosts[1])):
+            probed = container(cluster.docs, workload)
+            env = cluster.env(probed) | {"SENTINEL_PORT": str(cluster.sentinel_port)}
+            target = f"redis-cli -h {host}" + (
+                f" -p {cluster.node_port}" if workload == "redis" else ""
+            )
+            for probe in ("readinessProbe", "livenessProbe"):
+                if "exec" not in probed[probe]:
+                    continue
+                check = [p.replace("redis-cli", target) for p in probed[probe]["exec"]["command"]]
+                assert subprocess.run(check, env=env, check=False).returncode == 0, probe
+            check = [
+                p.replace("redis-cli", target) for p in probed["readinessProbe"]["exec"]["command"]
+            ]
+            del env["REDISCLI_AUTH"]
+            assert subprocess.run(check, env=env, check=False).returncode != 0
+
+        # The platform's client, with the prod settings, through the Sentinels.
+        settings = _environment("prod", "esoloe", _FAKE_SECRETS)
+        monkeypatch.setenv("REDIS_SENTINELS", cluster.sentinels)
+        monkeypatch.setenv("REDIS_SENTINEL_MASTER", settings["REDIS_SENTINEL_MASTER"])
+        monkeypatch.setenv("REDIS_PASSWORD", password)
+        wait_replicas = int(settings["REDIS_WAIT_REPLICAS"])
+
+        async def write(key: str) -> str:
+            client = connect_redis(settings["REDIS_URL"], name="test")
+            try:
+                await client.set(key, "played")
+                assert await client.wait(wait_replicas, 5000) >= wait_replicas
+                return str(await client.role())
+            finally:
+                await client.aclose()
+
+        assert "master" in asyncio.run(write("before"))
+
+        # Lose the primary's node.
+        cluster.processes[first].kill()
+        cluster.processes[first].wait()
+
+        def failed_over() -> bool:
+            return all(cluster.primary(h) not in (None, first) for h in cluster.sentinel_hosts)
+
+        cluster.wait(failed_over, "no failover")
+        new = cluster.primary(cluster.sentinel_hosts[0])
+        assert new in (second, third)
+        cluster.wait(lambda: cluster.node(new).role()[0] == "master", "not promoted")
+        assert "master" in asyncio.run(write("after"))
+
+        # The old primary comes back: it asks the Sentinels, and follows the new primary.
+        cluster.start("redis", first)
+        (*_, restarted) = [
+            line for line in cluster.log(first).splitlines() if line.startswith("primary: ")
+        ]
+        assert restarted.endswith(f"this node: {first} replicaof {new} {cluster.node_port}")
+        with cluster.node(first) as client:
+            cluster.wait(
+                lambda: client.info("replication").get("master_link_status") == "up",
+                "the old primary did not sync from the new one",
+            )
+            assert client.info("replication")["master_host"] == new
+            assert client.get("before") == "played"
+            assert client.get("after") == "played"
+
+        # Sentinels that restart watch the new primary: all of them at once (the first asks
+        # redis-0, now a replica, for its primary; the others ask the first).
+        for sentinel in cluster.sentinel_hosts:
+            cluster.processes[sentinel].send_signal(signal.SIGTERM)
+            assert cluster.processes[sentinel].wait(timeout=10) == 0
+        for sentinel in cluster.sentinel_hosts:
+            cluster.start("redis-sentinel", sentinel)
+            (*_, watching) = [
+                line for line in cluster.log(sentinel).splitlines() if line.startswith("watching")
+            ]
+            assert watching == f"watching {cluster.master} at {new} {cluster.node_port}"
+            assert cluster.primary(sentinel) == new
+
+        process = cluster.processes[second if new == second else third]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0, "redis-server did not shut down cleanly"
+    finally:
+        cluster.stop()
+    for workload in ("redis", "redis-sentinel"):
+        command, env = cluster.command(workload, "127.0.0.8")
+        empty = subprocess.run(
+            command, env={**env, "REDIS_PASSWORD": ""}, cwd=tmp_path, capture_output=True,
+            timeout=10, check=False,
+        )  # fmt: skip
+        assert empty.returncode != 0, f"{workload} started without a password"
+
+
 # --- The public surface: only the gateway's gRPC port, over TLS in prod ------------------------
 
 
@@ -564,9 +1052,13 @@ def test_metrics_are_never_public(overlay: str) -> None:
     names = {p["name"] for p in internal["spec"]["ports"]}
     assert names == ({"metrics", "health"} if overlay == "prod" else {"metrics"})
     published = {name: service.get("ports", []) for name, service in compose()["services"].items()}
-    assert {name: ports for name, ports in published.items() if ports} == {
-        "gateway": ["50050:50050"]
-    }
+    published = {name: ports for name, ports in published.items() if ports}
+    assert list(published) == ["gateway"]
+    (mapping,) = published["gateway"]
+    # The gateway's port, on the host's 50050 or the one GATEWAY_PORT names (default 50050).
+    host, container_port = mapping.rsplit(":", 1)
+    assert container_port == "50050"
+    assert host in ("50050", "${GATEWAY_PORT:-50050}"), mapping
 
 
 def test_prod_gateway_speaks_tls_and_bot_workers_check_its_name() -> None:
@@ -685,7 +1177,8 @@ def test_disruption_budgets_allow_one_pod_at_a_time(overlay: str) -> None:
     """maxUnavailable 1, not minAvailable: with minAvailable 1 of 3 a drain may take two pods
     at once, and of 1 replica it blocks every drain."""
     budgets = [d for d in render(overlay) if d["kind"] == "PodDisruptionBudget"]
-    assert {b["metadata"]["name"] for b in budgets} == set(PROCESSES)
+    redis = {"redis", "redis-sentinel"} if overlay == "prod" else set()
+    assert {b["metadata"]["name"] for b in budgets} == set(PROCESSES) | redis
     for budget in budgets:
         assert budget["spec"]["maxUnavailable"] == 1, budget["metadata"]["name"]
         assert "minAvailable" not in budget["spec"]
@@ -947,11 +1440,22 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
     internal.add(("bots", "gateway", *grpc("gateway")))
     for user in REDIS_USERS:
         internal.add((user, "redis", 6379, "TCP"))
+    if overlay == "prod":
+        # Redis under Sentinel: the users ask the Sentinels; the nodes replicate from each other
+        # and ask the Sentinels at start; the Sentinels watch the nodes and talk to each other.
+        sentinel = cluster.pods["redis-sentinel"][1]["sentinel"]
+        for user in REDIS_USERS:
+            internal.add((user, "redis-sentinel", *sentinel))
+        internal.add(("redis", "redis", 6379, "TCP"))
+        internal.add(("redis", "redis-sentinel", *sentinel))
+        internal.add(("redis-sentinel", "redis", 6379, "TCP"))
+        internal.add(("redis-sentinel", "redis-sentinel", *sentinel))
     ingress = set(internal)
     ingress |= {(peer, "gateway", *grpc("gateway")) for peer in cluster.everyone()}
     ingress |= {("monitoring/prometheus", name, 9464, "TCP") for name in PROCESSES}
     if overlay == "prod":
         ingress.add(("keda/keda-operator", "redis", 6379, "TCP"))
+        ingress.add(("keda/keda-operator", "redis-sentinel", *sentinel))
     egress = set(internal)
     for pod in cluster.pods:
         egress |= {(pod, "kube-system/kube-dns", 53, protocol) for protocol in ("UDP", "TCP")}

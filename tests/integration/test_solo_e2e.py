@@ -26,19 +26,11 @@ from tests.integration.test_solo_helpers import (
     solo_platform,
     view,
 )
-from tests.platform import Platform, logged_in, watch_all
+from tests.platform import Platform, logged_in, solo_progress, watch_all
 from wire.errors import error_info
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]
-
-
-def choose(moves: list[str], rng: random.Random) -> str:
-    """A random legal move that makes progress: plays with the Solo call first (the only call
-    there is, S12), then plays, then the rest."""
-    plays = [m for m in moves if m.startswith("play")]
-    called = [m for m in plays if m.endswith("!")]
-    return rng.choice(called or plays or moves)
 
 
 def kinds(events: Iterable[solo_pb2.Event]) -> list[str]:
@@ -78,7 +70,7 @@ async def test_created_game_played_to_the_end_with_watchers(solo_platform: Platf
         player = players[seat]
         moves = await legal(player, game_id)
         assert moves.version == version
-        move = choose(list(moves.moves), rng)
+        move = solo_progress(list(moves.moves), rng)
         reply = await play(player, game_id, move, expected_version=version)
         version += 1
         assert reply.status.version == version
@@ -129,7 +121,7 @@ async def _seat_client(
         moves = await legal(session, game_id)
         if moves.version != update.envelope.version or not moves.moves:
             continue  # a newer update is on its way, or nothing to do
-        move = choose(list(moves.moves), rng)
+        move = solo_progress(list(moves.moves), rng)
         try:
             reply = await play(session, game_id, move, expected_version=moves.version)
         except grpc.aio.AioRpcError as error:

@@ -1,0 +1,167 @@
+"""The platform as its users deploy it: the image built from deploy/Dockerfile, the stack started
+from deploy/docker-compose.yml, with podman and podman-compose (`make e2e` sets podman up with
+deploy/podman/setup). Where no container engine runs these tests skip, saying why; with
+E2E_REQUIRED=1 (CI) they fail instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from runtime.localredis import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE_FILE = ROOT / "deploy" / "docker-compose.yml"
+PROJECT = "tabletop-e2e"
+LABEL = f"label=io.podman.compose.project={PROJECT}"
+IMAGE = "localhost/tabletop:latest"
+# The port each process listens on inside its container (deploy/docker-compose.yml).
+PORTS = {
+    "esoloe": 50051, "solo": 50052, "solace": 50053, "zoxso": 50054, "lobby": 50055,
+    "gateway": 50050, "bots": 50060, "matchmaker": 50070,
+}  # fmt: skip
+REPLICATED = ["esoloe", "solo", "solace", "zoxso", "lobby", "matchmaker", "bots"]
+"""Services that run two replicas, as the Compose file's deploy.replicas asks (podman-compose
+ignores it: the stack is scaled explicitly)."""
+
+
+def _engine_problem() -> str:
+    if shutil.which("podman") is None:
+        return "podman is not installed (as root, deploy/podman/setup installs it)"
+    info = subprocess.run(["podman", "info"], capture_output=True, text=True, check=False)
+    if info.returncode != 0:
+        return f"podman cannot run containers here: {info.stderr.strip()[-300:]}"
+    return ""
+
+
+def run(*command: str, timeout: float = 600, check: bool = True) -> str:
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-2000:]}\n"
+            f"{done.stderr[-4000:]}"
+        )
+    return done.stdout
+
+
+@dataclass
+class Stack:
+    """The running Compose project: the gateway's published port and the compose command."""
+
+    port: int
+    env: dict[str, str]
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def compose(self, *args: str, timeout: float = 600, check: bool = True) -> str:
+        command = [sys.executable, "-m", "podman_compose", "-p", PROJECT, "-f", str(COMPOSE_FILE)]
+        done = subprocess.run(
+            [*command, *args], capture_output=True, text=True, timeout=timeout, check=False,
+            cwd=ROOT, env=self.env,
+        )  # fmt: skip
+        if check and done.returncode != 0:
+            raise AssertionError(f"podman-compose {' '.join(args)}: {done.stderr[-4000:]}")
+        return done.stdout
+
+    def remove(self) -> None:
+        """Everything the project made: `compose down` leaves containers that a `--scale` added
+        (and all of them when a stop outlasts its timeout); the project's pod holds them all."""
+        self.compose("down", "-v", "-t", "5", timeout=300, check=False)
+        run("podman", "pod", "rm", "-f", "--ignore", f"pod_{PROJECT}", check=False)
+        for kind in ("volume", "network"):
+            names = run("podman", kind, "ls", "-q", "--filter", LABEL, check=False).split()
+            if names:
+                run("podman", kind, "rm", "-f", *names, check=False)
+
+    def containers(self, service: str = "") -> list[dict[str, str]]:
+        """The project's running containers (name, service, id), optionally of one service."""
+        listed = json.loads(run("podman", "ps", "--filter", LABEL, "--format", "json"))
+        found = [
+            {
+                "name": c["Names"][0],
+                "id": c["Id"],
+                "service": c["Labels"].get("com.docker.compose.service", ""),
+            }
+            for c in listed
+        ]
+        return [c for c in found if not service or c["service"] == service]
+
+    def ready(self, container: dict[str, str]) -> bool:
+        """The process in `container` answers its own readiness probe."""
+        service = container["service"]
+        if service == "redis":
+            probe = ["redis-cli", "ping"]
+        else:
+            probe = ["tabletop", "health", "--target", f"127.0.0.1:{PORTS[service]}"]
+        done = subprocess.run(
+            ["podman", "exec", container["id"], *probe], capture_output=True, text=True,
+            timeout=30, check=False,
+        )  # fmt: skip
+        return done.returncode == 0 and ("PONG" in done.stdout or "SERVING" in done.stdout)
+
+    def wait_ready(self, container: dict[str, str], timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.ready(container):
+            if time.monotonic() > deadline:
+                logs = run("podman", "logs", "--tail", "30", container["id"], check=False)
+                raise AssertionError(f"{container['name']} is not ready:\n{logs}")
+            time.sleep(1)
+
+    def metric(self, container: dict[str, str], name: str) -> float:
+        """The sum of a Prometheus metric's samples, read inside the container."""
+        script = (
+            "import urllib.request;"
+            "print(urllib.request.urlopen('http://127.0.0.1:9464/metrics', timeout=10)"
+            ".read().decode())"
+        )
+        text = run("podman", "exec", container["id"], "python", "-c", script)
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith(name + "{") or line.startswith(name + " ")
+        )
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[Stack]:
+    problem = _engine_problem()
+    if problem:
+        if os.environ.get("E2E_REQUIRED") == "1":
+            pytest.fail(f"E2E_REQUIRED=1 but {problem}")
+        pytest.skip(f"no container engine: {problem}")
+    run("podman", "build", "-q", "-f", "deploy/Dockerfile", "-t", IMAGE, ".", timeout=1200)
+    env = {
+        **os.environ,
+        "GATEWAY_PORT": str(free_port()),
+        "TOKEN_SECRET": secrets.token_urlsafe(32),
+        "BOT_KEY": secrets.token_urlsafe(24),
+        "INTERNAL_KEY": secrets.token_urlsafe(32),
+        "REDIS_PASSWORD": secrets.token_hex(32),
+        # Solo's bots wait 1.5 s after each move at a table with a person: a game takes minutes.
+        "BOT_PEOPLE_WINDOW_SECONDS": "0.1",
+    }
+    stack = Stack(port=int(env["GATEWAY_PORT"]), env=env)
+    stack.remove()  # what an interrupted run left
+    try:
+        stack.compose("up", "-d")
+        for service in REPLICATED:  # podman-compose takes one --scale at a time
+            stack.compose("up", "-d", f"--scale={service}=2")
+        for container in stack.containers():
+            stack.wait_ready(container, timeout=180)
+        yield stack
+    finally:
+        stack.remove()

@@ -1,0 +1,161 @@
+"""The Compose stack, built and run with podman: health through the published port, a game of
+each kind against the bots, every container stopped with SIGTERM while a player plays on, and a
+game service scaled to three whose new replicas get calls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import grpc
+import pytest
+
+from client.session import Session
+from tabletop.common.v1 import common_pb2
+from tabletop.lobby.v1 import lobby_pb2
+from tabletop.solo.v1 import solo_pb2
+from tests.containers.conftest import PORTS, Stack, run
+from tests.platform import play_until_finished
+
+pytestmark = pytest.mark.containers
+
+GAMES = ["esoloe", "solo", "solace", "zoxso"]
+OPTIONS = {
+    "solo": lobby_pb2.GameOptions(
+        solo=solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1)
+    )
+}
+"""A Solo game of one round between two (its default is four players to 500 points)."""
+
+
+def test_health_through_the_published_port(stack: Stack) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "client.cli", "health", "--gateway", stack.target],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SERVING" in done.stdout
+
+
+async def _play_against_bots(session: Session, game: str) -> lobby_pb2.PlayAgainstBotsResponse:
+    reply: lobby_pb2.PlayAgainstBotsResponse = await session.lobby.PlayAgainstBots(
+        lobby_pb2.PlayAgainstBotsRequest(game=game, options=OPTIONS.get(game)),
+        metadata=session.metadata,
+        timeout=30,
+    )
+    # Looking every 0.1 s keeps the player well inside the gateway's rate limit (50 calls/s).
+    await play_until_finished(
+        session, game, reply.status.game_id, reply.seat, timeout=240, poll=0.1
+    )
+    return reply
+
+
+@pytest.mark.parametrize("game", GAMES)
+async def test_a_game_of_each_kind_against_the_bots(stack: Stack, game: str) -> None:
+    session = Session(stack.target)
+    await session.login(f"e2e-{game}")
+    reply = await _play_against_bots(session, game)
+    view = await session.game(game).GetView(
+        common_pb2.GetViewRequest(game_id=reply.status.game_id), metadata=session.metadata
+    )
+    assert view.status.finished
+    assert view.status.version > 1  # the bots played too
+    await session.close()
+
+
+async def test_sigterm_to_every_container_fails_no_call(stack: Stack) -> None:
+    """Each container in turn gets SIGTERM (what `docker stop` and Kubernetes send), is brought
+    back by its restart policy, and is ready again before the next; meanwhile a player plays
+    e-SOLO-e against the bots, and every call it makes must succeed. The player's channel waits
+    for the gateway while the gateway itself restarts (wait_for_ready), as a client should."""
+    failures: list[str] = []
+    games_played = 0
+    stop = asyncio.Event()
+
+    async def player() -> None:
+        nonlocal games_played
+        session = Session(stack.target, channel=patient_channel(stack.target))
+        await session.login("e2e-sigterm")
+        while not stop.is_set():
+            try:
+                await _play_against_bots(session, "esoloe")
+                games_played += 1
+            except grpc.aio.AioRpcError as error:
+                failures.append(f"{error.code().name}: {error.details()}")
+        await session.close()
+
+    playing = asyncio.create_task(player())
+    containers = stack.containers()
+    assert {c["service"] for c in containers} == {"redis", *PORTS}
+    for container in containers:
+        started = _started_at(container["id"])
+        run("podman", "kill", "--signal", "TERM", container["id"])
+        await asyncio.to_thread(_wait_restarted, stack, container, started)
+    stop.set()
+    await asyncio.wait_for(playing, 300)
+    assert not failures, failures
+    assert games_played >= len(containers) // 4
+
+
+def patient_channel(target: str) -> grpc.aio.Channel:
+    """A channel whose calls wait for the gateway to be reachable instead of failing at once,
+    and are tried again when it goes away before they reached it."""
+    config = {
+        "methodConfig": [
+            {
+                "name": [{}],
+                "waitForReady": True,
+                "retryPolicy": {
+                    "maxAttempts": 5,
+                    "initialBackoff": "0.1s",
+                    "maxBackoff": "1s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ]
+    }
+    return grpc.aio.insecure_channel(target, options=[("grpc.service_config", json.dumps(config))])
+
+
+def _started_at(container_id: str) -> str:
+    return run("podman", "inspect", "--format", "{{.State.StartedAt}}", container_id).strip()
+
+
+def _wait_restarted(stack: Stack, container: dict[str, str], started: str) -> None:
+    deadline = time.monotonic() + 120
+    while _started_at(container["id"]) == started:
+        assert time.monotonic() < deadline, f"{container['name']} was not restarted"
+        time.sleep(0.5)
+    stack.wait_ready(container)
+
+
+async def test_a_game_service_scaled_to_three_gets_calls_on_every_replica(stack: Stack) -> None:
+    await asyncio.to_thread(stack.compose, "up", "-d", "--scale=solo=3")
+    replicas = stack.containers("solo")
+    assert len(replicas) == 3
+    for container in replicas:
+        await asyncio.to_thread(stack.wait_ready, container)
+    before = [stack.metric(c, "tabletop_rpc_seconds_count") for c in replicas]
+
+    session = Session(stack.target)
+    await session.login("e2e-scale")
+    created = await session.lobby.PlayAgainstBots(
+        lobby_pb2.PlayAgainstBotsRequest(game="solo"), metadata=session.metadata
+    )
+    request = common_pb2.GetViewRequest(game_id=created.status.game_id)
+    deadline = time.monotonic() + 30  # the gateway resolves the name again every 5 s
+    served: list[float] = []
+    while time.monotonic() < deadline:
+        for _ in range(20):
+            await session.game("solo").GetView(request, metadata=session.metadata)
+        await asyncio.sleep(0.5)
+        after = [stack.metric(c, "tabletop_rpc_seconds_count") for c in replicas]
+        served = [a - b for a, b in zip(after, before, strict=True)]
+        if all(count > 0 for count in served):
+            break
+    await session.close()
+    assert all(count > 0 for count in served), served
