@@ -176,10 +176,15 @@ class Stack:
 
 
 async def chaos(
-    stack: Stack, settings: Settings, until: float, counts: collections.Counter[str]
+    stack: Stack,
+    settings: Settings,
+    until: float,
+    counts: collections.Counter[str],
+    failovers: list[float],
 ) -> None:
     """Stop a random process, start it again; restart Redis (or one cluster node) once halfway;
-    under Sentinel, kill the primary instead (it comes back later, as a replica)."""
+    under Sentinel, kill the primary instead (it comes back later, as a replica), and note in
+    `failovers` how long it took until a new primary took writes."""
     rng = random.Random(settings.seed)
     halfway = time.monotonic() + (until - time.monotonic()) / 2
     redis_restarted = False
@@ -189,8 +194,10 @@ async def chaos(
             redis_restarted = True
             if isinstance(stack.redis, LocalRedisSentinel):
                 primary = stack.redis.primary()
+                killed = time.monotonic()
                 primary.kill()
                 await asyncio.to_thread(stack.redis.wait_failover, primary)
+                failovers.append(time.monotonic() - killed)
                 counts["redis primary killed"] += 1
                 await asyncio.sleep(rng.uniform(1.0, 3.0))
                 await asyncio.to_thread(primary.restart)  # the Sentinels make it a replica
@@ -569,6 +576,8 @@ class Report:
     tally: Tally
     restarts: collections.Counter[str]
     logs: Path
+    failovers: list[float]
+    """Seconds from each primary killed to a new primary taking writes (under Sentinel)."""
 
     @property
     def ok(self) -> bool:
@@ -589,6 +598,10 @@ class Report:
             f" players' Play p50 {lat[len(lat) // 2] * 1e3:.1f} ms,"
             f" p99 {lat[int(0.99 * (len(lat) - 1))] * 1e3:.1f} ms ({len(t.latencies)} calls)",
             f"chaos restarts: {restarts}",
+            *(
+                f"failover: a new primary took writes {seconds:.1f} s after the kill"
+                for seconds in self.failovers
+            ),
             f"errors seen by players, by status: {errors}",
             *([self.clock_line()] if s.clocks else []),
             f"the processes' logs: {self.logs}",
@@ -622,6 +635,7 @@ def _redis_line(settings: Settings) -> str:
 async def _run(stack: Stack, settings: Settings) -> Report:
     tally = Tally()
     restarts: collections.Counter[str] = collections.Counter()
+    failovers: list[float] = []
     rng = random.Random(settings.seed)
     started = time.monotonic()
     until = started + settings.seconds
@@ -647,13 +661,13 @@ async def _run(stack: Stack, settings: Settings) -> Report:
         for i, p in enumerate(players)
     ]
     if settings.chaos:
-        tasks.append(asyncio.create_task(chaos(stack, settings, until, restarts)))
+        tasks.append(asyncio.create_task(chaos(stack, settings, until, restarts, failovers)))
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - started
     for channel in channels:
         await channel.close()
     result = await audit(stack.redis.url, settings.cluster, tally.joined, overdue_ms(settings))
-    return Report(settings, elapsed, result, tally, restarts, stack.logs)
+    return Report(settings, elapsed, result, tally, restarts, stack.logs, failovers)
 
 
 def run(settings: Settings) -> Report:

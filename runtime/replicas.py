@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 import grpc
 
@@ -111,6 +112,15 @@ class Replicas:
             self._old.discard(channel)
             self._close(channel)
 
+    @contextlib.contextmanager
+    def using(self) -> Iterator[grpc.aio.Channel]:
+        """The current channel, held for the block: a change meanwhile does not close it."""
+        channel = self.acquire()
+        try:
+            yield channel
+        finally:
+            self.release(channel)
+
     def _close(self, channel: grpc.aio.Channel) -> None:
         task = asyncio.create_task(channel.close())
         self._closing.add(task)
@@ -157,3 +167,14 @@ class Replicas:
         for channel in {self.channel, *self._old}:
             await channel.close()
         await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+def following(
+    targets: Mapping[str, str], make: Callable[[str, str], grpc.aio.Channel]
+) -> dict[str, Replicas]:
+    """A `Replicas` for each of `targets` (by key), its channels made by `make(key, target)`,
+    resolving again every RESOLVE_SECONDS; `start()` each from within the event loop."""
+    return {
+        key: Replicas(target, functools.partial(make, key), interval=RESOLVE_SECONDS)
+        for key, target in targets.items()
+    }

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc
 from redis.asyncio import Redis
 
 from runtime import keys
@@ -20,6 +19,7 @@ from runtime.fanout import StreamHub
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
+from runtime.replicas import Replicas, following
 from runtime.server import Context, Server, answer, caller_of, run
 from services.game.limits import Limits
 from services.game.store import GameStore
@@ -95,23 +95,26 @@ class LobbyService:
     server: Server
     redis: Redis
     relay: RelayServicer
-    channels: Mapping[str, grpc.aio.Channel]
+    channels: Mapping[str, Replicas]
     hub: StreamHub
 
     async def close(self) -> None:
         """After the server stopped: the hub, the channels and the Redis client."""
         await self.hub.stop()
-        for channel in self.channels.values():
-            await channel.close()
+        for replicas in self.channels.values():
+            await replicas.close()
         await self.redis.aclose()
 
 
 async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     redis = connect_redis(settings.redis_url, name="lobby")
-    channels = {
-        game: platform_channel(target, api(game).full_name, settings.internal_key)
-        for game, target in settings.backends.items()
-    }
+    # Games are created on each service's replicas as they come and go (runtime/replicas.py).
+    channels = following(
+        settings.backends,
+        lambda game, target: platform_channel(target, api(game).full_name, settings.internal_key),
+    )
+    for replicas in channels.values():
+        replicas.start()
     hub = StreamHub(redis, [keys.changed_channel(keys.TICKETS_FAMILY)])
     await hub.start()
     lobby = Lobby(LobbyStore(redis), GameStore(redis), channels, hub, settings.limits)

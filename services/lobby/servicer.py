@@ -19,6 +19,7 @@ from games.clock import BadTimeControl
 from runtime import keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.redis import redis_failed
+from runtime.replicas import Replicas
 from services.game.limits import Limits, check_load, check_options, load_of
 from services.game.store import GameStore
 from services.lobby.store import LobbyStore, Ticket, pool_key
@@ -92,7 +93,7 @@ class Lobby:
         self,
         tickets: LobbyStore,
         games_store: GameStore,
-        channels: Mapping[str, grpc.aio.Channel],
+        channels: Mapping[str, Replicas],
         hub: StreamHub,
         limits: Limits | None = None,
     ) -> None:
@@ -257,19 +258,20 @@ class Lobby:
             bots[seat] = player
         create.players.extend(bots)
         await self._check_load(player, bots)
-        channel = self.channels.get(game)
-        if channel is None:
+        replicas = self.channels.get(game)
+        if replicas is None:
             raise ApiError("UNAVAILABLE", f"the lobby has no {game} service to create games on")
         try:
-            created = (
-                await api(game)
-                .stub(channel)
-                .CreateGame(
-                    create,
-                    timeout=CREATE_TIMEOUT_SECONDS,
-                    metadata=((SPONSOR_METADATA, player),),  # the game is made for this player
+            with replicas.using() as channel:
+                created = (
+                    await api(game)
+                    .stub(channel)
+                    .CreateGame(
+                        create,
+                        timeout=CREATE_TIMEOUT_SECONDS,
+                        metadata=((SPONSOR_METADATA, player),),  # made for this player
+                    )
                 )
-            )
         except grpc.aio.AioRpcError as error:
             raise ApiError.of_call(error) from None
         return lobby_pb2.PlayAgainstBotsResponse(status=created.status, seat=seat)

@@ -27,6 +27,7 @@ from games.clock import TimeControl
 from runtime import keys
 from runtime.observability import MATCHES
 from runtime.redis import redis_failed
+from runtime.replicas import following
 from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
 from wire.api import api
 from wire.clock import time_control_message
@@ -52,13 +53,15 @@ class Matchmaker:
         self.consumer = consumer
         self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.scan_seconds = scan_seconds
-        self.channels = {
-            game: platform_channel(target, api(game).full_name, internal_key)
-            for game, target in backends.items()
-        }
+        # Games are created on each service's replicas as they come and go: started in run().
+        self.channels = following(
+            backends, lambda game, at: platform_channel(at, api(game).full_name, internal_key)
+        )
         self.rng = random.Random()
 
     async def run(self, stop: asyncio.Event) -> None:
+        for replicas in self.channels.values():
+            replicas.start()
         grouped = False
         last_scan = 0.0
         while not stop.is_set():
@@ -147,7 +150,8 @@ class Matchmaker:
             tc = TimeControl.from_json(tickets[0].time_control)
             request.time_control.CopyFrom(time_control_message(tc))
         try:
-            created = await game_api.stub(self.channels[game]).CreateGame(request, timeout=10)
+            with self.channels[game].using() as channel:
+                created = await game_api.stub(channel).CreateGame(request, timeout=10)
         except grpc.aio.AioRpcError as error:
             log.warning("cannot create a game", extra={"game": game, "error": error.details()})
             return False
@@ -161,5 +165,5 @@ class Matchmaker:
         return True
 
     async def close(self) -> None:
-        for channel in self.channels.values():
-            await channel.close()
+        for replicas in self.channels.values():
+            await replicas.close()

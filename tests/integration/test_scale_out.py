@@ -19,11 +19,15 @@ from gateway.server import Gateway, GatewaySettings
 from runtime import replicas as replicas_module
 from runtime.config import ServiceSettings
 from runtime.localredis import free_port
+from runtime.redis import connect_redis
 from runtime.replicas import dns_name, lookup
 from services.game.main import GameService, start_game_service
+from services.lobby.main import LobbySettings, start_lobby_service
+from services.matchmaker.matchmaker import Matchmaker
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import TEST_INTERNAL_KEY, TEST_SECRET
+from wire.api import api
 
 pytestmark = pytest.mark.integration
 
@@ -120,6 +124,52 @@ async def test_the_gateway_spreads_calls_to_replicas_as_they_come_and_go(
     finally:
         await player.close()
         await gateway.stop(0)
+
+
+async def test_the_lobby_and_matchmakers_follow_the_replicas_too(
+    redis_url: str, replicas: tuple[int, list[GameService]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They create games (PlayAgainstBots, matches) on whichever replicas the name lists now."""
+    port, _ = replicas
+    names = Names()
+    monkeypatch.setattr(replicas_module, "lookup", names.lookup)
+    monkeypatch.setattr(replicas_module, "RESOLVE_SECONDS", 0.2)
+    backends = {"esoloe": f"dns:///{NAME}:{port}"}
+    lobby = await start_lobby_service(
+        LobbySettings(
+            redis_url=redis_url, listen="127.0.0.1:0", backends=backends,
+            internal_key=TEST_INTERNAL_KEY,
+        )
+    )  # fmt: skip
+    redis = connect_redis(redis_url)
+    matchmaker = Matchmaker(
+        redis=redis, backends=backends, consumer="m1", internal_key=TEST_INTERNAL_KEY
+    )
+    stop = asyncio.Event()
+    running = asyncio.create_task(matchmaker.run(stop))
+    followed = [lobby.channels["esoloe"], matchmaker.channels["esoloe"]]
+    try:
+        for listed in (HOSTS, HOSTS[:2]):
+            names.listed = listed
+            wanted = "ipv4:" + ",".join(f"{host}:{port}" for host in listed)
+            deadline = time.monotonic() + 10
+            while [replicas.addresses for replicas in followed] != [wanted] * 2:
+                assert time.monotonic() < deadline, [r.addresses for r in followed]
+                await asyncio.sleep(0.05)
+            with followed[0].using() as channel:  # and calls go there, proven as the lobby's
+                created = (
+                    await api("esoloe")
+                    .stub(channel)
+                    .CreateGame(esoloe_pb2.CreateGameRequest(players=["p1", "p2"]), timeout=10)
+                )
+            assert created.status.game_id
+    finally:
+        stop.set()
+        await running
+        await matchmaker.close()
+        await redis.aclose()
+        await lobby.server.stop(0)
+        await lobby.close()
 
 
 async def test_names_are_resolved_and_addresses_left_as_they_are() -> None:
