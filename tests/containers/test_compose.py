@@ -90,13 +90,18 @@ async def test_sigterm_to_every_container_fails_no_call(stack: Stack) -> None:
     playing = asyncio.create_task(player())
     containers = stack.containers()
     assert {c["service"] for c in containers} == {"redis", *PORTS}
+    exits = {}
     for container in containers:
-        started = _started_at(container["id"])
+        started = _state(container["id"], "StartedAt")
+        signalled = str(int(time.time()) - 1)
         run("podman", "kill", "--signal", "TERM", container["id"])
         await asyncio.to_thread(_wait_restarted, stack, container, started)
+        exits[container["name"]] = _exit_codes(container["id"], signalled)
     stop.set()
     await asyncio.wait_for(playing, 300)
     assert not failures, failures
+    # Each process ended by itself, cleanly (a process without a SIGTERM handler ends 143).
+    assert all(codes == ["0"] for codes in exits.values()), exits
     assert games_played >= len(containers) // 4
 
 
@@ -121,13 +126,23 @@ def patient_channel(target: str) -> grpc.aio.Channel:
     return grpc.aio.insecure_channel(target, options=[("grpc.service_config", json.dumps(config))])
 
 
-def _started_at(container_id: str) -> str:
-    return run("podman", "inspect", "--format", "{{.State.StartedAt}}", container_id).strip()
+def _state(container_id: str, field: str) -> str:
+    return run("podman", "inspect", "--format", f"{{{{.State.{field}}}}}", container_id).strip()
+
+
+def _exit_codes(container_id: str, since: str) -> list[str]:
+    """How the container's process ended each time since `since` (podman's events: the state
+    shows 0 again once the container is restarted)."""
+    return run(
+        "podman", "events", "--stream=false", "--since", since, "--filter",
+        f"container={container_id}", "--filter", "event=died", "--format",
+        "{{.ContainerExitCode}}",
+    ).split()  # fmt: skip
 
 
 def _wait_restarted(stack: Stack, container: dict[str, str], started: str) -> None:
     deadline = time.monotonic() + 120
-    while _started_at(container["id"]) == started:
+    while _state(container["id"], "StartedAt") == started:
         assert time.monotonic() < deadline, f"{container['name']} was not restarted"
         time.sleep(0.5)
     stack.wait_ready(container)
