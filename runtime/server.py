@@ -292,15 +292,20 @@ class Server:
         for name in ["", *self.service_names]:
             await self.health.set(name, status)
 
+    async def _probe(self) -> bool:
+        """Whether the dependencies answer; a failure (Redis away, refusing our password) is
+        "not ready", never the process's end: the probes keep asking."""
+        if self._ready is None:
+            return True
+        try:
+            return await asyncio.wait_for(self._ready(), timeout=self._check_interval)
+        except Exception:
+            return False
+
     async def _check_loop(self) -> None:
         last: bool | None = None
         while not self._stopping:
-            ok = True
-            if self._ready is not None:
-                try:
-                    ok = await asyncio.wait_for(self._ready(), timeout=self._check_interval)
-                except Exception:
-                    ok = False
+            ok = await self._probe()
             if ok != last and not self._stopping:
                 await self._set_all(ok)
                 if last is not None:
@@ -314,7 +319,7 @@ class Server:
             await self.health_server.start()
         await self.health.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
         await self._set_all(False)
-        if self._ready is None or await self._ready():
+        if await self._probe():
             await self._set_all(True)
         self._checker = asyncio.create_task(self._check_loop())
 

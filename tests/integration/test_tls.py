@@ -13,14 +13,17 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from redis import Redis as SyncRedis
 
 from client.session import Session, Tls
 from gateway.__main__ import tls_from_env
+from runtime.config import ServiceSettings
 from runtime.localredis import LocalRedis
 from runtime.server import LIVENESS_SERVICE, TlsFiles
+from services.game.main import start_game_service
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tests.integration.test_node_client import play_node
-from tests.platform import Platform, play_until_finished
+from tests.platform import TEST_INTERNAL_KEY, Platform, play_until_finished
 
 pytestmark = pytest.mark.integration
 
@@ -153,5 +156,39 @@ async def test_liveness_stays_while_readiness_follows_redis() -> None:
             assert await _health(replica) == health_pb2.HealthCheckResponse.NOT_SERVING
             live = await _health(replica, LIVENESS_SERVICE)
             assert live == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        redis.stop()
+
+
+async def test_a_service_started_while_redis_refuses_it_waits_unready(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Started while Redis refuses its password (a rotation half done) or is away, a service
+    comes up alive and unready, and becomes ready once Redis takes it; it never exits (a
+    restart loop in every pod, and tracebacks instead of a reason)."""
+    redis = LocalRedis(appendonly=False, password="the-new-one")
+    monkeypatch.setenv("REDIS_PASSWORD", "the-old-one")
+    try:
+        service = await start_game_service(
+            "esoloe",
+            ServiceSettings(
+                redis_url=redis.url, listen="127.0.0.1:0", internal_key=TEST_INTERNAL_KEY
+            ),
+        )
+        target = f"127.0.0.1:{service.server.port}"
+        try:
+            assert await _health(target) == health_pb2.HealthCheckResponse.NOT_SERVING
+            assert await _health(target, LIVENESS_SERVICE) == health_pb2.HealthCheckResponse.SERVING
+            admin = SyncRedis(port=redis.port, password="the-new-one")
+            admin.config_set("requirepass", "the-old-one")  # the rotation, completed
+            admin.close()
+            for _ in range(100):
+                if await _health(target) == health_pb2.HealthCheckResponse.SERVING:
+                    break
+                await asyncio.sleep(0.1)
+            assert await _health(target) == health_pb2.HealthCheckResponse.SERVING
+        finally:
+            await service.server.stop(0)
+            await service.close()
     finally:
         redis.stop()
