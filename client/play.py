@@ -62,6 +62,8 @@ from wire.errors import error_info
 CALL_TIMEOUT = 10.0
 WATCH_RETRIES = 5
 RATE_RETRIES = 20
+UNAVAILABLE_RETRIES = 6
+"""Calls answered UNAVAILABLE are tried again this many times, over about 9 s in all."""
 RECENT_MOVES = 6
 """Moves shown again when a player sits back down at a game."""
 
@@ -322,19 +324,29 @@ class Table:
 
     async def _call(self, method: str, request: Any) -> Any:
         """A unary call of the game's service. A RATE_LIMITED refusal is waited out as the
-        server asks (auto play against quick bots reaches the per-player rate); retrying a Play
-        is safe, its request id makes the server apply it once."""
-        for attempt in range(RATE_RETRIES):
+        server asks (auto play against quick bots reaches the per-player rate); UNAVAILABLE (the
+        gateway or a service restarting, a connection lost) is tried again a few times, waiting
+        longer each time. Retrying a Play is safe: its request id makes the server apply it
+        once."""
+        limited = unavailable = 0
+        while True:
             try:
                 return await getattr(self.stub, method)(
                     request, metadata=self.session.metadata, timeout=CALL_TIMEOUT
                 )
             except grpc.aio.AioRpcError as error:
                 reason, info = error_info(error)
-                if reason != "RATE_LIMITED" or attempt == RATE_RETRIES - 1:
+                if reason == "RATE_LIMITED" and limited < RATE_RETRIES - 1:
+                    limited += 1
+                    await asyncio.sleep(int(info.get("retry_after_ms", "100")) / 1000)
+                elif (
+                    error.code() == grpc.StatusCode.UNAVAILABLE
+                    and unavailable < UNAVAILABLE_RETRIES
+                ):
+                    unavailable += 1
+                    await asyncio.sleep(min(2.0, 0.25 * 2**unavailable))
+                else:
                     raise
-                await asyncio.sleep(int(info.get("retry_after_ms", "100")) / 1000)
-        raise AssertionError("unreachable")
 
     def _seat_of(self, request: Any) -> Any:
         if self.seat >= 0:

@@ -4,23 +4,27 @@ process, against the real gateway, game services, Redis and bot workers."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import re
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from rich.console import Console
 
-from client.play import UsageError, game_options, with_bots
+from client.play import Table, UsageError, game_options, with_bots
 from client.session import Session
+from gateway.server import Gateway
 from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
-from tests.platform import Platform, watch_all
+from tests.platform import Platform, logged_in, watch_all
 
 pytestmark = pytest.mark.integration
 
@@ -221,3 +225,36 @@ async def test_hotseat_still_draws_the_esoloe_board(platform: Platform) -> None:
     assert "seat 1 played c13" in run.out
     assert "front" in run.out
     assert "upper" in run.out
+
+
+async def test_a_move_sent_while_the_gateway_restarts_is_played_once(redis_url: str) -> None:
+    """The gateway goes away (a rolling update, a crash) as the player moves: the client tries
+    again, waiting longer each time, and the move is played once, when the gateway is back."""
+    async with Platform(redis_url) as platform:
+        alice, bob = await logged_in(platform, "alice", "bob")
+        created = await platform.create_game(
+            "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+        )
+        game_id = created.status.game_id
+        table = Table(alice, "esoloe", game_id, 0, Console(file=io.StringIO()))
+        old = platform.gateway
+        assert old is not None
+        await old.stop(0)
+
+        async def come_back() -> Gateway:
+            await asyncio.sleep(1.5)  # nothing listens on the port meanwhile
+            restarted = Gateway(replace(old.settings, listen=f"127.0.0.1:{old.port}"))
+            await restarted.start()
+            return restarted
+
+        back = asyncio.create_task(come_back())
+        try:
+            assert await table.play("c12")
+        finally:
+            platform.gateway = await back  # the platform stops this one
+        view = await bob.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=game_id), metadata=bob.metadata
+        )
+        assert view.status.version == 1
+        for session in (alice, bob):
+            await session.close()
