@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -17,7 +18,7 @@ from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solo.v1 import solo_pb2
-from tests.containers.conftest import PORTS, Stack, run
+from tests.containers.conftest import IMAGE, PORTS, Stack, run
 from tests.platform import play_until_finished
 
 pytestmark = pytest.mark.containers
@@ -174,3 +175,17 @@ async def test_a_game_service_scaled_to_three_gets_calls_on_every_replica(stack:
             break
     await session.close()
     assert all(count > 0 for count in served), served
+
+
+@pytest.mark.parametrize(
+    ("cpus", "counted"), [("1", 1), ("0.5", 1), ("", len(os.sched_getaffinity(0)))]
+)
+def test_bot_workers_count_the_cpus_their_container_may_use(
+    stack: Stack, cpus: str, counted: int
+) -> None:
+    """BOT_PROCESSES, unset, is one search process per CPU of the container's limit, as the
+    image's bot worker reads it under the engine's cgroups (not the host's CPU count)."""
+    limit = ["--cpus", cpus] if cpus else []
+    script = "from services.bots.worker import cpu_limit; print(cpu_limit())"
+    out = run("podman", "run", "--rm", *limit, "--entrypoint", "python", IMAGE, "-c", script)
+    assert int(out.strip()) == counted
