@@ -506,6 +506,22 @@ def _redis_launch(kind: str) -> tuple[list[str], dict[str, str], int, list[str]]
     return command, {}, limit, ["sh", "-c", test[1]]
 
 
+def _wait_answering(
+    client: redis.Redis, process: subprocess.Popen[bytes], name: str, log: Path | None = None
+) -> None:
+    """Until `client` gets an answer to PING (10 s at most), while `process` runs (else its
+    log, when it has one, says why it stopped)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            assert client.ping()
+            return
+        except redis.ConnectionError:
+            assert process.poll() is None, log.read_text() if log else f"{name} exited"
+            assert time.monotonic() < deadline, f"{name} did not answer"
+            time.sleep(0.1)
+
+
 @pytest.mark.parametrize("kind", ["kubernetes", "compose"])
 def test_redis_starts_the_way_the_manifests_start_it(kind: str, tmp_path: Path) -> None:
     """Run the manifest's own Redis command with the local redis-server (the image's shell is
@@ -523,15 +539,7 @@ def test_redis_starts_the_way_the_manifests_start_it(kind: str, tmp_path: Path) 
     process = subprocess.Popen(command, env={**base_env, "REDIS_PASSWORD": password}, cwd=tmp_path)
     try:
         client = redis.Redis(port=port, password=password)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                assert client.ping()
-                break
-            except redis.ConnectionError:
-                assert process.poll() is None, "redis-server exited"
-                assert time.monotonic() < deadline, "redis-server did not answer"
-                time.sleep(0.1)
+        _wait_answering(client, process, "redis-server")
         proc = Path(f"/proc/{process.pid}")
         assert proc.joinpath("comm").read_text().strip() == "redis-server"
         for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
@@ -832,15 +840,7 @@ class _ProdRedis:
         self.processes[address] = process
         port = self.node_port if workload == "redis" else self.sentinel_port
         client = redis.Redis(host=address, port=port, password=self.password)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                assert client.ping()
-                break
-            except redis.ConnectionError:
-                assert process.poll() is None, (self.tmp / f"{address}.log").read_text()
-                assert time.monotonic() < deadline, f"{address} did not answer"
-                time.sleep(0.1)
+        _wait_answering(client, process, address, self.tmp / f"{address}.log")
         client.close()
         return process
 

@@ -53,6 +53,15 @@ async def _health(target: str, service: str = "") -> int:
         return int(reply.status)
 
 
+async def _health_becomes(target: str, status: int) -> None:
+    """Until `target`'s health says `status` (10 s at most)."""
+    for _ in range(100):
+        if await _health(target) == status:
+            break
+        await asyncio.sleep(0.1)
+    assert await _health(target) == status
+
+
 async def test_with_tls_plaintext_is_refused_and_tls_clients_play(
     redis_url: str, certificate: tuple[str, str]
 ) -> None:
@@ -149,11 +158,7 @@ async def test_liveness_stays_while_readiness_follows_redis() -> None:
             replica = platform.replica_target(0)
             assert await _health(replica) == health_pb2.HealthCheckResponse.SERVING
             redis.stop()
-            for _ in range(100):
-                if await _health(replica) == health_pb2.HealthCheckResponse.NOT_SERVING:
-                    break
-                await asyncio.sleep(0.1)
-            assert await _health(replica) == health_pb2.HealthCheckResponse.NOT_SERVING
+            await _health_becomes(replica, health_pb2.HealthCheckResponse.NOT_SERVING)
             live = await _health(replica, LIVENESS_SERVICE)
             assert live == health_pb2.HealthCheckResponse.SERVING
     finally:
@@ -182,11 +187,7 @@ async def test_a_service_started_while_redis_refuses_it_waits_unready(
             admin = SyncRedis(port=redis.port, password="the-new-one")
             admin.config_set("requirepass", "the-old-one")  # the rotation, completed
             admin.close()
-            for _ in range(100):
-                if await _health(target) == health_pb2.HealthCheckResponse.SERVING:
-                    break
-                await asyncio.sleep(0.1)
-            assert await _health(target) == health_pb2.HealthCheckResponse.SERVING
+            await _health_becomes(target, health_pb2.HealthCheckResponse.SERVING)
         finally:
             await service.server.stop(0)
             await service.close()
