@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -41,6 +44,26 @@ async def _wait_status(target: str, wanted: int, service: str = "", timeout: flo
                 pass
             await asyncio.sleep(0.1)
     raise AssertionError(f"{target} never reported {wanted}")
+
+
+def _free_ports_in_a_row(count: int) -> int:
+    """The first of `count` consecutive ports that are free now, below the range the system
+    hands out to outgoing connections (a port just above `free_port()`'s is as likely as not
+    to be some connection's end a moment later); `make run` takes its services' ports that way
+    from SERVICE_BASE_PORT."""
+    low, _ = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    rng = random.Random()
+    for _ in range(100):
+        base = rng.randrange(10000, max(low, 10000 + count + 1) - count)
+        try:
+            with contextlib.ExitStack() as held:
+                for port in range(base, base + count):
+                    sock = held.enter_context(socket.socket())
+                    sock.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise AssertionError(f"no {count} free ports in a row")
 
 
 def _start_local(state: Path, gateway_port: int, base_port: int) -> subprocess.Popen[bytes]:
@@ -105,7 +128,7 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
     """`make run`: the client finds the gateway with no flag; when a child keeps crashing the
     supervisor stops everything but keeps Redis's data, and after a restart the games and the
     players' tokens are all still there."""
-    gateway_port, base_port = free_port(), free_port()
+    gateway_port, base_port = free_port(), _free_ports_in_a_row(16)
     state = tmp_path / "state"
     target = f"127.0.0.1:{gateway_port}"
     process = _start_local(state, gateway_port, base_port)
