@@ -6,8 +6,8 @@ BUF     := .tools/node_modules/.bin/buf
 # kubectl renders the kustomize overlays in the tests: the machine's, or one from the npm registry.
 KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
-.PHONY: setup test-tools proto redis-server run play stop test lint format bench soak clean \
-        check-manifests e2e
+.PHONY: setup test-tools proto redis-server run play stop test test-busy lint format bench soak \
+        clean check-manifests e2e partition partition-tools
 
 setup: $(VENV)/.installed gen/.stamp redis-server
 
@@ -63,8 +63,9 @@ run: setup
 	$(PY) -m services.local
 
 # One command from a fresh clone to a game: `make play GAME=solo BOTS=3`. Starts the local
-# platform in the background unless its gateway already answers (log and pid in .run/), then
-# opens the terminal client against bots. `make stop` stops that background platform.
+# platform in the background unless its gateway already answers (log and pid in .run/), waits
+# until it says it is up (or gave up: its STARTUP_SECONDS), then opens the terminal client
+# against bots. `make stop` stops that background platform.
 GAME         ?= esoloe
 BOTS         ?=
 GATEWAY_PORT ?= 50050
@@ -76,8 +77,7 @@ play: setup
 	  echo "starting the local platform in the background (log: $(RUN_DIR)/platform.log; 'make stop' stops it)"; \
 	  GATEWAY_PORT=$(GATEWAY_PORT) setsid $(PY) -m services.local >$(RUN_DIR)/platform.log 2>&1 </dev/null & \
 	  echo $$! >$(RUN_DIR)/platform.pid; \
-	  for i in $$(seq 120); do \
-	    grep -q "tabletop is up" $(RUN_DIR)/platform.log && break; \
+	  until grep -q "tabletop is up\|did not report SERVING" $(RUN_DIR)/platform.log; do \
 	    kill -0 $$(cat $(RUN_DIR)/platform.pid) 2>/dev/null || break; \
 	    sleep 0.5; \
 	  done; \
@@ -97,6 +97,11 @@ stop:
 test: setup test-tools
 	$(VENV)/bin/pytest
 
+# The same tests on a busy machine: two processes burn a CPU each while they run (BURNERS=N for
+# more). Bounds in the tests scale with TABLETOP_TEST_PATIENCE (tests/timing.py).
+test-busy: setup test-tools
+	$(PY) -m tests.busy $(VENV)/bin/pytest
+
 # The containers as deployed (tests/containers): podman set up by deploy/podman/setup (as root:
 # it installs podman and builds the base images from the Debian archive), the image built, the
 # Compose stack started and played. Not part of `make test`; CI runs it as its own step.
@@ -105,6 +110,20 @@ test: setup test-tools
 e2e: setup
 	deploy/podman/setup || [ "$${E2E_REQUIRED:-0}" != 1 ]
 	$(VENV)/bin/pytest -m containers -v --timeout=1800 tests/containers
+
+# Network partitions on the prod Redis topology, as Jepsen makes them (tests/partition): Redis
+# nodes, Sentinels and the platform in network namespaces, split with iptables; every move a
+# player was told was played must survive. As root (CI is); `ip` and `iptables` come from the OS
+# packages. One run of each shape here (PARTITION_SECONDS=12); more and longer with
+# `.venv/bin/python -m tests.partition.suite --runs 5 --seconds 30`.
+partition: setup test-tools partition-tools
+	$(VENV)/bin/pytest -m partition -v --timeout=900 tests/partition
+
+partition-tools:
+	@command -v ip >/dev/null 2>&1 && command -v iptables >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 iptables >/dev/null; \
+	  else echo "ip and iptables are missing: install iproute2 and iptables (as root)"; exit 1; fi; }
 
 lint: setup $(BUF)
 	$(VENV)/bin/ruff check .

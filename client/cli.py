@@ -28,8 +28,9 @@ import asyncio
 import json
 import os
 import re
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 import games
@@ -38,6 +39,7 @@ from client.session import Tls, gateway_channel
 from engines.contract import GameError
 from games.replay import parse_seat_move, replay
 from runtime.config import gateway_address
+from runtime.tasks import keep_cancelling
 from tabletop.common.v1 import common_pb2
 
 LEVELS = ("random", "greedy", "strong")
@@ -297,13 +299,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         from client.games import list_games
         from client.play import run_table
 
+        work = list_games(args) if args.command == "games" else run_table(args)
         try:
-            return asyncio.run(list_games(args) if args.command == "games" else run_table(args))
-        except KeyboardInterrupt:
+            return asyncio.run(_interruptible(work))
+        except (KeyboardInterrupt, asyncio.CancelledError):
             return 130
     from client.hotseat import hotseat
 
     return asyncio.run(hotseat(args.gateway, args.game, args.moves, args.tls))
+
+
+async def _interruptible(work: Coroutine[Any, Any, int]) -> int:
+    """`work`, stopped by Ctrl-C for sure: the interrupt cancels it, and again until it has
+    ended (a single cancellation can be lost inside a call on Python 3.11: runtime/tasks.py),
+    so that it prints how to come back and exits."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, keep_cancelling, task)
+    try:
+        return await work
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import logging
 import os
 
 from gateway.relay import LINKS, MAX_AGE_SECONDS
-from gateway.server import Gateway, GatewaySettings
+from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings
 from runtime.config import env_float, env_int, env_str, game_backends, internal_key_from_env
 from runtime.observability import configure_logging, serve_metrics
 from runtime.replicas import RESOLVE_SECONDS
@@ -30,6 +30,7 @@ def settings_from_env() -> GatewaySettings:
         backends=game_backends(),
         lobby=env_str("LOBBY_ADDR", ""),
         grace_seconds=env_float("GRACE_SECONDS", 10.0),
+        call_timeout_seconds=env_float("CALL_TIMEOUT_SECONDS", DEFAULT_TIMEOUT),
         bot_key=env_str("BOT_KEY", ""),
         relay_links=env_int("RELAY_LINKS", LINKS),
         relay_max_age_seconds=env_float("RELAY_MAX_AGE_SECONDS", MAX_AGE_SECONDS),
@@ -62,7 +63,7 @@ async def main() -> None:
             "backends": sorted(gateway.relays),
         },
     )
-    await wait_for_signal()
+    await wait_for_signal(gateway.settings.grace_seconds)
     await gateway.stop()
 
 

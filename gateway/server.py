@@ -12,7 +12,6 @@ reachable. The gateway knows no game rule and no lobby logic, and holds no conne
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import hmac
 import itertools
@@ -32,6 +31,7 @@ from gateway.ratelimit import RateLimiter
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
 from runtime.replicas import RESOLVE_SECONDS, Replicas
 from runtime.server import MAX_REQUEST_BYTES, Context, Server, TlsFiles
+from runtime.tasks import stop_tasks
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import AUTH_SERVICE, api, channel_options
 from wire.errors import ApiError, abort
@@ -42,6 +42,7 @@ from wire.proof import prove
 log = logging.getLogger("tabletop.gateway")
 
 DEFAULT_TIMEOUT = 10.0
+"""The deadline of a call whose caller set none (CALL_TIMEOUT_SECONDS)."""
 LOBBY_DESCRIPTOR: ServiceDescriptor = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
 
 
@@ -61,6 +62,8 @@ class GatewaySettings:
     lobby: str = ""
     """The lobby service's gRPC target; empty: no lobby (the gateway offers no LobbyService)."""
     grace_seconds: float = 10.0
+    call_timeout_seconds: float = DEFAULT_TIMEOUT
+    """How long a call whose caller set no deadline may take at the services."""
     bot_key: str = ""
     """Bot workers log in with this key (BotLogin); empty: no bot logins."""
     relay_links: int = LINKS
@@ -180,9 +183,15 @@ class Proxy(grpc.GenericRpcHandler):
     calls over the service's relay links, streams as calls of their own."""
 
     def __init__(
-        self, guard: Guard, backends: list[Backend], streams_per_player: int, internal_key: str
+        self,
+        guard: Guard,
+        backends: list[Backend],
+        streams_per_player: int,
+        internal_key: str,
+        call_timeout_seconds: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.guard = guard
+        self.call_timeout_seconds = call_timeout_seconds
         self.internal_key = internal_key
         self.streams_per_player = streams_per_player
         self.streams: dict[str, int] = {}
@@ -217,10 +226,11 @@ class Proxy(grpc.GenericRpcHandler):
             await abort(context, error)
         return identity, f"{self._request_prefix}{next(self._request_counter)}"
 
-    @staticmethod
-    def _timeout(context: Context) -> float:
+    def _timeout(self, context: Context) -> float:
         remaining = context.time_remaining()
-        return DEFAULT_TIMEOUT if remaining is None else max(0.001, remaining)
+        if remaining is None:
+            return self.call_timeout_seconds
+        return max(0.001, remaining)
 
     def _unary(self, relay: Relay, method: str) -> Any:
         async def forward(request: bytes, context: Context) -> bytes:
@@ -342,7 +352,13 @@ class Gateway:
             health_listen=settings.health_listen,
         )
         guard = Guard(self.issuer, self.limiter)
-        self.proxy = Proxy(guard, self.backends, settings.streams_per_player, settings.internal_key)
+        self.proxy = Proxy(
+            guard,
+            self.backends,
+            settings.streams_per_player,
+            settings.internal_key,
+            settings.call_timeout_seconds,
+        )
         self.base.server.add_generic_rpc_handlers((self.proxy,))
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
             AuthServicer(
@@ -384,9 +400,7 @@ class Gateway:
 
     async def stop(self, grace: float | None = None) -> None:
         if self._watcher is not None:
-            self._watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher
+            await stop_tasks([self._watcher])
         await self.base.stop(grace)
         for backend in self.backends:
             await backend.relay.close()

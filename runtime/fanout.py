@@ -30,6 +30,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from runtime.redis import redis_failed
+from runtime.tasks import stop_tasks
 
 log = logging.getLogger("tabletop.fanout")
 
@@ -153,12 +154,9 @@ class StreamHub:
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+        """Stop the hub's tasks (raising what killed one, if anything did)."""
+        tasks, self._tasks = self._tasks, []
+        await stop_tasks(tasks)
 
     def watch(self, stream: str, after: str) -> Watcher:
         """A watcher of `stream` from the entry after `after` ("0-0": from the start)."""

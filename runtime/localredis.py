@@ -12,6 +12,13 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+WAIT_SECONDS = 60.0
+"""How long a wait for a local Redis (to answer after starting, to fail over, to form a cluster)
+lasts before it is called failed. Each wait ends as soon as its condition holds, so the bound is
+generous: a busy machine can take many times what an idle one does."""
+CLI_SECONDS = 30.0
+"""How long one redis-cli call may take."""
+
 
 def _binary(name: str) -> str:
     path = shutil.which(name)
@@ -98,7 +105,7 @@ class LocalRedis:
         self._wait_ready()
         return self.process
 
-    def _wait_ready(self, timeout: float = 10.0) -> None:
+    def _wait_ready(self, timeout: float = WAIT_SECONDS) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -120,7 +127,7 @@ class LocalRedis:
         if self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=WAIT_SECONDS)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -128,8 +135,16 @@ class LocalRedis:
     def restart(self, down_seconds: float = 0.0) -> None:
         """Stop redis-server (it flushes its append-only file) and start it again on the same
         port with the same data, after `down_seconds`."""
-        self._terminate()
+        self.down()
         time.sleep(down_seconds)
+        self.up()
+
+    def down(self) -> None:
+        """Stop redis-server, keeping its data and port for `up()`."""
+        self._terminate()
+
+    def up(self) -> None:
+        """Start redis-server again after `down()`, on the same port with the same data."""
         self._start()
 
     def stop(self) -> None:
@@ -194,20 +209,20 @@ class LocalRedisSentinel:
         for sentinel in self.sentinels:
             done = subprocess.run(
                 [_binary("redis-cli"), "-p", str(sentinel.port), *command],
-                capture_output=True, text=True, timeout=5,
+                capture_output=True, text=True, timeout=CLI_SECONDS,
             )  # fmt: skip
             if done.returncode == 0 and done.stdout.strip():
                 return done.stdout
         return ""
 
-    def _wait_watched(self, replicas: int, timeout: float = 30.0) -> None:
+    def _wait_watched(self, replicas: int, timeout: float = WAIT_SECONDS) -> None:
         """Until the replicas are in sync and every Sentinel knows them and the others (a
         failover needs both)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             synced = subprocess.run(
                 [_binary("redis-cli"), "-p", str(self.nodes[0].port), "info", "replication"],
-                capture_output=True, text=True, timeout=5,
+                capture_output=True, text=True, timeout=CLI_SECONDS,
             ).stdout.count("state=online")  # fmt: skip
             if synced < replicas:
                 time.sleep(0.1)
@@ -227,7 +242,7 @@ class LocalRedisSentinel:
         port = int(self._ask("sentinel", "get-master-addr-by-name", self.MASTER_NAME).split()[1])
         return next(node for node in self.nodes if node.port == port)
 
-    def wait_failover(self, old: LocalRedis, timeout: float = 30.0) -> LocalRedis:
+    def wait_failover(self, old: LocalRedis, timeout: float = WAIT_SECONDS) -> LocalRedis:
         """Until the Sentinels name a primary other than `old`, and it takes writes."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -236,7 +251,7 @@ class LocalRedisSentinel:
                 if primary is not old:
                     role = subprocess.run(
                         [_binary("redis-cli"), "-p", str(primary.port), "role"],
-                        capture_output=True, text=True, timeout=5,
+                        capture_output=True, text=True, timeout=CLI_SECONDS,
                     ).stdout  # fmt: skip
                     if role.startswith("master"):
                         return primary
@@ -273,7 +288,7 @@ class LocalRedisCluster:
             subprocess.run(
                 [_binary("redis-cli"), "--cluster", "create", *addresses,
                  "--cluster-replicas", "0", "--cluster-yes"],
-                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60,
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=WAIT_SECONDS,
             )  # fmt: skip
             self._wait_ok()
         except BaseException:
@@ -281,7 +296,7 @@ class LocalRedisCluster:
             raise
         self.url = f"redis://127.0.0.1:{self.nodes[0].port}/0"
 
-    def _wait_ok(self, timeout: float = 30.0) -> None:
+    def _wait_ok(self, timeout: float = WAIT_SECONDS) -> None:
         """Wait until every node says the cluster is ok (all slots served, config agreed)."""
         deadline = time.monotonic() + timeout
         cli = _binary("redis-cli")
@@ -291,7 +306,7 @@ class LocalRedisCluster:
                     [cli, "-p", str(node.port), "cluster", "info"],
                     capture_output=True,
                     text=True,
-                    timeout=5,
+                    timeout=CLI_SECONDS,
                 ).stdout
                 for node in self.nodes
             ]

@@ -70,6 +70,11 @@ REPLICATION_LATE = Counter(
     "Writes answered UNAVAILABLE because fewer Redis replicas than REDIS_WAIT_REPLICAS held "
     "them in time",
 )
+PRIMARY_UNCONFIRMED = Counter(
+    "tabletop_primary_unconfirmed_total",
+    "Writes answered UNAVAILABLE because the Sentinels did not confirm the node they were "
+    "written to as the primary (a partition, or a failover under way)",
+)
 WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}

@@ -2,34 +2,54 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import functools
+import logging
 import os
 import traceback
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import parse_url
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
 from redis.exceptions import ClusterError, RedisClusterException, RedisError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from runtime.config import env_bool, env_int, env_str
+from runtime.config import env_bool, env_float, env_int, env_str
+from runtime.tasks import stop_tasks
 from wire.errors import ApiError
 
 T = TypeVar("T")
 P = ParamSpec("P")
 
+log = logging.getLogger("tabletop.redis")
+
 REDIS_SOCKET_TIMEOUT = 10.0
-"""Seconds a Redis reply may take; blocking reads (workers) block for less than this."""
+"""Seconds a Redis reply may take (REDIS_SOCKET_TIMEOUT_SECONDS); blocking reads (workers) block
+for less than this."""
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds a new connection to Redis may take to open (REDIS_CONNECT_TIMEOUT_SECONDS)."""
 
 MAX_CONNECTIONS = 16
 """Redis connections a process keeps open at most, by default (REDIS_MAX_CONNECTIONS)."""
 
 POOL_WAIT_SECONDS = 5.0
-"""How long a command waits for a free connection before it fails (UNAVAILABLE)."""
+"""How long a command waits for a free connection before it fails (UNAVAILABLE;
+REDIS_POOL_WAIT_SECONDS)."""
+
+
+def _timeouts() -> dict[str, float]:
+    """The socket timeouts every Redis connection gets, from the environment."""
+    return {
+        "socket_connect_timeout": env_float("REDIS_CONNECT_TIMEOUT_SECONDS", CONNECT_TIMEOUT),
+        "socket_timeout": env_float("REDIS_SOCKET_TIMEOUT_SECONDS", REDIS_SOCKET_TIMEOUT),
+    }
 
 
 def redis_credentials() -> dict[str, str]:
@@ -43,9 +63,151 @@ def redis_credentials() -> dict[str, str]:
     return credentials
 
 
+SENTINEL_TIMEOUT = 0.5
+"""How long the answer of a Sentinel may take (REDIS_SENTINEL_TIMEOUT_SECONDS). They are asked
+all at once: one that does not answer in time (behind a partition) counts as silent."""
+
+FOLLOW_SECONDS = 1.0
+"""How often a process asks the Sentinels which node is primary, whether or not anything
+failed (REDIS_FOLLOW_SECONDS): when it changes, every connection to the old one is closed, so
+that no command waits on a primary that is cut off."""
+
+DOUBT = frozenset({"s_down", "o_down", "failover_in_progress", "disconnected"})
+"""A Sentinel's flags for a primary that it may be about to replace, or cannot see."""
+
+
+@dataclass(frozen=True)
+class SentinelAnswer:
+    """What one Sentinel says of the primary: its address, the configuration epoch it was
+    named primary in (a failover makes a new, higher one), and the Sentinel's flags for it."""
+
+    primary: tuple[str, int]
+    epoch: int
+    flags: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Survey:
+    """The answers of the Sentinels that answered in time, of `asked`."""
+
+    answers: tuple[SentinelAnswer, ...]
+    asked: int
+
+    @property
+    def newest(self) -> list[SentinelAnswer]:
+        """The answers of the newest configuration epoch: older ones are Sentinels that have not
+        heard of a failover yet (they adopt the newest configuration once they do)."""
+        if not self.answers:
+            return []
+        epoch = max(answer.epoch for answer in self.answers)
+        return [answer for answer in self.answers if answer.epoch == epoch]
+
+    @property
+    def primary(self) -> tuple[str, int] | None:
+        """The primary of the newest configuration, never merely the first to answer."""
+        named = collections.Counter(answer.primary for answer in self.newest)
+        return named.most_common(1)[0][0] if named else None
+
+    def confirms(self, address: tuple[str, int]) -> bool:
+        """Whether `address` is the primary and stays so: a majority of all the Sentinels name
+        it in the newest configuration, with no doubt about it, and no Sentinel of that
+        configuration names another node or doubts it. A write that replicas hold, confirmed
+        after it was made, survives any failover (docs/reliability.md)."""
+        newest = self.newest
+        if any(answer.primary != address or answer.flags & DOUBT for answer in newest):
+            return False
+        return len(newest) > self.asked // 2
+
+
+class _Sentinels(Sentinel):
+    """The Sentinels, asked all at once; the primary is the newest configuration's."""
+
+    async def survey(self, service_name: str) -> Survey:
+        timeout = env_float("REDIS_SENTINEL_TIMEOUT_SECONDS", SENTINEL_TIMEOUT)
+
+        async def ask(sentinel: Redis) -> SentinelAnswer | None:
+            try:
+                async with asyncio.timeout(timeout):
+                    state: Any = await sentinel.sentinel_master(service_name)
+            except (RedisError, OSError, TimeoutError):
+                return None
+            return SentinelAnswer(
+                (str(state["ip"]), int(state["port"])),
+                int(state.get("config-epoch", 0)),
+                frozenset(str(state["flags"]).split(",")),
+            )
+
+        answers = await asyncio.gather(*(ask(sentinel) for sentinel in self.sentinels))
+        return Survey(tuple(a for a in answers if a is not None), len(self.sentinels))
+
+    _waiting: asyncio.Future[Survey] | None = None
+    _surveying = False
+
+    async def confirmations(self, service_name: str) -> Survey:
+        """A survey that began after this call: the confirmation of a write must be asked after
+        the write. Calls that arrive while one survey runs share the next one (one round trip
+        to the Sentinels serves every commit waiting at once)."""
+        if self._waiting is None:
+            self._waiting = asyncio.get_running_loop().create_future()
+            if not self._surveying:
+                asyncio.get_running_loop().create_task(self._rounds(service_name))
+        return await asyncio.shield(self._waiting)
+
+    async def _rounds(self, service_name: str) -> None:
+        self._surveying = True
+        try:
+            while self._waiting is not None:
+                round_, self._waiting = self._waiting, None
+                try:
+                    round_.set_result(await self.survey(service_name))
+                except Exception as error:  # every waiting commit is told
+                    round_.set_exception(error)
+                    round_.exception()  # retrieved here, whoever else awaits it
+        finally:
+            self._surveying = False
+
+    async def discover_master(self, service_name: str) -> tuple[str, int]:
+        survey = await self.survey(service_name)
+        primary = survey.primary
+        if primary is None:
+            raise MasterNotFoundError(
+                f"no Sentinel of {len(self.sentinels)} named a primary for {service_name!r}"
+            )
+        return primary
+
+
 class _BlockingSentinelPool(SentinelConnectionPool, BlockingConnectionPool):
     """Connections to whichever node the Sentinels name primary, bounded as everywhere else:
-    a command that finds them all busy waits for one."""
+    a command that finds them all busy waits for one. A task of its own asks the Sentinels
+    every FOLLOW_SECONDS and, when the primary changed, closes every connection to the old one
+    (in use or not): commands on them fail at once (unreachable: retried) instead of waiting
+    on a node that is cut off, and the next ones go to the new primary."""
+
+    _follower: asyncio.Task[None] | None = None
+
+    async def get_master_address(self) -> tuple[str, int]:
+        if self._follower is None or self._follower.done():
+            self._follower = asyncio.create_task(self._follow(), name="redis-sentinel-follow")
+        address: tuple[str, int] = await super().get_master_address()  # type: ignore[no-untyped-call]
+        return address
+
+    async def _follow(self) -> None:
+        manager: _Sentinels = self.sentinel_manager
+        every = env_float("REDIS_FOLLOW_SECONDS", FOLLOW_SECONDS)
+        while True:
+            await asyncio.sleep(every)
+            primary = (await manager.survey(self.service_name)).primary
+            if primary is not None and primary != self.master_address:
+                log.warning(
+                    "the Redis primary changed",
+                    extra={"old": str(self.master_address), "new": str(primary)},
+                )
+                self.master_address = primary
+                await self.disconnect(inuse_connections=True)
+
+    async def stop_following(self) -> None:
+        if self._follower is not None:
+            await stop_tasks([self._follower])
 
 
 class _SentinelMaster(Redis):
@@ -53,10 +215,65 @@ class _SentinelMaster(Redis):
     Sentinels with too."""
 
     async def aclose(self, close_connection_pool: bool | None = None) -> None:
-        manager = self.connection_pool.sentinel_manager  # type: ignore[attr-defined]
+        pool: _BlockingSentinelPool = self.connection_pool  # type: ignore[assignment]
+        await pool.stop_following()
         await super().aclose(close_connection_pool)
-        for sentinel in manager.sentinels:
+        for sentinel in pool.sentinel_manager.sentinels:
             await sentinel.aclose()
+
+
+async def wait_for_replicas(
+    redis: Redis, key: str, ttl_seconds: int, replicas: int, timeout_ms: int
+) -> tuple[int, tuple[str, int] | None]:
+    """Sets `key`'s TTL again (a write on this connection), then WAITs for `replicas` to hold
+    every write before it (WAIT covers the writes of its connection; the primary replicates its
+    writes in one ordered stream, so this covers other connections' earlier writes too). How
+    many replicas acknowledged, and the node it ran on (None: not under Sentinel)."""
+    pool = redis.connection_pool
+    connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+
+    async def attempt() -> int:
+        await connection.send_packed_command(
+            connection.pack_commands([("EXPIRE", key, ttl_seconds), ("WAIT", replicas, timeout_ms)])
+        )
+        await connection.read_response()
+        return int(await connection.read_response())
+
+    async def reconnect(error: BaseException) -> None:
+        await connection.disconnect()  # as redis-py's own commands do before their retry
+
+    try:
+        # A pooled connection that Redis closed meanwhile is opened again and the pair sent
+        # again, as for any command (WAIT and setting a TTL again are safe to repeat).
+        acknowledged = await connection.retry.call_with_retry(attempt, reconnect)
+        host, port = connection.host, connection.port
+    except BaseException:
+        await connection.disconnect()
+        raise
+    finally:
+        await pool.release(connection)
+    return acknowledged, (str(host), int(port)) if isinstance(pool, _BlockingSentinelPool) else None
+
+
+def current_primary(redis: Redis) -> tuple[str, int] | None:
+    """The node a client under Sentinel sends its commands to now (None: not under Sentinel, or
+    not connected yet)."""
+    pool = getattr(redis, "connection_pool", None)  # a cluster client has a pool per node
+    if isinstance(pool, _BlockingSentinelPool) and pool.master_address is not None:
+        host, port = pool.master_address
+        return str(host), int(port)
+    return None
+
+
+async def primary_confirmed(redis: Redis, address: tuple[str, int] | None) -> bool:
+    """Whether the Sentinels confirm `address` as the primary (Survey.confirms); True for a
+    Redis that no Sentinels watch (`address` None)."""
+    if address is None:
+        return True
+    pool = redis.connection_pool
+    assert isinstance(pool, _BlockingSentinelPool)
+    manager: _Sentinels = pool.sentinel_manager
+    return (await manager.confirmations(pool.service_name)).confirms(address)
 
 
 def sentinels_from_env() -> list[tuple[str, int]]:
@@ -102,12 +319,12 @@ def connect_redis(
     if max_connections is None:
         max_connections = env_int("REDIS_MAX_CONNECTIONS", MAX_CONNECTIONS)
     credentials = redis_credentials()
+    pool_wait = env_float("REDIS_POOL_WAIT_SECONDS", POOL_WAIT_SECONDS)
     if cluster:
         client: Any = RedisCluster.from_url(
             url,
             **credentials,
-            socket_connect_timeout=5,
-            socket_timeout=REDIS_SOCKET_TIMEOUT,
+            **_timeouts(),
             max_connections=max_connections,
             client_name=name,
         )
@@ -115,9 +332,14 @@ def connect_redis(
     sentinels = sentinels_from_env()
     if sentinels:
         options = parse_url(url)
-        manager = Sentinel(  # type: ignore[no-untyped-call]
+        answer = env_float("REDIS_SENTINEL_TIMEOUT_SECONDS", SENTINEL_TIMEOUT)
+        manager = _Sentinels(  # type: ignore[no-untyped-call]
             sentinels,
-            sentinel_kwargs={**credentials, "socket_connect_timeout": 2, "socket_timeout": 2},
+            sentinel_kwargs={
+                **credentials,
+                "socket_connect_timeout": answer,
+                "socket_timeout": answer,
+            },
             **credentials,
         )
         master: Redis = manager.master_for(
@@ -126,10 +348,9 @@ def connect_redis(
             connection_pool_class=_BlockingSentinelPool,
             db=options.get("db", 0),
             max_connections=max_connections,
-            timeout=POOL_WAIT_SECONDS,
+            timeout=pool_wait,
             health_check_interval=10,
-            socket_connect_timeout=5,
-            socket_timeout=REDIS_SOCKET_TIMEOUT,
+            **_timeouts(),
             client_name=name,
         )
         return master
@@ -137,10 +358,9 @@ def connect_redis(
         url,
         **credentials,
         max_connections=max_connections,
-        timeout=POOL_WAIT_SECONDS,
+        timeout=pool_wait,
         health_check_interval=10,
-        socket_connect_timeout=5,
-        socket_timeout=REDIS_SOCKET_TIMEOUT,
+        **_timeouts(),
         client_name=name,
     )
     return Redis.from_pool(pool)

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Mapping
 
 import grpc
 
+from runtime.tasks import stop_tasks
+
 log = logging.getLogger("tabletop")
 
 RESOLVE_SECONDS = 5.0
@@ -161,9 +163,7 @@ class Replicas:
 
     async def close(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop_tasks([self._task])
         for channel in {self.channel, *self._old}:
             await channel.close()
         await asyncio.gather(*self._closing, return_exceptions=True)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
 import gc
 import logging
+import os
 import signal
+import sys
+import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +23,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 from grpc_reflection.v1alpha._async import ReflectionServicer
 
+from runtime.config import env_float
 from runtime.observability import MetricsInterceptor
+from runtime.tasks import stop_tasks
 from wire.errors import ApiError, abort
 from wire.metadata import (
     NAME_METADATA,
@@ -51,6 +57,10 @@ SERVER_OPTIONS: list[tuple[str, int]] = [
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
 ]
+
+HEALTH_CHECK_SECONDS = 2.0
+"""How often a process checks its dependencies (Redis) for its readiness, and how long one
+check may take (HEALTH_CHECK_SECONDS)."""
 
 LIVENESS_SERVICE = "liveness"
 """The health service name that answers SERVING for as long as the process runs and its event
@@ -221,7 +231,9 @@ class Server:
     """A grpc.aio server with the standard health and reflection services.
 
     `service_names` are the full names of the services it offers; health reports each of them
-    (and the overall "" status) SERVING while `ready()` is true, checked every `check_interval`.
+    (and the overall "" status) SERVING while `ready()` is true, checked every `check_interval`
+    (default HEALTH_CHECK_SECONDS, from the environment); a check that takes longer than that
+    counts as not ready.
     """
 
     def __init__(
@@ -230,7 +242,7 @@ class Server:
         service_names: Sequence[str],
         *,
         ready: Callable[[], Awaitable[bool]] | None = None,
-        check_interval: float = 2.0,
+        check_interval: float | None = None,
         grace_seconds: float = 10.0,
         max_connection_age: float = MAX_CONNECTION_AGE_SECONDS,
         max_request_bytes: int = MAX_REQUEST_BYTES + RELAY_ALLOWANCE_BYTES,
@@ -275,7 +287,11 @@ class Server:
             if self.health_port == 0:
                 raise SystemExit(f"cannot listen on {health_listen}: taken or invalid")
         self._ready = ready
-        self._check_interval = check_interval
+        self._check_interval = (
+            env_float("HEALTH_CHECK_SECONDS", HEALTH_CHECK_SECONDS)
+            if check_interval is None
+            else check_interval
+        )
         self._grace = grace_seconds
         self._checker: asyncio.Task[None] | None = None
         self._stopping = False
@@ -327,9 +343,7 @@ class Server:
         """Graceful: health says NOT_SERVING first, in-flight calls get `grace` seconds."""
         self._stopping = True
         if self._checker is not None:
-            self._checker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._checker
+            await stop_tasks([self._checker])
         await self.health.enter_graceful_shutdown()
         # New calls are refused from here on while the hooks run (calls in flight go on).
         stopped = asyncio.create_task(self.server.stop(self._grace if grace is None else grace))
@@ -341,18 +355,96 @@ class Server:
 
     async def serve_until_signal(self) -> None:
         """Once started: run until SIGTERM or SIGINT, then stop gracefully."""
-        await wait_for_signal()
+        await wait_for_signal(self._grace)
         log.info("stopping", extra={"grace_seconds": self._grace})
         await self.stop()
 
 
-async def wait_for_signal() -> None:
-    """Return on the first SIGTERM or SIGINT."""
+STOP_MARGIN_SECONDS = 5.0
+"""What a process may take, beyond its grace period for calls in flight, to finish stopping
+(drain notices, background tasks, closing its Redis client) before it exits regardless
+(STOP_MARGIN_SECONDS). Kubernetes' terminationGracePeriodSeconds must cover the preStop pause,
+GRACE_SECONDS and this."""
+
+
+async def wait_for_signal(grace_seconds: float) -> None:
+    """Return on the first SIGTERM or SIGINT, the process's end then guaranteed: stopping may
+    take `grace_seconds` plus STOP_MARGIN_SECONDS; a process still stopping after that (its
+    Redis unreachable and some step waiting on it, say) logs where each thread is and exits
+    with code 1 (`exit_if_stopping_overruns`)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    exit_if_stopping_overruns(grace_seconds + env_float("STOP_MARGIN_SECONDS", STOP_MARGIN_SECONDS))
+
+
+def exit_if_stopping_overruns(seconds: float) -> None:
+    """From now on, the process has `seconds` to end by itself; then it exits at once, having
+    logged where its threads and tasks were. A thread of its own keeps the time, so a blocked
+    event loop cannot hold the process up."""
+    loop = asyncio.get_running_loop()
+
+    def overran() -> None:
+        log.error("stopping took too long: exiting now", extra={"after_seconds": seconds})
+        faulthandler.dump_traceback(all_threads=True)
+        dumped = threading.Event()
+
+        def dump_tasks() -> None:
+            sys.stderr.write(where_tasks_are(loop))
+            dumped.set()
+
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            loop.call_soon_threadsafe(dump_tasks)
+            dumped.wait(1.0)  # unless the loop itself is blocked
+        os._exit(1)
+
+    timer = threading.Timer(seconds, overran)
+    timer.daemon = True
+    timer.start()
+
+
+def where_tasks_are(loop: asyncio.AbstractEventLoop | None = None) -> str:
+    """Every task of the loop and the chain of awaits it is suspended in, innermost last: what
+    a stop that does not end is waiting for."""
+    lines = []
+    for task in asyncio.all_tasks(loop):
+        lines.append(f"task {task.get_name()}:")
+        lines += awaiting(task.get_coro())
+    return "\n".join(lines) + "\n"
+
+
+def awaiting(step: Any) -> list[str]:
+    """Where a suspended coroutine (or async generator) waits: the chain of its awaits,
+    innermost last."""
+    lines = []
+    while step is not None:
+        frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
+        frame = frame or getattr(step, "gi_frame", None)
+        if frame is not None:
+            code = frame.f_code
+            lines.append(f"  {code.co_filename}:{frame.f_lineno} in {code.co_name}")
+        elif not hasattr(step, "cr_await"):
+            lines.append(f"  awaiting {step!r}"[:200])
+        step = (
+            getattr(step, "cr_await", None)
+            or getattr(step, "ag_await", None)
+            or getattr(step, "gi_yieldfrom", None)
+        )
+    return lines
+
+
+async def finish(task: asyncio.Task[None], seconds: float) -> None:
+    """Give a worker's loop (told to stop) `seconds` to finish the work in hand, then cancel
+    it: what it took and did not acknowledge is taken over by another process, as after a
+    crash. Its error, if it ended with one, is raised."""
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if done:
+        task.result()
+        return
+    log.warning("work in hand cancelled at the end of the grace period")
+    await stop_tasks([task])
 
 
 GC_THRESHOLD = (50_000, 20, 100)

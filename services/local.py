@@ -12,7 +12,8 @@ Environment: REDIS_URL and REDIS_PASSWORD (use this Redis instead of starting on
 GATEWAY_PORT (default 50050), SERVICE_BASE_PORT (default 50051: game services take consecutive
 ports, then the lobby, then the matchmaker's and the bot worker's health ports), TOKEN_SECRET
 and BOT_KEY (default: keys made on the first run, kept in the state directory),
-TABLETOP_STATE_DIR.
+TABLETOP_STATE_DIR, STARTUP_SECONDS (how long it waits for everything to report SERVING before
+it says so and carries on, default 120).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 import games
-from runtime.config import announced_gateway, env_int, state_dir
+from runtime.config import announced_gateway, env_float, env_int, state_dir
 from runtime.launch import Launch
 from runtime.localredis import LocalRedis
 
@@ -85,7 +86,8 @@ def main() -> int:
     )
     launch.start()
     target = launch.gateway_targets[0]
-    if launch.ready(timeout=120):
+    startup = env_float("STARTUP_SECONDS", 120.0)
+    if launch.ready(timeout=startup):
         announced_gateway().write_text(target + "\n")
         print(
             f"tabletop is up: connect to the gateway at {target} "
@@ -94,7 +96,11 @@ def main() -> int:
             flush=True,
         )
     else:
-        print("the gateway did not report SERVING within 120s; see the logs above", flush=True)
+        print(
+            f"the gateway did not report SERVING within {startup:.0f}s (STARTUP_SECONDS); "
+            "see the logs above",
+            flush=True,
+        )
     try:
         while not stopping:
             for process in launch.processes:

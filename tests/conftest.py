@@ -3,6 +3,10 @@
 Redis comes from testcontainers when a Docker engine answers, otherwise from a `redis-server` this
 fixture starts on a free port in a temporary directory. Tests never touch a Redis they did not
 start (e.g. one on 127.0.0.1:6379).
+
+Every test is held to two things here: its waits are bounded from one scale factor
+(tests/timing.py: the per-test timeout is scaled by it too), and every process it started is
+gone when it ends (tests/leftovers.py).
 """
 
 from __future__ import annotations
@@ -12,9 +16,54 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
+from hypothesis import HealthCheck, settings
 
 from runtime.localredis import LocalRedis
+from tests import leftovers
 from tests.platform import Platform
+from tests.timing import PATIENCE, patience
+
+leftovers.mark_this_run()
+
+# Hypothesis times nothing: its per-example deadline and its "too slow" health check are
+# assertions on wall time, which a busy machine fails (benchmarks measure speed).
+settings.register_profile("tabletop", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("tabletop")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The per-test timeout (pyproject's, when none is given on the command line or in
+    PYTEST_TIMEOUT), scaled by PATIENCE like every other bound."""
+    if config.getoption("timeout", None) is None and not os.environ.get("PYTEST_TIMEOUT"):
+        ini = config.getini("timeout")
+        if ini:
+            config.option.timeout = float(ini) * PATIENCE
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind() -> Iterator[None]:
+    """The processes a test started are gone when it ends (given a moment to finish
+    stopping); any left are stopped and the test fails, naming them."""
+    before = set(leftovers.ours())
+    yield
+    started = [pid for pid in leftovers.ours() if pid not in before]
+    left = leftovers.wait_gone(started, patience(2))
+    if left:
+        leftovers.stop(left)
+        pytest.fail(f"the test left processes running: {leftovers.describe(left)}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Nothing of this run is left running once it ends (its Redis included)."""
+    left = leftovers.wait_gone(leftovers.ours(), patience(2))
+    if left:
+        leftovers.stop(left)
+        session.config.get_terminal_writer().line(
+            f"\nthe test run left processes running (now stopped): {leftovers.describe(left)}",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _docker_available() -> bool:

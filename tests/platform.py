@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
 
 from client.session import Session, Tls
@@ -20,12 +21,13 @@ from runtime import keys
 from runtime.config import ServiceSettings
 from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
-from runtime.server import Server, TlsFiles
+from runtime.server import Server, TlsFiles, awaiting, where_tasks_are
 from services.bots.worker import BotWorker
 from services.game.main import GameService, start_game_service
 from services.lobby.main import LobbyService, LobbySettings, start_lobby_service
 from services.matchmaker.matchmaker import Matchmaker
 from tabletop.common.v1 import common_pb2
+from tests.timing import eventually, patience
 from wire.api import api
 from wire.errors import error_info
 from wire.proof import ProveCalls, platform_channel
@@ -153,7 +155,29 @@ class Platform:
         players may only create tables they hold entirely), straight to a replica."""
         target = self.replica_target(0, game)
         async with platform_channel(target, api(game).full_name, TEST_INTERNAL_KEY) as channel:
-            return await api(game).stub(channel).CreateGame(request, timeout=10)
+            return await api(game).stub(channel).CreateGame(request, timeout=patience(10))
+
+    async def sweeps_done(self, count: int) -> None:
+        """Wait until every game service has done `count` more deadline sweeps (with 2, one
+        began after now)."""
+        sweeps = [service.sweep for service in self.services]
+        wanted = [sweep.sweeps + count for sweep in sweeps]
+        await eventually(
+            lambda: all(s.sweeps >= n for s, n in zip(sweeps, wanted, strict=True)),
+            10,
+            f"{count} more deadline sweeps",
+        )
+
+    async def scans_done(self, count: int) -> None:
+        """Wait until every matchmaker has looked at every pool `count` more times (with 2, one
+        began after now)."""
+        matchmakers = [matchmaker for matchmaker, _, _ in self.matchmakers]
+        wanted = [matchmaker.scans + count for matchmaker in matchmakers]
+        await eventually(
+            lambda: all(m.scans >= n for m, n in zip(matchmakers, wanted, strict=True)),
+            10,
+            f"{count} more matchmaker scans",
+        )
 
     async def start_matchmaker(self, consumer: str, **settings: float) -> Matchmaker:
         redis = connect_redis(self.redis_url)
@@ -184,26 +208,72 @@ class Platform:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        steps: list[tuple[str, Coroutine[Any, Any, object]]] = []
         for worker, stop, task in self.workers:
             stop.set()
-            await task
-            await worker.close()
+            steps.append((f"bot worker {worker.consumer}", _ended(task)))
+            steps.append(("its close", worker.close()))
         for matchmaker, stop, task in self.matchmakers:
             stop.set()
-            await task
-            await matchmaker.close()
+            steps.append((f"matchmaker {matchmaker.consumer}", _ended(task)))
+            steps.append(("its close", matchmaker.close()))
         if self.gateway is not None:
-            await self.gateway.stop(0.5)
+            steps.append(("the gateway's stop", self.gateway.stop(0.5)))
         if self.lobby is not None:
-            await self.lobby.server.stop(0.5)
-            await self.lobby.close()
-        for servers in self.servers.values():
-            for server in servers:
-                await server.stop(0.5)
-        for service in self.services:
-            await service.close()
-        for redis in self._redis:
-            await redis.aclose()
+            steps += [
+                ("the lobby's server's stop", self.lobby.server.stop(0.5)),
+                ("the lobby's close", self.lobby.close()),
+            ]
+        for game, servers in self.servers.items():
+            steps += [(f"a {game} server's stop", server.stop(0.5)) for server in servers]
+        steps += [("a game service's close", service.close()) for service in self.services]
+        steps += [("a Redis client's close", redis.aclose()) for redis in self._redis]
+        stuck = [what for what, step in steps if not await _finished(what, step, patience(10))]
+        assert not stuck, f"the test platform did not stop: {', '.join(stuck)} (tasks above)"
+
+
+async def _ended(task: asyncio.Task[None]) -> None:
+    await task
+
+
+async def health_of(target: str, service: str = "") -> int | None:
+    """What `target`'s health service says of `service` ("": overall), None when it does not
+    answer (not listening yet, or gone)."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        try:
+            reply = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=service), timeout=patience(1)
+            )
+        except grpc.aio.AioRpcError:
+            return None
+    return int(reply.status)
+
+
+async def health_becomes(target: str, status: int, service: str = "", seconds: float = 20) -> None:
+    """Wait until `target`'s health says `status` for `service` (fail after
+    `patience(seconds)`)."""
+
+    async def reached() -> bool:
+        return await health_of(target, service) == status
+
+    name = health_pb2.HealthCheckResponse.ServingStatus.Name(status)
+    await eventually(reached, seconds, f"{target} reports {name} for {service!r}")
+
+
+async def _finished(what: str, step: Coroutine[Any, Any, object], seconds: float) -> bool:
+    """Whether `step` finished within `seconds`; if not, where it and every task of the loop
+    wait is printed, and it is cancelled (a stop that hangs is a bug to find, not to wait
+    out)."""
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if done:
+        task.result()
+        return True
+    print(f"{what} is waiting at:", *awaiting(step), sep="\n")
+    print(where_tasks_are())
+    task.cancel()
+    await asyncio.wait({task}, timeout=seconds)
+    return False
 
 
 async def store_as_before_editions(redis_url: str, game_id: str, state: State) -> None:
@@ -275,7 +345,8 @@ async def play_until_finished(
     session: Session, game: str, game_id: str, seat: int, timeout: float, poll: float = 0.01
 ) -> None:
     """Play `seat` with random legal moves (if seated; in Solo, moves that make progress) until
-    the game ends, looking at the game every `poll` seconds while others are to act."""
+    the game ends, looking at the game every `poll` seconds while others are to act; fail
+    after `patience(timeout)`."""
     stub = session.game(game)
     rng = random.Random(1)
     choose = solo_progress if game == "solo" else lambda moves, rng: rng.choice(moves)
@@ -307,4 +378,4 @@ async def play_until_finished(
                     continue
             await asyncio.sleep(poll)
 
-    await asyncio.wait_for(loop(), timeout)
+    await asyncio.wait_for(loop(), patience(timeout))

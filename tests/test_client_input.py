@@ -31,6 +31,7 @@ from client.play import Table, UsageError, game_options
 from engines.contract import GameError, State, visible_events
 from services.game.core import status_of
 from tabletop.common.v1 import common_pb2
+from tests.timing import patience
 from wire.errors import ApiError
 from wire.status import status_message
 
@@ -305,7 +306,7 @@ async def _at_table(game: str, seed: int, lines: Sequence[str]) -> tuple[Table, 
     table = Table(FakeSession(fake), game, f"{game}-0", ME, console)  # type: ignore[arg-type]
     await table._view()
     for line in lines:
-        if not await asyncio.wait_for(table.command(line), 10):
+        if not await asyncio.wait_for(table.command(line), patience(10)):
             break
     return table, fake, out.getvalue()
 

@@ -13,14 +13,11 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +35,25 @@ from runtime.config import ServiceSettings
 from runtime.launch import wait_serving
 from runtime.localredis import LocalRedis, free_port
 from runtime.redis import connect_redis, sentinels_from_env
+from tests.leftovers import RUN_MARK, spawned
+from tests.manifests import (
+    DEPLOY,
+    ROOT,
+    Host,
+    ProdRedis,
+    compose,
+    container,
+    containers,
+    find,
+    quantity_mib,
+    render,
+    render_with,
+    wait_answering,
+    workloads,
+)
+from tests.timing import patience
 from wire.api import LOBBY_SERVICE, game_apis
 
-ROOT = Path(__file__).resolve().parent.parent
-DEPLOY = ROOT / "deploy"
 OVERLAYS = ["dev", "prod"]
 KUBERNETES_VERSION = "1.32.0"
 COMPOSE_SCHEMA = ROOT / ".tools" / "compose_spec.json"
@@ -50,72 +62,6 @@ SOURCES = [
     for package in ("services", "gateway", "runtime", "wire")
     for path in ROOT.glob(f"{package}/**/*.py")
 ]
-
-
-def render_directory(directory: Path) -> list[dict[str, Any]]:
-    local = ROOT / ".tools" / "bin" / "kubectl"
-    kubectl = shutil.which("kubectl") or (str(local) if local.exists() else None)
-    assert kubectl, "kubectl is needed to render the kustomize overlays (make setup fetches it)"
-    out = subprocess.run(
-        [kubectl, "kustomize", str(directory)], check=True, capture_output=True, text=True
-    ).stdout
-    return [doc for doc in yaml.safe_load_all(out) if doc]
-
-
-def render(overlay: str) -> list[dict[str, Any]]:
-    return render_directory(DEPLOY / "k8s" / "overlays" / overlay)
-
-
-def render_with(tmp_path: Path, overlay: str, extra: dict[str, Any]) -> list[dict[str, Any]]:
-    """An overlay as another kustomization on top of it renders it, with `extra` added."""
-    kustomization = {
-        "resources": [os.path.relpath(DEPLOY / "k8s" / "overlays" / overlay, tmp_path)],
-        **extra,
-    }
-    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
-    return render_directory(tmp_path)
-
-
-def compose() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
-    return data
-
-
-def workloads(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    return (d for d in docs if d["kind"] in ("Deployment", "StatefulSet"))
-
-
-def containers(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    for workload in workloads(docs):
-        yield from workload["spec"]["template"]["spec"]["containers"]
-
-
-def find(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
-    """The one object of `kind` named `name`, or `name-<hash>` (a generated ConfigMap or Secret)."""
-    (doc,) = [
-        d
-        for d in docs
-        if d["kind"] == kind
-        and re.fullmatch(rf"{re.escape(name)}(-[a-z0-9]{{10}})?", d["metadata"]["name"])
-    ]
-    return doc
-
-
-def container(docs: list[dict[str, Any]], workload: str) -> dict[str, Any]:
-    found: dict[str, Any]
-    (found,) = [
-        c
-        for w in workloads(docs)
-        if w["metadata"]["name"] == workload
-        for c in w["spec"]["template"]["spec"]["containers"]
-    ]
-    return found
-
-
-def quantity_mib(quantity: str) -> int:
-    """A Kubernetes memory quantity (Mi, Gi) in MiB."""
-    number, unit = re.fullmatch(r"(\d+)(Mi|Gi)", quantity).groups()  # type: ignore[union-attr]
-    return int(number) * (1024 if unit == "Gi" else 1)
 
 
 def compose_seconds(duration: str) -> float:
@@ -207,18 +153,18 @@ def test_workloads_are_locked_down_and_probed(overlay: str) -> None:
     for workload in workloads(docs):
         pod = workload["spec"]["template"]["spec"]
         assert pod["securityContext"]["runAsNonRoot"] is True
-        for container in pod["containers"]:
-            security = container["securityContext"]
+        for each in pod["containers"]:
+            security = each["securityContext"]
             assert security["readOnlyRootFilesystem"] is True
             assert security["allowPrivilegeEscalation"] is False
             assert security["capabilities"]["drop"] == ["ALL"]
-            assert container["resources"]["requests"]
-            assert container["resources"]["limits"]
-            assert container["readinessProbe"]
-            assert container["livenessProbe"]
+            assert each["resources"]["requests"]
+            assert each["resources"]["limits"]
+            assert each["readinessProbe"]
+            assert each["livenessProbe"]
             if workload["kind"] == "Deployment":
-                assert "grpc" in container["readinessProbe"]
-                assert "grpc" in container["livenessProbe"]
+                assert "grpc" in each["readinessProbe"]
+                assert "grpc" in each["livenessProbe"]
         assert pod["automountServiceAccountToken"] is False, "no process talks to the API server"
     for doc in docs:
         if doc["kind"] == "Service" and doc["metadata"]["name"] in games.names():
@@ -270,9 +216,9 @@ def _variables() -> set[str]:
         for doc in docs:
             if doc["kind"] in ("ConfigMap", "Secret"):
                 names |= set(doc.get("data", {}))
-        for container in containers(docs):
-            if container["name"] not in REDIS_CONTAINERS:  # redis-server's own (see below)
-                names |= {e["name"] for e in container.get("env", [])}
+        for each in containers(docs):
+            if each["name"] not in REDIS_CONTAINERS:  # redis-server's own (see below)
+                names |= {e["name"] for e in each.get("env", [])}
     return names
 
 
@@ -284,6 +230,18 @@ def test_every_variable_is_read_by_the_code_and_documented() -> None:
         read = f'"{name}"' in code or bool(match and match.group(1).lower() in games.names())
         assert read, f"{name} is set by the deployment but no code reads it"
         assert f"`{name}`" in reference, f"{name} is not documented in docs/operations.md"
+
+
+def test_every_variable_the_code_reads_is_documented() -> None:
+    """The other way round: a setting the processes read is in the configuration reference
+    (the standard XDG_STATE_HOME aside, which TABLETOP_STATE_DIR's row names)."""
+    code = "\n".join(path.read_text() for path in SOURCES)
+    read = set(re.findall(r'env_(?:str|int|float|bool)\("([A-Z_]+)"', code))
+    read |= set(re.findall(r'os\.environ(?:\.get\(|\[)"([A-Z_]+)"', code))
+    reference = (ROOT / "docs" / "operations.md").read_text()
+    missing = sorted(name for name in read - {"XDG_STATE_HOME"} if f"`{name}`" not in reference)
+    assert not missing, f"read by the code, not in docs/operations.md: {missing}"
+    assert {"GRACE_SECONDS", "STOP_MARGIN_SECONDS", "REDIS_SOCKET_TIMEOUT_SECONDS"} <= read
 
 
 def _environment(
@@ -322,7 +280,13 @@ def test_each_service_serves_with_the_manifest_environment() -> None:
     assert "REDIS_PASSWORD" not in _environment("dev", "gateway"), "the gateway has no Redis"
     processes: list[subprocess.Popen[bytes]] = []
     local_addr: dict[str, str] = {}
-    try:
+
+    def start(module: str, *args: str) -> None:
+        command = [sys.executable, "-m", module, *args]
+        processes.append(running.enter_context(spawned(command, env={**os.environ, **env})))
+
+    with contextlib.ExitStack() as running:  # every process is stopped, whatever happens
+        running.callback(server.stop)
         for game in games.names():
             env = _environment("dev", game)
             assert env["REDIS_PASSWORD"] == password
@@ -332,11 +296,7 @@ def test_each_service_serves_with_the_manifest_environment() -> None:
                 "LISTEN": f"127.0.0.1:{port}",
                 "METRICS_PORT": str(free_port()),
             }
-            processes.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "services.game", game], env={**os.environ, **env}
-                )
-            )
+            start("services.game", game)
             local_addr[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
         env = _environment("dev", "lobby")
         assert set(local_addr) <= set(env), "the lobby's manifest misses a game's address"
@@ -346,9 +306,7 @@ def test_each_service_serves_with_the_manifest_environment() -> None:
             "LISTEN": f"127.0.0.1:{lobby_port}",
             "METRICS_PORT": str(free_port()),
         }
-        processes.append(
-            subprocess.Popen([sys.executable, "-m", "services.lobby"], env={**os.environ, **env})
-        )
+        start("services.lobby")
         local_addr["LOBBY_ADDR"] = f"127.0.0.1:{lobby_port}"
         env = _environment("dev", "gateway")
         assert set(local_addr) <= set(env), "the gateway's manifest misses an address"
@@ -357,13 +315,13 @@ def test_each_service_serves_with_the_manifest_environment() -> None:
             "LISTEN": f"127.0.0.1:{gateway_port}",
             "METRICS_PORT": str(free_port()),
         }
-        processes.append(
-            subprocess.Popen([sys.executable, "-m", "gateway"], env={**os.environ, **env})
-        )
+        start("gateway")
         for game, addr in local_addr.items():
-            assert wait_serving(addr, [LIVENESS]), f"{game} did not report SERVING"
+            assert wait_serving(addr, [LIVENESS], patience(30)), f"{game} did not report SERVING"
         names = [api.full_name for api in game_apis().values()]
-        assert wait_serving(f"127.0.0.1:{gateway_port}", [*names, LOBBY_SERVICE, LIVENESS])
+        assert wait_serving(
+            f"127.0.0.1:{gateway_port}", [*names, LOBBY_SERVICE, LIVENESS], patience(30)
+        )
         env = _environment("dev", "bots")
         assert env["REDIS_PASSWORD"] == password
         bots_port = free_port()
@@ -373,10 +331,8 @@ def test_each_service_serves_with_the_manifest_environment() -> None:
             "LISTEN": f"127.0.0.1:{bots_port}",
             "METRICS_PORT": str(free_port()),
         }
-        processes.append(
-            subprocess.Popen([sys.executable, "-m", "services.bots"], env={**os.environ, **env})
-        )
-        assert wait_serving(f"127.0.0.1:{bots_port}", [LIVENESS]), "the bot worker is not SERVING"
+        start("services.bots")
+        assert wait_serving(f"127.0.0.1:{bots_port}", [LIVENESS], patience(30)), "bots not SERVING"
         env = _environment("dev", "matchmaker")
         assert env["REDIS_PASSWORD"] == password
         matchmaker_port = free_port()
@@ -385,20 +341,12 @@ def test_each_service_serves_with_the_manifest_environment() -> None:
             "LISTEN": f"127.0.0.1:{matchmaker_port}",
             "METRICS_PORT": str(free_port()),
         }
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "services.matchmaker"], env={**os.environ, **env}
-            )
-        )
-        assert wait_serving(f"127.0.0.1:{matchmaker_port}", [LIVENESS]), "the matchmaker is not"
-    finally:
+        start("services.matchmaker")
+        assert wait_serving(f"127.0.0.1:{matchmaker_port}", [LIVENESS], patience(30)), "matchmaker"
         for process in processes:
             process.send_signal(signal.SIGTERM)
-        try:
-            for process in processes:
-                assert process.wait(timeout=30) == 0
-        finally:
-            server.stop()
+        for process in processes:
+            assert process.wait(timeout=patience(30)) == 0, process.args
 
 
 # --- Redis: a password from a Secret, a memory bound, no eviction -------------------------------
@@ -506,22 +454,6 @@ def _redis_launch(kind: str) -> tuple[list[str], dict[str, str], int, list[str]]
     return command, {}, limit, ["sh", "-c", test[1]]
 
 
-def _wait_answering(
-    client: redis.Redis, process: subprocess.Popen[bytes], name: str, log: Path | None = None
-) -> None:
-    """Until `client` gets an answer to PING (10 s at most), while `process` runs (else its
-    log, when it has one, says why it stopped)."""
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            assert client.ping()
-            return
-        except redis.ConnectionError:
-            assert process.poll() is None, log.read_text() if log else f"{name} exited"
-            assert time.monotonic() < deadline, f"{name} did not answer"
-            time.sleep(0.1)
-
-
 @pytest.mark.parametrize("kind", ["kubernetes", "compose"])
 def test_redis_starts_the_way_the_manifests_start_it(kind: str, tmp_path: Path) -> None:
     """Run the manifest's own Redis command with the local redis-server (the image's shell is
@@ -535,11 +467,11 @@ def test_redis_starts_the_way_the_manifests_start_it(kind: str, tmp_path: Path) 
         command[command.index("--dir") + 1] = str(tmp_path)
     command += ["--port", str(port), "--bind", "127.0.0.1", "--save", ""]
     password = "Zm9v+YmFy/YmF6-" + os.urandom(8).hex()
-    base_env = {"PATH": os.environ["PATH"], **env}
+    base_env = {"PATH": os.environ["PATH"], RUN_MARK: os.environ[RUN_MARK], **env}
     process = subprocess.Popen(command, env={**base_env, "REDIS_PASSWORD": password}, cwd=tmp_path)
     try:
         client = redis.Redis(port=port, password=password)
-        _wait_answering(client, process, "redis-server")
+        wait_answering(client, process, "redis-server")
         proc = Path(f"/proc/{process.pid}")
         assert proc.joinpath("comm").read_text().strip() == "redis-server"
         for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
@@ -558,21 +490,21 @@ def test_redis_starts_the_way_the_manifests_start_it(kind: str, tmp_path: Path) 
         assert ok.returncode == 0
         assert subprocess.run(check, env=base_env, check=False).returncode != 0
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0, "redis-server did not shut down cleanly"
+        assert process.wait(timeout=patience(10)) == 0, "redis-server did not shut down cleanly"
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     empty = subprocess.run(
         command, env={**base_env, "REDIS_PASSWORD": ""}, cwd=tmp_path, capture_output=True,
-        timeout=10, check=False,
+        timeout=patience(10), check=False,
     )  # fmt: skip
     assert empty.returncode != 0, "Redis started without a password"
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_redis_bounds_its_memory_and_never_evicts(overlay: str) -> None:
-    redis_container = container(render(overlay), "redis")
+    redis_container = container(render(overlay), "redis", "redis")
     args = redis_container["args"]
     assert args[args.index("--maxmemory-policy") + 1] == "noeviction"
     script = redis_container["command"][-2]
@@ -601,66 +533,57 @@ def _sentinel_setting(script: str, name: str) -> str:
 
 
 def test_prod_runs_redis_replicated_under_three_sentinels() -> None:
-    """prod: the base's single Redis is gone; in its place 3 Redis nodes and 3 Sentinels with
-    a quorum of 2, each kind one pod per Kubernetes node (losing a node loses one of each) with
-    a disruption budget, names that resolve before a pod is ready (headless Services that
-    publish not-ready addresses), nodes and Sentinels set up as the processes are told
-    (REDIS_SENTINELS: each Sentinel pod by its stable name and port; REDIS_SENTINEL_MASTER:
-    the name monitored, from the same ConfigMap), nodes announced by name, redis-0 the first
-    primary, the volume at 50Gi, and every host a setting names a Service of the overlay."""
+    """prod: the base's single Redis is gone; in its place 3 Redis pods, one per Kubernetes
+    node (losing a node loses one), each with its node and a Sentinel beside it (a partition
+    never separates a node from its Sentinel: the Sentinels' majority is the data's), a
+    quorum of 2, a disruption budget, names that resolve before a pod is ready (a headless
+    Service that publishes not-ready addresses), nodes and Sentinels set up as the processes
+    are told (REDIS_SENTINELS: each pod by its stable name and the Sentinel's port;
+    REDIS_SENTINEL_MASTER: the name monitored, from the same ConfigMap), both announced by the
+    pod's name, redis-0 the first primary, the volume at 50Gi, and every host a setting names a
+    Service of the overlay."""
     docs = render("prod")
     config_map = find(docs, "ConfigMap", "tabletop-config")
     config = config_map["data"]
     services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
     assert "redis" not in services, "the base's single Redis is gone"
     nodes = find(docs, "StatefulSet", "redis")
-    sentinels = find(docs, "StatefulSet", "redis-sentinel")
-    assert [w["metadata"]["name"] for w in docs if w["kind"] == "StatefulSet"] == [
-        "redis",
-        "redis-sentinel",
-    ]
+    assert [w["metadata"]["name"] for w in docs if w["kind"] == "StatefulSet"] == ["redis"]
     assert nodes["spec"]["replicas"] == 3
-    assert sentinels["spec"]["replicas"] == 3
-    for workload in (nodes, sentinels):
-        service = services[workload["spec"]["serviceName"]]
-        assert service["spec"]["clusterIP"] == "None"
-        assert service["spec"]["publishNotReadyAddresses"] is True
-        labels = workload["spec"]["template"]["metadata"]["labels"]
-        assert service["spec"]["selector"] == labels == workload["spec"]["selector"]["matchLabels"]
-        affinity = workload["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
-        (term,) = affinity["requiredDuringSchedulingIgnoredDuringExecution"]
-        assert term == {
-            "labelSelector": {"matchLabels": labels},
-            "topologyKey": "kubernetes.io/hostname",
-        }
-        budget = find(docs, "PodDisruptionBudget", workload["metadata"]["name"])
-        assert budget["spec"]["selector"]["matchLabels"] == labels
+    service = services[nodes["spec"]["serviceName"]]
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["publishNotReadyAddresses"] is True
+    labels = nodes["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"] == labels == nodes["spec"]["selector"]["matchLabels"]
+    affinity = nodes["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+    (term,) = affinity["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term == {
+        "labelSelector": {"matchLabels": labels},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    budget = find(docs, "PodDisruptionBudget", "redis")
+    assert budget["spec"]["selector"]["matchLabels"] == labels
     (claim,) = nodes["spec"]["volumeClaimTemplates"]
     assert claim["spec"]["resources"]["requests"]["storage"] == "50Gi"
 
-    node, sentinel = container(docs, "redis"), container(docs, "redis-sentinel")
+    pod = nodes["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in pod] == ["redis", "sentinel"], "a Sentinel in each Redis pod"
+    node, sentinel = pod
     node_env, sentinel_env = _env_values(node), _env_values(sentinel)
     (node_port,) = node["ports"]
     (sentinel_port,) = sentinel["ports"]
-    nodes_service = services[nodes["spec"]["serviceName"]]
-    sentinel_service = services[sentinels["spec"]["serviceName"]]
-    assert [(p["port"], p["targetPort"]) for p in nodes_service["spec"]["ports"]] == [
-        (node_port["containerPort"], node_port["name"])
+    assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [
+        (node_port["containerPort"], node_port["name"]),
+        (sentinel_port["containerPort"], sentinel_port["name"]),
     ]
-    (service_port,) = sentinel_service["spec"]["ports"]
-    assert (service_port["port"], service_port["targetPort"]) == (
-        sentinel_port["containerPort"],
-        sentinel_port["name"],
-    )
-    sentinel_name = sentinel_service["metadata"]["name"]
+    name = service["metadata"]["name"]
     assert config["REDIS_SENTINELS"].split(",") == [
-        f"{sentinel_name}-{i}.{sentinel_name}:{service_port['port']}"
-        for i in range(sentinels["spec"]["replicas"])
+        f"redis-{i}.{name}:{sentinel_port['containerPort']}" for i in range(3)
     ]
     script = sentinel["command"][2]
     monitor = re.search(r"^sentinel monitor \$REDIS_SENTINEL_MASTER \$primary (\d+)$", script, re.M)
     assert monitor, "the Sentinels watch the primary"
-    assert int(monitor.group(1)) == 2 == sentinels["spec"]["replicas"] // 2 + 1, "quorum"
+    assert int(monitor.group(1)) == 2 == nodes["spec"]["replicas"] // 2 + 1, "quorum"
     assert 1000 <= int(_sentinel_setting(script, "down-after-milliseconds")) <= 10000
     assert int(_sentinel_setting(script, "failover-timeout")) >= 30000
     assert _sentinel_setting(script, "auth-pass") == "$REDIS_PASSWORD"
@@ -676,15 +599,9 @@ def test_prod_runs_redis_replicated_under_three_sentinels() -> None:
         assert env["POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
         assert env["POD_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
         assert env["REDIS_PORT"] == str(node_port["containerPort"])
-        assert env["REDIS_FIRST_NODE"] == (
-            f"redis-0.{nodes_service['metadata']['name']}.$(POD_NAMESPACE).svc.cluster.local"
-        )
-    assert node_env["REDIS_ANNOUNCE"] == (
-        f"$(POD_NAME).{nodes_service['metadata']['name']}.$(POD_NAMESPACE).svc.cluster.local"
-    )
-    assert sentinel_env["SENTINEL_ANNOUNCE"] == (
-        f"$(POD_NAME).{sentinel_name}.$(POD_NAMESPACE).svc.cluster.local"
-    )
+        assert env["REDIS_FIRST_NODE"] == f"redis-0.{name}.$(POD_NAMESPACE).svc.cluster.local"
+    pod_name = f"$(POD_NAME).{name}.$(POD_NAMESPACE).svc.cluster.local"
+    assert node_env["REDIS_ANNOUNCE"] == sentinel_env["SENTINEL_ANNOUNCE"] == pod_name
     assert sentinel_env["SENTINEL_PORT"] == str(sentinel_port["containerPort"])
     node_script = node["command"][2]
     for line in ("masterauth $REDIS_PASSWORD", "replica-announce-ip $REDIS_ANNOUNCE"):
@@ -720,7 +637,7 @@ def test_every_redis_user_follows_the_primary_in_prod(
         monkeypatch.setenv("INTERNAL_KEY", "test-internal-key-0123456789")
         sentinels = sentinels_from_env()
         assert [f"{host}:{port}" for host, port in sentinels] == env["REDIS_SENTINELS"].split(",")
-        assert len(sentinels) == find(docs, "StatefulSet", "redis-sentinel")["spec"]["replicas"]
+        assert len(sentinels) == find(docs, "StatefulSet", "redis")["spec"]["replicas"]
         if name in games.names():
             assert ServiceSettings.from_env(50051).wait_replicas == 1
 
@@ -760,125 +677,6 @@ def test_prod_redis_images_are_the_base_pin() -> None:
     assert prod == {"redis": pinned, "sentinel": pinned}
 
 
-def _loopback_port(hosts: list[str]) -> int:
-    """A port free on each of the loopback addresses `hosts`."""
-    for _ in range(100):
-        port = free_port()
-        with contextlib.ExitStack() as stack:
-            try:
-                for host in hosts:
-                    sock = stack.enter_context(socket.socket())
-                    sock.bind((host, port))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no port free on every address")
-
-
-class _ProdRedis:
-    """The prod overlay's Redis nodes and Sentinels, each started with its manifest's own
-    command and environment (the image's shell is busybox, here it is the machine's sh) on a
-    loopback address of its own: nodes on 127.0.0.2-4, Sentinels on 127.0.0.5-7, each kind on
-    one port, as in a cluster each pod has its own address and the same port. What a pod
-    learns from Kubernetes is replaced by the local equivalent: its announced name
-    (REDIS_ANNOUNCE, SENTINEL_ANNOUNCE: the address), the first node, the ports, and
-    REDIS_SENTINELS (the local Sentinels)."""
-
-    def __init__(self, tmp_path: Path, password: str) -> None:
-        self.docs = render("prod")
-        self.tmp = tmp_path
-        self.password = password
-        self.node_hosts = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
-        self.sentinel_hosts = ["127.0.0.5", "127.0.0.6", "127.0.0.7"]
-        self.node_port = _loopback_port(self.node_hosts)
-        self.sentinel_port = _loopback_port(self.sentinel_hosts)
-        self.config = find(self.docs, "ConfigMap", "tabletop-config")["data"]
-        self.master = self.config["REDIS_SENTINEL_MASTER"]
-        self.sentinels = ",".join(f"{h}:{self.sentinel_port}" for h in self.sentinel_hosts)
-        self.processes: dict[str, subprocess.Popen[bytes]] = {}
-
-    def env(self, redis_container: dict[str, Any]) -> dict[str, str]:
-        env = {"PATH": os.environ["PATH"]}
-        for item in redis_container["env"]:
-            source = item.get("valueFrom", {})
-            if "secretKeyRef" in source:
-                env[item["name"]] = self.password
-            elif "configMapKeyRef" in source:
-                env[item["name"]] = self.config[source["configMapKeyRef"]["key"]]
-            elif "resourceFieldRef" in source:
-                limit = redis_container["resources"]["limits"]["memory"]
-                env[item["name"]] = str(quantity_mib(limit))
-            elif "value" in item:
-                env[item["name"]] = item["value"]
-        return env | {
-            "REDIS_SENTINELS": self.sentinels,
-            "REDIS_FIRST_NODE": self.node_hosts[0],
-            "REDIS_PORT": str(self.node_port),
-        }
-
-    def command(self, workload: str, address: str) -> tuple[list[str], dict[str, str]]:
-        redis_container = container(self.docs, workload)
-        command = [*redis_container["command"], *redis_container.get("args", [])]
-        env = self.env(redis_container)
-        directory = self.tmp / address
-        directory.mkdir(exist_ok=True)
-        if workload == "redis":
-            command[command.index("--dir") + 1] = str(directory)
-            env["REDIS_ANNOUNCE"] = address
-        else:
-            (mount,) = redis_container["volumeMounts"]
-            command[2] = command[2].replace(f"{mount['mountPath']}/", f"{directory}/")
-            command[2] = command[2].replace(f"dir {mount['mountPath']}", f"dir {directory}")
-            env["SENTINEL_ANNOUNCE"] = address
-            env["SENTINEL_PORT"] = str(self.sentinel_port)
-        return [*command, "--bind", address], env
-
-    def start(self, workload: str, address: str) -> subprocess.Popen[bytes]:
-        command, env = self.command(workload, address)
-        with (self.tmp / f"{address}.log").open("ab") as log:
-            process = subprocess.Popen(command, env=env, cwd=self.tmp, stdout=log, stderr=log)
-        self.processes[address] = process
-        port = self.node_port if workload == "redis" else self.sentinel_port
-        client = redis.Redis(host=address, port=port, password=self.password)
-        _wait_answering(client, process, address, self.tmp / f"{address}.log")
-        client.close()
-        return process
-
-    def log(self, address: str) -> str:
-        return (self.tmp / f"{address}.log").read_text()
-
-    def node(self, address: str) -> redis.Redis:
-        return redis.Redis(
-            host=address, port=self.node_port, password=self.password, decode_responses=True
-        )
-
-    def sentinel(self, address: str) -> redis.Redis:
-        return redis.Redis(
-            host=address, port=self.sentinel_port, password=self.password, decode_responses=True
-        )
-
-    def primary(self, address: str) -> str | None:
-        """The primary's address, as the Sentinel at `address` names it."""
-        with self.sentinel(address) as client:
-            found = client.sentinel_get_master_addr_by_name(self.master)
-        if found is None:
-            return None
-        assert int(found[1]) == self.node_port
-        return str(found[0])
-
-    def wait(self, condition: Any, what: str, timeout: float = 40.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            assert time.monotonic() < deadline, what
-            time.sleep(0.2)
-
-    def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-
-
 def test_prod_redis_and_sentinels_start_and_fail_over_the_way_the_manifests_say(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -892,53 +690,64 @@ def test_prod_redis_and_sentinels_start_and_fail_over_the_way_the_manifests_say(
     the new one, with its data; a restarted Sentinel watches the new primary too. Without a
     password neither starts."""
     password = "Zm9v+YmFy/YmF6-" + os.urandom(8).hex()
-    cluster = _ProdRedis(tmp_path, password)
-    first, second, third = cluster.node_hosts
+    cluster = ProdRedis(
+        tmp_path,
+        password,
+        [Host(f"127.0.0.{n}") for n in (2, 3, 4)],
+        [Host(f"127.0.0.{n}") for n in (5, 6, 7)],
+    )
+    first, second, third = cluster.nodes
     try:
-        for host in cluster.node_hosts:
+        for host in cluster.nodes:
             process = cluster.start("redis", host)
             assert Path(f"/proc/{process.pid}/comm").read_text().strip() == "redis-server"
         for host in cluster.sentinel_hosts:
-            process = cluster.start("redis-sentinel", host)
+            process = cluster.start("sentinel", host)
             assert Path(f"/proc/{process.pid}/comm").read_text().strip() == "redis-server"
-            assert os.stat(tmp_path / host / "sentinel.conf").st_mode & 0o077 == 0
-        assert "replicaof" not in cluster.log(first)
-        for host in (second, third):
-            assert f"replicaof {first} {cluster.node_port}" in cluster.log(host)
+            config = tmp_path / f"sentinel-{host.address}" / "sentinel.conf"
+            assert os.stat(config).st_mode & 0o077 == 0
+        assert "replicaof" not in cluster.log("redis", first.address)
+        for replica in (second, third):
+            assert f"replicaof {first.address} {cluster.node_port}" in cluster.log(
+                "redis", replica.address
+            )
         for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
             with contextlib.suppress(OSError):  # a process that ended meanwhile
                 assert password.encode() not in cmdline.read_bytes(), cmdline
-        for host, port in ((first, cluster.node_port), (third, cluster.node_port),
-                           (cluster.sentinel_hosts[0], cluster.sentinel_port)):  # fmt: skip
+        for address, port in ((first.address, cluster.node_port),
+                              (third.address, cluster.node_port),
+                              (cluster.sentinel_addresses[0], cluster.sentinel_port)):  # fmt: skip
             with (
-                redis.Redis(host=host, port=port) as anonymous,
+                redis.Redis(host=address, port=port) as anonymous,
                 pytest.raises(redis.AuthenticationError),
             ):
                 anonymous.ping()
 
         def watched() -> bool:
-            for host in cluster.sentinel_hosts:
-                with cluster.sentinel(host) as client:
+            for address in cluster.sentinel_addresses:
+                with cluster.sentinel(address) as client:
                     state = client.sentinel_master(cluster.master)
                 if state["num-slaves"] < 2 or state["num-other-sentinels"] < 2:
                     return False
             return True
 
         cluster.wait(watched, "the Sentinels did not find the replicas and each other")
-        assert {cluster.primary(host) for host in cluster.sentinel_hosts} == {first}
-        with cluster.node(first) as client:
+        assert {cluster.primary(a) for a in cluster.sentinel_addresses} == {first.address}
+        with cluster.node(first.address) as client:
             assert client.config_get("maxmemory-policy")["maxmemory-policy"] == "noeviction"
             assert client.config_get("appendonly")["appendonly"] == "yes"
             replicas = client.info("replication")
         assert replicas["connected_slaves"] == 2
-        assert {replicas[f"slave{i}"]["ip"] for i in range(2)} == {second, third}
+        assert {replicas[f"slave{i}"]["ip"] for i in range(2)} == {second.address, third.address}
 
         # The readiness probes, pointed at a node and a Sentinel: only with the password.
-        for workload, host in (("redis", second), ("redis-sentinel", cluster.sentinel_hosts[1])):
-            probed = container(cluster.docs, workload)
-            env = cluster.env(probed) | {"SENTINEL_PORT": str(cluster.sentinel_port)}
-            target = f"redis-cli -h {host}" + (
-                f" -p {cluster.node_port}" if workload == "redis" else ""
+        for probed, address in (
+            (cluster.node_container, second.address),
+            (cluster.sentinel_container, cluster.sentinel_addresses[1]),
+        ):
+            env = cluster.env(probed)
+            target = f"redis-cli -h {address}" + (
+                f" -p {cluster.node_port}" if probed is cluster.node_container else ""
             )
             for probe in ("readinessProbe", "livenessProbe"):
                 if "exec" not in probed[probe]:
@@ -970,25 +779,29 @@ def test_prod_redis_and_sentinels_start_and_fail_over_the_way_the_manifests_say(
         assert "master" in asyncio.run(write("before"))
 
         # Lose the primary's node.
-        cluster.processes[first].kill()
-        cluster.processes[first].wait()
+        cluster.processes["redis", first.address].kill()
+        cluster.processes["redis", first.address].wait()
 
         def failed_over() -> bool:
-            return all(cluster.primary(h) not in (None, first) for h in cluster.sentinel_hosts)
+            return all(
+                cluster.primary(h) not in (None, first.address) for h in cluster.sentinel_addresses
+            )
 
         cluster.wait(failed_over, "no failover")
-        new = cluster.primary(cluster.sentinel_hosts[0])
-        assert new in (second, third)
+        new = cluster.primary(cluster.sentinel_addresses[0])
+        assert new in (second.address, third.address)
         cluster.wait(lambda: cluster.node(new).role()[0] == "master", "not promoted")
         assert "master" in asyncio.run(write("after"))
 
         # The old primary comes back: it asks the Sentinels, and follows the new primary.
         cluster.start("redis", first)
         (*_, restarted) = [
-            line for line in cluster.log(first).splitlines() if line.startswith("primary: ")
+            line
+            for line in cluster.log("redis", first.address).splitlines()
+            if line.startswith("primary: ")
         ]
-        assert restarted.endswith(f"this node: {first} replicaof {new} {cluster.node_port}")
-        with cluster.node(first) as client:
+        assert restarted.endswith(f"this node: {first.address} replicaof {new} {cluster.node_port}")
+        with cluster.node(first.address) as client:
             cluster.wait(
                 lambda: client.info("replication").get("master_link_status") == "up",
                 "the old primary did not sync from the new one",
@@ -1000,26 +813,28 @@ def test_prod_redis_and_sentinels_start_and_fail_over_the_way_the_manifests_say(
         # Sentinels that restart watch the new primary: all of them at once (the first asks
         # redis-0, now a replica, for its primary; the others ask the first).
         for sentinel in cluster.sentinel_hosts:
-            cluster.processes[sentinel].send_signal(signal.SIGTERM)
-            assert cluster.processes[sentinel].wait(timeout=10) == 0
+            cluster.processes["sentinel", sentinel.address].send_signal(signal.SIGTERM)
+            assert cluster.processes["sentinel", sentinel.address].wait(patience(10)) == 0
         for sentinel in cluster.sentinel_hosts:
-            cluster.start("redis-sentinel", sentinel)
+            cluster.start("sentinel", sentinel)
             (*_, watching) = [
-                line for line in cluster.log(sentinel).splitlines() if line.startswith("watching")
+                line
+                for line in cluster.log("sentinel", sentinel.address).splitlines()
+                if line.startswith("watching")
             ]
             assert watching == f"watching {cluster.master} at {new} {cluster.node_port}"
-            assert cluster.primary(sentinel) == new
+            assert cluster.primary(sentinel.address) == new
 
-        process = cluster.processes[second if new == second else third]
+        process = cluster.processes["redis", new]
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0, "redis-server did not shut down cleanly"
+        assert process.wait(timeout=patience(10)) == 0, "redis-server did not shut down cleanly"
     finally:
         cluster.stop()
-    for workload in ("redis", "redis-sentinel"):
+    for workload in ("redis", "sentinel"):
         command, env = cluster.command(workload, "127.0.0.8")
         empty = subprocess.run(
             command, env={**env, "REDIS_PASSWORD": ""}, cwd=tmp_path, capture_output=True,
-            timeout=10, check=False,
+            timeout=patience(10), check=False,
         )  # fmt: skip
         assert empty.returncode != 0, f"{workload} started without a password"
 
@@ -1093,7 +908,7 @@ def test_prod_gateway_speaks_tls_and_bot_workers_check_its_name() -> None:
 
 def _health(channel: grpc.Channel, service: str = "") -> int:
     reply = health_pb2_grpc.HealthStub(channel).Check(
-        health_pb2.HealthCheckRequest(service=service), timeout=5
+        health_pb2.HealthCheckRequest(service=service), timeout=patience(5)
     )
     return int(reply.status)
 
@@ -1129,7 +944,7 @@ def test_prod_gateway_serves_tls_with_the_manifest_environment(tmp_path: Path) -
     gateway = subprocess.Popen([sys.executable, "-m", "gateway"], env={**os.environ, **env})
     try:
         serving = health_pb2.HealthCheckResponse.SERVING
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience(30)
         with grpc.insecure_channel(f"127.0.0.1:{health_port}") as channel:
             while True:
                 try:
@@ -1150,7 +965,7 @@ def test_prod_gateway_serves_tls_with_the_manifest_environment(tmp_path: Path) -
             _health(channel, LIVENESS)
     finally:
         gateway.send_signal(signal.SIGTERM)
-        assert gateway.wait(timeout=30) == 0
+        assert gateway.wait(timeout=patience(30)) == 0
 
 
 # --- Probes, disruption budgets, replica counts, draining -----------------------------------
@@ -1177,7 +992,7 @@ def test_disruption_budgets_allow_one_pod_at_a_time(overlay: str) -> None:
     """maxUnavailable 1, not minAvailable: with minAvailable 1 of 3 a drain may take two pods
     at once, and of 1 replica it blocks every drain."""
     budgets = [d for d in render(overlay) if d["kind"] == "PodDisruptionBudget"]
-    redis = {"redis", "redis-sentinel"} if overlay == "prod" else set()
+    redis = {"redis"} if overlay == "prod" else set()
     assert {b["metadata"]["name"] for b in budgets} == set(PROCESSES) | redis
     for budget in budgets:
         assert budget["spec"]["maxUnavailable"] == 1, budget["metadata"]["name"]
@@ -1441,21 +1256,20 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
     for user in REDIS_USERS:
         internal.add((user, "redis", 6379, "TCP"))
     if overlay == "prod":
-        # Redis under Sentinel: the users ask the Sentinels; the nodes replicate from each other
-        # and ask the Sentinels at start; the Sentinels watch the nodes and talk to each other.
-        sentinel = cluster.pods["redis-sentinel"][1]["sentinel"]
+        # Redis under Sentinel, a Sentinel in each Redis pod: the users ask the Sentinels; the
+        # nodes replicate from each other and ask the Sentinels at start; the Sentinels watch
+        # the nodes and talk to each other.
+        sentinel = cluster.pods["redis"][1]["sentinel"]
         for user in REDIS_USERS:
-            internal.add((user, "redis-sentinel", *sentinel))
+            internal.add((user, "redis", *sentinel))
         internal.add(("redis", "redis", 6379, "TCP"))
-        internal.add(("redis", "redis-sentinel", *sentinel))
-        internal.add(("redis-sentinel", "redis", 6379, "TCP"))
-        internal.add(("redis-sentinel", "redis-sentinel", *sentinel))
+        internal.add(("redis", "redis", *sentinel))
     ingress = set(internal)
     ingress |= {(peer, "gateway", *grpc("gateway")) for peer in cluster.everyone()}
     ingress |= {("monitoring/prometheus", name, 9464, "TCP") for name in PROCESSES}
     if overlay == "prod":
         ingress.add(("keda/keda-operator", "redis", 6379, "TCP"))
-        ingress.add(("keda/keda-operator", "redis-sentinel", *sentinel))
+        ingress.add(("keda/keda-operator", "redis", *sentinel))
     egress = set(internal)
     for pod in cluster.pods:
         egress |= {(pod, "kube-system/kube-dns", 53, protocol) for protocol in ("UDP", "TCP")}
@@ -1492,14 +1306,14 @@ def test_probes_from_nodes_component_opens_only_the_probed_ports(
     nodes = f"ip:{peer['ipBlock']['cidr']}"
     probed: set[Edge] = {(nodes, "gateway", *cluster.pods["gateway"][1]["grpc"])}
     for workload in workloads(docs):
-        (probed_container,) = workload["spec"]["template"]["spec"]["containers"]
-        ports = {p["name"]: p["containerPort"] for p in probed_container["ports"]}
-        for probe in ("livenessProbe", "readinessProbe"):
-            action = probed_container[probe]
-            port = (action.get("grpc") or action.get("tcpSocket") or {}).get("port")
-            if port is not None:
-                number = ports.get(port, port)
-                probed.add((nodes, workload["metadata"]["name"], number, "TCP"))
+        for probed_container in workload["spec"]["template"]["spec"]["containers"]:
+            ports = {p["name"]: p["containerPort"] for p in probed_container["ports"]}
+            for probe in ("livenessProbe", "readinessProbe"):
+                action = probed_container[probe]
+                port = (action.get("grpc") or action.get("tcpSocket") or {}).get("port")
+                if port is not None:
+                    number = ports.get(port, port)
+                    probed.add((nodes, workload["metadata"]["name"], number, "TCP"))
     assert cluster.edges("Ingress") == ingress | probed
     assert cluster.edges("Egress") == egress
 

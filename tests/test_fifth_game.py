@@ -18,6 +18,7 @@ from tests.conformance import check_rules
 from tests.fifth_game.compile import compile_proto
 from tests.fifth_game.tictactoe import GAME
 from tests.platform import Platform, logged_in, watch_all
+from tests.timing import patience
 
 
 @pytest.fixture
@@ -86,7 +87,7 @@ async def test_the_fifth_game_is_played_through_the_platform(
                 )
             else:
                 await asyncio.sleep(0.02)
-        updates = await asyncio.wait_for(watching, 10)
+        updates = await asyncio.wait_for(watching, patience(10))
         assert [u.envelope.version for u in updates] == list(range(view.status.version + 1))
         assert updates[-1].status.finished
         bot_moves = [u for u in updates if u.envelope.actor == 1 - seat]

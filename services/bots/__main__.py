@@ -31,7 +31,7 @@ from client.session import Tls
 from runtime.config import env_bool, env_float, env_int, env_str
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
-from runtime.server import Server, run, wait_for_signal
+from runtime.server import Server, finish, run, wait_for_signal
 from services.bots.worker import BotWorker, parse_budgets
 
 log = logging.getLogger("tabletop.bots")
@@ -66,6 +66,7 @@ def gateway_tls_from_env() -> Tls | None:
 
 
 async def main(budgets: dict[str, float]) -> None:
+    grace = env_float("GRACE_SECONDS", 10.0)
     bot_key = os.environ.get("BOT_KEY", "")
     if not bot_key:
         raise SystemExit("BOT_KEY is not set: bot workers log in with the gateway's bot key")
@@ -93,7 +94,7 @@ async def main(budgets: dict[str, float]) -> None:
         env_str("LISTEN", "0.0.0.0:50060"),
         [],
         ready=ready,
-        grace_seconds=env_float("GRACE_SECONDS", 10.0),
+        grace_seconds=grace,
     )
     await health.start()
     serve_metrics(env_int("METRICS_PORT", 0))
@@ -103,11 +104,11 @@ async def main(budgets: dict[str, float]) -> None:
         "working",
         extra={"consumer": worker.consumer, "gateway": worker.gateway, "budgets": budgets},
     )
-    await wait_for_signal()
+    await wait_for_signal(grace)
     log.info("stopping: finishing the jobs in hand")
     await health.health.enter_graceful_shutdown()
     stop.set()
-    await running
+    await finish(running, grace)
     await worker.close()
     await health.stop()
     await redis.aclose()

@@ -567,6 +567,7 @@ class GameCore:
         commit = await self.store.commit(
             game_id,
             expected_version=stored.version,
+            expected_tag=stored.tag,
             snapshot=played.state.serialize(),
             request_id=request_id,
             actor=played.actor,
@@ -580,7 +581,9 @@ class GameCore:
             not_before=not_before,
         )
         if commit.outcome == "OK":
-            now = Loaded(stored.moved_to(commit.version, table), played.state, played.table)
+            now = Loaded(
+                stored.moved_to(commit.version, table, commit.tag), played.state, played.table
+            )
             self.hints.put(game_id, now)
             if loaded.table is not None:
                 await self._index(now)

@@ -15,13 +15,13 @@ live games of its kind).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 from typing import Any
 
 from runtime import game_log, keys
 from runtime.redis import redis_failed
+from runtime.tasks import stop_tasks
 from services.game.core import GameCore
 from wire.errors import ApiError
 
@@ -41,6 +41,8 @@ class DeadlineSweep:
         self.sweep_seconds = sweep_seconds
         self.repair_seconds = repair_seconds
         self.name = secrets.token_hex(6)
+        self.sweeps = 0
+        """Sweeps done so far (a test waits for one that began after a deadline)."""
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -48,9 +50,7 @@ class DeadlineSweep:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop_tasks([self._task])
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -59,6 +59,7 @@ class DeadlineSweep:
             await asyncio.sleep(self.sweep_seconds)
             try:
                 await self.sweep()
+                self.sweeps += 1
                 if loop.time() - last_repair >= self.repair_seconds:
                     last_repair = loop.time()
                     await self.repair()

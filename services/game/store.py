@@ -7,6 +7,7 @@ the version and the request id, then writes the snapshot and appends the stream 
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +16,13 @@ from redis.asyncio import Redis
 
 from runtime import game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
-from runtime.observability import REPLICATION_LATE
-from runtime.redis import unavailable_when_unreachable
+from runtime.observability import PRIMARY_UNCONFIRMED, REPLICATION_LATE
+from runtime.redis import (
+    current_primary,
+    primary_confirmed,
+    unavailable_when_unreachable,
+    wait_for_replicas,
+)
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import display_name, is_bot
@@ -26,11 +32,15 @@ from wire.players import display_name, is_bot
 #       JSON, 7 status JSON, 8 time ms, 9 ttl seconds, 10 the channel that tells watchers of a
 #       new entry, 11 table JSON ("" for an untimed game), 12 table event JSON ("" for a seat's
 #       move), 13 not after (ms: a move must arrive by the deadline of the version it was judged
-#       on; "" for none), 14 not before (ms: a timeout is applied only once its deadline is past).
-# The deadlines are checked against Redis's own clock, one clock for every replica.
+#       on; "" for none), 14 not before (ms: a timeout is applied only once its deadline is past),
+#       15 the expected version's tag ("" for version 0), 16 the new version's tag.
+# The deadlines are checked against Redis's own clock, one clock for every replica. The tag
+# tells apart two histories that reached the same version number: after a failover the game may
+# be read from a primary that lost some writes and committed to the one that has them, or the
+# other way round; a version with another tag than the one read is STALE like an older one.
 # Returns {"OK", new version} | {"DUPLICATE", version applied} | {"NOT_FOUND", -1}
-#       | {"STALE", current version, snapshot, meta, table} (so the caller can retry without a
-#       read) | {"LATE", current version} | {"EARLY", current version}.
+#       | {"STALE", current version, snapshot, meta, table, tag} (so the caller can retry without
+#       a read) | {"LATE", current version} | {"EARLY", current version}.
 _COMMIT = """
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return {'NOT_FOUND', -1} end
@@ -39,9 +49,10 @@ if ARGV[3] ~= '' then
   local seen = redis.call('HGET', KEYS[3], ARGV[3])
   if seen then return {'DUPLICATE', tonumber(seen)} end
 end
-if current ~= tonumber(ARGV[1]) then
+local tag = redis.call('HGET', KEYS[1], 'tag') or ''
+if current ~= tonumber(ARGV[1]) or tag ~= ARGV[15] then
   local game = redis.call('HMGET', KEYS[1], 'snapshot', 'meta', 'table')
-  return {'STALE', current, game[1], game[2], game[3] or ''}
+  return {'STALE', current, game[1], game[2], game[3] or '', tag}
 end
 if ARGV[13] ~= '' or ARGV[14] ~= '' then
   local time = redis.call('TIME')
@@ -50,7 +61,7 @@ if ARGV[13] ~= '' or ARGV[14] ~= '' then
   if ARGV[14] ~= '' and now < tonumber(ARGV[14]) then return {'EARLY', current} end
 end
 local version = current + 1
-redis.call('HSET', KEYS[1], 'version', version, 'snapshot', ARGV[2])
+redis.call('HSET', KEYS[1], 'version', version, 'snapshot', ARGV[2], 'tag', ARGV[16])
 if ARGV[11] ~= '' then redis.call('HSET', KEYS[1], 'table', ARGV[11]) end
 if ARGV[12] ~= '' then
   redis.call('XADD', KEYS[2], version .. '-1', 'actor', ARGV[4], 'move', ARGV[5],
@@ -67,10 +78,10 @@ return {'OK', version}
 """
 
 # KEYS: state, requests. ARGV: request id.
-# Returns {version, snapshot, meta, table, version that request id produced (or nil)}.
+# Returns {version, snapshot, meta, table, version that request id produced (or nil), tag}.
 _LOAD = """
-local game = redis.call('HMGET', KEYS[1], 'version', 'snapshot', 'meta', 'table')
-return {game[1], game[2], game[3], game[4], redis.call('HGET', KEYS[2], ARGV[1])}
+local game = redis.call('HMGET', KEYS[1], 'version', 'snapshot', 'meta', 'table', 'tag')
+return {game[1], game[2], game[3], game[4], redis.call('HGET', KEYS[2], ARGV[1]), game[5]}
 """
 
 # KEYS: state, events. ARGV: snapshot, meta JSON, events JSON, status JSON, time ms, ttl,
@@ -128,10 +139,13 @@ class StoredGame:
     """The version a previous call with the same request id produced, if any."""
     table: Mapping[str, Any] | None = None
     """The game's table (games.clock.Table as JSON); None for an untimed game."""
+    tag: str = ""
+    """What tells this version from another history's version of the same number (store.py,
+    _COMMIT); "" for version 0."""
 
-    def moved_to(self, version: int, table: Mapping[str, Any] | None) -> StoredGame:
-        """This game after a move of ours was committed as `version`."""
-        return StoredGame(self.game_id, version, b"", self.meta, None, table)
+    def moved_to(self, version: int, table: Mapping[str, Any] | None, tag: str) -> StoredGame:
+        """This game after a move of ours was committed as `version`, tagged `tag`."""
+        return StoredGame(self.game_id, version, b"", self.meta, None, table, tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +165,8 @@ class Commit:
     version: int
     current: StoredGame | None = None
     """For STALE: the game as it is now."""
+    tag: str = ""
+    """For OK: the new version's tag."""
 
 
 def _dumps(value: Any) -> str:
@@ -297,15 +313,17 @@ class GameStore:
         """The game's current version, snapshot and meta (and what an earlier call with the same
         request id produced), in one round trip."""
         seen: bytes | None = None
+        node = current_primary(self.redis)
         if request_id:
-            version, snapshot, meta, table, seen = await self._load(
+            version, snapshot, meta, table, seen, tag = await self._load(
                 keys=[keys.game_state(game_id), keys.game_requests(game_id)], args=[request_id]
             )
         else:
-            version, snapshot, meta, table = await self.redis.hmget(
-                keys.game_state(game_id), ["version", "snapshot", "meta", "table"]
+            version, snapshot, meta, table, tag = await self.redis.hmget(
+                keys.game_state(game_id), ["version", "snapshot", "meta", "table", "tag"]
             )
         if version is None:
+            await self._confirm_absent(game_id, node)
             return None
         return StoredGame(
             game_id=game_id,
@@ -314,7 +332,23 @@ class GameStore:
             meta=json.loads(meta),
             request_version=None if seen is None else int(seen),
             table=_table(table),
+            tag=(tag or b"").decode(),
         )
+
+    async def _confirm_absent(self, game_id: str, node: tuple[str, int] | None) -> None:
+        """Under Sentinel with moves that wait for replicas: a game that the node read does not
+        hold is said not to exist only if that node is confirmed primary (`primary_confirmed`)
+        and the client did not move to another meanwhile. Right after a partition heals, a read
+        can still reach the old primary, which never had a game created since; answering
+        GAME_NOT_FOUND then would turn a retried move that was played into a refusal."""
+        if not self.wait_replicas or node is None:
+            return
+        if current_primary(self.redis) != node or not await primary_confirmed(self.redis, node):
+            raise ApiError(
+                "UNAVAILABLE",
+                f"game {game_id} is not on the Redis node read, which the Sentinels do not "
+                "confirm as the primary now; retry shortly",
+            )
 
     @unavailable_when_unreachable
     async def commit(
@@ -322,6 +356,7 @@ class GameStore:
         game_id: str,
         *,
         expected_version: int,
+        expected_tag: str,
         snapshot: bytes,
         request_id: str,
         actor: int,
@@ -335,8 +370,10 @@ class GameStore:
         not_before: int | None = None,
     ) -> Commit:
         """Write a move (or what the platform did: `table_event`) if the game is still at
-        `expected_version`, and (by Redis's clock) not after `not_after` nor before `not_before`
-        (one round trip)."""
+        `expected_version` (of the history tagged `expected_tag`), and (by Redis's clock) not
+        after `not_after` nor before `not_before` (one round trip)."""
+        tag = secrets.token_hex(8)
+        node = current_primary(self.redis)
         reply = await self._commit(
             keys=[keys.game_state(game_id), keys.game_events(game_id), keys.game_requests(game_id)],
             args=[
@@ -354,15 +391,20 @@ class GameStore:
                 _optional(table_event),
                 _optional(not_after),
                 _optional(not_before),
+                expected_tag,
+                tag,
             ],
         )
         outcome, version = reply[0].decode(), int(reply[1])
+        if outcome == "NOT_FOUND":
+            await self._confirm_absent(game_id, node)
         current = None
         if outcome == "STALE":
             current = StoredGame(
-                game_id, version, reply[2], json.loads(reply[3]), None, _table(reply[4])
-            )
-        return Commit(outcome=outcome, version=version, current=current)
+                game_id, version, reply[2], json.loads(reply[3]), None, _table(reply[4]),
+                reply[5].decode(),
+            )  # fmt: skip
+        return Commit(outcome=outcome, version=version, current=current, tag=tag)
 
     @unavailable_when_unreachable
     async def replicated(self, game_id: str) -> None:
@@ -373,19 +415,33 @@ class GameStore:
 
         WAIT covers the writes of the connection it is sent on: the game's TTL is set again
         first, on the same connection, so that it covers every write before it, whichever
-        connection made them (the primary replicates its writes in one ordered stream)."""
+        connection made them (the primary replicates its writes in one ordered stream). Under
+        Sentinel, the node it ran on must then be confirmed primary by a majority of the
+        Sentinels (runtime/redis.py, `Survey.confirms`): a deposed primary that still has a
+        replica cannot have a write acknowledged."""
         if not self.wait_replicas:
             return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.expire(keys.game_state(game_id), self.ttl_seconds)
-            pipe.wait(self.wait_replicas, self.wait_timeout_ms)
-            _, acknowledged = await pipe.execute()
-        if int(acknowledged) < self.wait_replicas:
+        acknowledged, node = await wait_for_replicas(
+            self.redis,
+            keys.game_state(game_id),
+            self.ttl_seconds,
+            self.wait_replicas,
+            self.wait_timeout_ms,
+        )
+        if acknowledged < self.wait_replicas:
             REPLICATION_LATE.inc()
             raise ApiError(
                 "UNAVAILABLE",
                 f"the move is not yet copied to {self.wait_replicas} Redis replica(s); retry "
                 "with the same request id",
+            )
+        if not await primary_confirmed(self.redis, node):
+            PRIMARY_UNCONFIRMED.inc()
+            raise ApiError(
+                "UNAVAILABLE",
+                "the Redis node the move was written to is not confirmed as the primary by a "
+                "majority of the Sentinels (a failover may be under way); retry with the same "
+                "request id",
             )
 
     @unavailable_when_unreachable

@@ -17,13 +17,14 @@ import games
 from runtime.config import env_float, env_int, env_str, internal_key_from_env
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
-from runtime.server import Server, run, wait_for_signal
+from runtime.server import Server, finish, run, wait_for_signal
 from services.matchmaker.matchmaker import Matchmaker
 
 log = logging.getLogger("tabletop.matchmaker")
 
 
 async def main() -> None:
+    grace = env_float("GRACE_SECONDS", 10.0)
     redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="matchmaker")
     backends = {
         game: os.environ[f"{game.upper()}_ADDR"]
@@ -44,17 +45,17 @@ async def main() -> None:
 
     health = Server(
         env_str("LISTEN", "0.0.0.0:50070"), [], ready=ready,
-        grace_seconds=env_float("GRACE_SECONDS", 10.0),
+        grace_seconds=grace,
     )  # fmt: skip
     await health.start()
     serve_metrics(env_int("METRICS_PORT", 0))
     stop = asyncio.Event()
     running = asyncio.create_task(matchmaker.run(stop))
     log.info("matching", extra={"consumer": matchmaker.consumer, "games": sorted(backends)})
-    await wait_for_signal()
+    await wait_for_signal(grace)
     await health.health.enter_graceful_shutdown()
     stop.set()
-    await running
+    await finish(running, grace)
     await matchmaker.close()
     await health.stop()
     await redis.aclose()

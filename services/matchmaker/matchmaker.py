@@ -58,6 +58,8 @@ class Matchmaker:
             backends, lambda game, at: platform_channel(at, api(game).full_name, internal_key)
         )
         self.rng = random.Random()
+        self.scans = 0
+        """Looks at every pool done so far (a test waits for one that began after a ticket)."""
 
     async def run(self, stop: asyncio.Event) -> None:
         for replicas in self.channels.values():
@@ -80,6 +82,8 @@ class Matchmaker:
                     pools |= set(await self.store.pools())
                 for pool in sorted(pools):
                     await self.match_pool(pool)
+                if scan:
+                    self.scans += 1
                 if entries:
                     await self.redis.xack(
                         keys.TICKETS, keys.MATCHMAKER_GROUP, *(entry_id for entry_id, _ in entries)

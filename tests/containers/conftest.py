@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from runtime.localredis import free_port
+from tests.timing import patience
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "deploy" / "docker-compose.yml"
@@ -80,7 +81,7 @@ class Stack:
     def remove(self) -> None:
         """Everything the project made: `compose down` leaves containers that a `--scale` added
         (and all of them when a stop outlasts its timeout); the project's pod holds them all."""
-        self.compose("down", "-v", "-t", "5", timeout=300, check=False)
+        self.compose("down", "-v", "-t", "5", timeout=patience(300), check=False)
         run("podman", "pod", "rm", "-f", "--ignore", f"pod_{PROJECT}", check=False)
         for kind in ("volume", "network"):
             names = run("podman", kind, "ls", "-q", "--filter", LABEL, check=False).split()
@@ -109,12 +110,13 @@ class Stack:
             probe = ["tabletop", "health", "--target", f"127.0.0.1:{PORTS[service]}"]
         done = subprocess.run(
             ["podman", "exec", container["id"], *probe], capture_output=True, text=True,
-            timeout=30, check=False,
+            timeout=patience(30), check=False,
         )  # fmt: skip
         return done.returncode == 0 and ("PONG" in done.stdout or "SERVING" in done.stdout)
 
     def wait_ready(self, container: dict[str, str], timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
+        """Wait for the container to be ready; fail after `patience(timeout)`."""
+        deadline = time.monotonic() + patience(timeout)
         while not self.ready(container):
             if time.monotonic() > deadline:
                 logs = run("podman", "logs", "--tail", "30", container["id"], check=False)
@@ -143,7 +145,9 @@ def stack() -> Iterator[Stack]:
         if os.environ.get("E2E_REQUIRED") == "1":
             pytest.fail(f"E2E_REQUIRED=1 but {problem}")
         pytest.skip(f"no container engine: {problem}")
-    run("podman", "build", "-q", "-f", "deploy/Dockerfile", "-t", IMAGE, ".", timeout=1200)
+    run(
+        "podman", "build", "-q", "-f", "deploy/Dockerfile", "-t", IMAGE, ".", timeout=patience(1200)
+    )
     env = {
         **os.environ,
         "GATEWAY_PORT": str(free_port()),

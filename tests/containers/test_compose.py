@@ -20,6 +20,7 @@ from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.containers.conftest import IMAGE, PORTS, Stack, run
 from tests.platform import play_until_finished
+from tests.timing import patience
 
 pytestmark = pytest.mark.containers
 
@@ -35,7 +36,7 @@ OPTIONS = {
 def test_health_through_the_published_port(stack: Stack) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "client.cli", "health", "--gateway", stack.target],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True, text=True, timeout=patience(60), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SERVING" in done.stdout
@@ -45,7 +46,7 @@ async def _play_against_bots(session: Session, game: str) -> lobby_pb2.PlayAgain
     reply: lobby_pb2.PlayAgainstBotsResponse = await session.lobby.PlayAgainstBots(
         lobby_pb2.PlayAgainstBotsRequest(game=game, options=OPTIONS.get(game)),
         metadata=session.metadata,
-        timeout=30,
+        timeout=patience(30),
     )
     # Looking every 0.1 s keeps the player well inside the gateway's rate limit (50 calls/s).
     await play_until_finished(
@@ -99,7 +100,7 @@ async def test_sigterm_to_every_container_fails_no_call(stack: Stack) -> None:
         await asyncio.to_thread(_wait_restarted, stack, container, started)
         exits[container["name"]] = _exit_codes(container["id"], signalled)
     stop.set()
-    await asyncio.wait_for(playing, 300)
+    await asyncio.wait_for(playing, patience(300))
     assert not failures, failures
     # Each process ended by itself, cleanly (a process without a SIGTERM handler ends 143).
     assert all(codes == ["0"] for codes in exits.values()), exits
@@ -142,7 +143,7 @@ def _exit_codes(container_id: str, since: str) -> list[str]:
 
 
 def _wait_restarted(stack: Stack, container: dict[str, str], started: str) -> None:
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + patience(120)
     while _state(container["id"], "StartedAt") == started:
         assert time.monotonic() < deadline, f"{container['name']} was not restarted"
         time.sleep(0.5)
@@ -163,7 +164,7 @@ async def test_a_game_service_scaled_to_three_gets_calls_on_every_replica(stack:
         lobby_pb2.PlayAgainstBotsRequest(game="solo"), metadata=session.metadata
     )
     request = common_pb2.GetViewRequest(game_id=created.status.game_id)
-    deadline = time.monotonic() + 30  # the gateway resolves the name again every 5 s
+    deadline = time.monotonic() + patience(30)  # the gateway resolves names every 5 s
     served: list[float] = []
     while time.monotonic() < deadline:
         for _ in range(20):

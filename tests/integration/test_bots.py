@@ -29,6 +29,7 @@ from tabletop.solace.v1 import solace_pb2
 from tabletop.solo.v1 import solo_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 from tests.platform import TEST_BOT_KEY, Platform, play_until_finished
+from tests.timing import eventually, patience
 from wire.players import new_bot_id
 
 pytestmark = pytest.mark.integration
@@ -119,18 +120,17 @@ async def test_a_dead_workers_job_is_taken_over(redis_url: str) -> None:
             player = Session(platform.target)
             await player.login("spectator")
             reply = await _new_bot_game(player, "esoloe", watch_only=True)
-            for _ in range(200):  # wait until the slow worker holds the first job
+
+            async def slow_holds_a_job() -> bool:
                 try:
                     pending = await redis.xpending(keys.BOT_TURNS, keys.BOT_GROUP)
                 except ResponseError:  # NOGROUP: the worker has not made its group yet
-                    pending = {"pending": 0}
-                if pending["pending"] and any(
+                    return False
+                return bool(pending["pending"]) and any(
                     c["name"].decode().endswith(f"-{slow.pid}") for c in pending["consumers"]
-                ):
-                    break
-                await asyncio.sleep(0.05)
-            else:
-                raise AssertionError("the slow worker never took the job")
+                )
+
+            await eventually(slow_holds_a_job, 10, "the slow worker takes the first job")
             slow.send_signal(signal.SIGKILL)
             slow.wait()
             await platform.start_bot_worker("rescuer", claim_idle_seconds=1.0)
@@ -184,7 +184,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=patience(15))
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -261,14 +261,15 @@ async def test_a_bot_letting_a_jump_in_pass_acknowledges_its_job(redis_url: str)
                 if _bot_jobs("solo", "passed") > passed_before:
                     break
             assert _bot_jobs("solo", "passed") > passed_before
-            for _ in range(100):  # the last acknowledgements follow the last move closely
+
+            async def all_acknowledged() -> bool:
                 pending = await redis.xpending_range(
                     keys.BOT_TURNS, keys.BOT_GROUP, "-", "+", 100, consumername="passer"
                 )
-                if not pending:
-                    break
-                await asyncio.sleep(0.05)
-            assert pending == []
+                return not pending
+
+            # The last acknowledgements follow the last move closely.
+            await eventually(all_acknowledged, 5, "every job the passer took is acknowledged")
         finally:
             stop.set()
             await running

@@ -19,6 +19,7 @@ from client.identity import identity_file, load_identity
 from tabletop.common.v1 import common_pb2
 from tests.integration.test_client import GAMES, Run, platform, public_status, state_dir
 from tests.platform import Platform
+from tests.timing import patience
 
 pytestmark = pytest.mark.integration
 
@@ -68,18 +69,24 @@ class LiveClient:
             return found
 
         try:
-            return await asyncio.wait_for(seen(), timeout)
+            return await asyncio.wait_for(seen(), patience(timeout))
         except TimeoutError:
-            raise AssertionError(f"{pattern!r} not within {timeout}s:\n{self.out}") from None
+            raise AssertionError(
+                f"{pattern!r} not within {patience(timeout):.0f} s:\n{self.out}"
+            ) from None
 
     def type(self, line: str) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(line.encode() + b"\n")
 
     async def end(self, timeout: float = 20) -> Run:
-        """Wait for the process to exit (killing it after `timeout`)."""
+        """Wait for the process to exit (killing it after `patience(timeout)`)."""
         try:
-            await asyncio.wait_for(self.process.wait(), timeout)
+            await asyncio.wait_for(self.process.wait(), patience(timeout))
+        except TimeoutError:
+            raise AssertionError(
+                f"still running after {patience(timeout):.0f} s; its output:\n{self.out}"
+            ) from None
         finally:
             if self.process.returncode is None:
                 self.process.kill()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
+from collections.abc import Awaitable
 from typing import Any
 
 import grpc
@@ -25,6 +25,7 @@ from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.platform import Platform, assert_refused, logged_in, play_until_finished, watch_all
+from tests.timing import eventually, patience
 from wire.errors import error_info
 
 pytestmark = pytest.mark.integration
@@ -53,6 +54,11 @@ async def stored_table(redis_url: str, game_id: str) -> dict[str, Any]:
         await redis.aclose()
     found: dict[str, Any] = json.loads(table)
     return found
+
+
+async def _longer_than_one(log: Awaitable[list[Any]]) -> list[Any] | None:
+    found = await log
+    return found if len(found) > 1 else None
 
 
 async def view(session: Session, game: str, game_id: str) -> Any:
@@ -96,7 +102,7 @@ async def test_a_silent_solo_player_is_taken_over_by_a_bot_that_finishes_the_gam
         assert created.status.clocks[running[0]].HasField("deadline")
         bob_watch = asyncio.create_task(watch_all(bob, "solo", game_id))
         # Alice plays her seat; Bob never moves.
-        await asyncio.wait_for(play_until_finished(alice, "solo", game_id, 0, 60), 90)
+        await asyncio.wait_for(play_until_finished(alice, "solo", game_id, 0, 60), patience(90))
         final = await view(alice, "solo", game_id)
         assert final.status.finished
         assert final.status.seats[1].player_id.startswith("bot-random-")
@@ -120,7 +126,7 @@ async def test_a_silent_solo_player_is_taken_over_by_a_bot_that_finishes_the_gam
         )
         # Bob's Watch carried on as a spectator's from the takeover: the bot's hand, dealt to
         # seat 1, is never shown to him.
-        seen = await asyncio.wait_for(bob_watch, 10)
+        seen = await asyncio.wait_for(bob_watch, patience(10))
         public = await watch_all(alice, "solo", game_id, public=True)
         after = [u for u in seen if u.envelope.version >= timeout.version]
         assert after == [u for u in public if u.envelope.version >= timeout.version]
@@ -154,7 +160,7 @@ async def test_a_two_player_game_is_forfeited_on_time(redis_url: str) -> None:
         assert clocks[1].remaining_ms == 2000
         deadline = clocks[1].deadline.ToMilliseconds()
         assert deadline == clocks[1].since.ToMilliseconds() + 2000
-        updates = await asyncio.wait_for(watch_all(alice, "esoloe", game_id, 1), 10)
+        updates = await asyncio.wait_for(watch_all(alice, "esoloe", game_id, 1), patience(10))
         last = updates[-1]
         assert last.envelope.move == "timeout"
         assert last.envelope.actor == 1
@@ -165,7 +171,6 @@ async def test_a_two_player_game_is_forfeited_on_time(redis_url: str) -> None:
         assert last.status.result.detail["reason"] == "timeout"
         assert last.status.result.detail["seat"] == 1
         assert last.status.clocks[1].remaining_ms == 0
-        assert now_ms() - deadline < 3000  # applied within the sweep interval, with room
         await assert_refused(
             bob.game("esoloe").Play(
                 common_pb2.PlayRequest(game_id=game_id, move="c12"), metadata=bob.metadata
@@ -193,14 +198,14 @@ async def test_a_game_nobody_starts_is_aborted_and_vanishes(redis_url: str) -> N
         async for update in lobby.WatchTicket(
             lobby_pb2.WatchTicketRequest(ticket_id=tickets[0].ticket_id),
             metadata=alice.metadata,
-            timeout=10,
+            timeout=patience(10),
         ):
             if update.state == lobby_pb2.TICKET_STATE_MATCHED:
                 game_id = update.game_id
                 break
         started = await view(alice, "esoloe", game_id)
         assert started.status.time_control.abort_seconds == 1
-        updates = await asyncio.wait_for(watch_all(alice, "esoloe", game_id), 10)
+        updates = await asyncio.wait_for(watch_all(alice, "esoloe", game_id), patience(10))
         last = updates[-1]
         assert last.envelope.move == "abort"
         assert not last.envelope.HasField("actor")
@@ -268,7 +273,9 @@ async def test_a_timeout_is_applied_by_a_service_that_was_down_at_the_deadline(
     await asyncio.sleep(max(0.0, (deadline - now_ms()) / 1000) + 1.0)  # nothing runs
     async with Platform(redis_url) as platform:
         (bob,) = await logged_in(platform, "bob")
-        updates = await asyncio.wait_for(watch_all(bob, "esoloe", game_id, public=True), 10)
+        updates = await asyncio.wait_for(
+            watch_all(bob, "esoloe", game_id, public=True), patience(10)
+        )
     last = updates[-1]
     assert last.envelope.move == "timeout"
     assert last.envelope.table_event.deadline.ToMilliseconds() == deadline
@@ -305,22 +312,27 @@ async def test_a_move_racing_its_deadline_is_either_played_or_timed_out_never_bo
             if refused is not None:
                 assert error_info(refused)[0] in ("TIME_UP", "STALE_VERSION", "GAME_OVER")
             told = "played" if refused is None else "timed out"
-            for _ in range(100):  # a refused move: the timeout is in the log by now, or soon
-                log = await entries(redis_url, game_id)
-                if len(log) > 1:
-                    break
-                await asyncio.sleep(0.05)
+            # A refused move: the timeout is in the log by now, or soon.
+            log = await eventually(
+                lambda: _longer_than_one(entries(redis_url, game_id)), 5, "version 1 is in the log"
+            )
             assert [e.move for e in log[1:2]] == (["c12"] if told == "played" else ["timeout"])
             assert all(e.move != "c12" for e in log[2:])
             if told == "played":
                 assert log[1].time_ms <= deadline
             return told
 
-        outcomes = []
-        for _ in range(4):  # 4 rounds of 10 games at once
-            offsets = [rng.randint(-60, 60) for _ in range(10)]
+        # Rounds of 10 games at once, until both outcomes have happened: the moves are sent
+        # from `spread` ms before the deadline to as long after it, and the spread doubles each
+        # round (a busy machine's moves take longer to arrive than an idle one's).
+        outcomes: list[str] = []
+        spread = 60
+        while len(outcomes) < 40 or set(outcomes) != {"played", "timed out"}:
+            assert spread <= 1000, outcomes
+            offsets = [rng.randint(-spread, spread) for _ in range(10)]
             outcomes += await asyncio.gather(*(race(o) for o in offsets))
-        assert set(outcomes) == {"played", "timed out"}, outcomes
+            if len(outcomes) >= 40:
+                spread *= 2
 
 
 async def test_bot_seats_are_never_timed_out(redis_url: str) -> None:
@@ -337,7 +349,9 @@ async def test_bot_seats_are_never_timed_out(redis_url: str) -> None:
         game_id = reply.status.game_id
         assert not reply.status.HasField("abort_at")  # no person at the table to wait for
         assert reply.status.clocks[0].HasField("deadline")  # shown, never enforced
-        await asyncio.sleep(1.6)
+        deadline = reply.status.clocks[0].deadline.ToMilliseconds()
+        await asyncio.sleep(max(0.0, (deadline - now_ms()) / 1000))
+        await platform.sweeps_done(2)  # so at least one began after the deadline
         now = await view(alice, "esoloe", game_id)
         assert now.status.version == 0
         assert not now.status.finished
@@ -374,7 +388,7 @@ async def test_time_controls_are_checked_and_keep_matchmaking_pools_apart(
         bobs = await bob.lobby.FindMatch(
             lobby_pb2.FindMatchRequest(game="esoloe"), metadata=bob.metadata
         )
-        await asyncio.sleep(1.0)
+        await platform.scans_done(2)  # so at least one looked at both tickets
         found = await alice.lobby.WatchTicket(
             lobby_pb2.WatchTicketRequest(ticket_id=first.ticket_id), metadata=alice.metadata
         ).read()
@@ -383,15 +397,13 @@ async def test_time_controls_are_checked_and_keep_matchmaking_pools_apart(
         await carol.lobby.FindMatch(
             lobby_pb2.FindMatchRequest(game="esoloe", time_control=blitz), metadata=carol.metadata
         )
-        started = time.monotonic()
         async for update in alice.lobby.WatchTicket(
             lobby_pb2.WatchTicketRequest(ticket_id=first.ticket_id),
             metadata=alice.metadata,
-            timeout=10,
+            timeout=patience(10),
         ):
             if update.state == lobby_pb2.TICKET_STATE_MATCHED:
                 break
-        assert time.monotonic() - started < 10
         game = await view(alice, "esoloe", update.game_id)
         assert game.status.time_control.clock_seconds == 180
         assert {s.player_id for s in game.status.seats} == {alice.player_id, carol.player_id}

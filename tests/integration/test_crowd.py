@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import grpc
@@ -24,7 +24,9 @@ from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
 from tests.platform import TEST_INTERNAL_KEY, Platform, assert_refused, logged_in
+from tests.timing import eventually, patience
 from wire.api import LOBBY_SERVICE, api
+from wire.errors import error_info
 from wire.metadata import PLAYER_METADATA
 from wire.players import new_bot_id
 from wire.proof import prove
@@ -49,14 +51,6 @@ async def _clients(redis: Redis, name: str) -> int:
     return sum(1 for client in listed if client.get("name") == name)
 
 
-async def _until(done: Callable[[], bool], seconds: float = 60.0) -> None:
-    for _ in range(int(seconds * 10)):
-        if done():
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("not in time")
-
-
 WATCH = "/tabletop.esoloe.v1.EsoloeService/Watch"
 WATCH_TICKET = "/tabletop.lobby.v1.LobbyService/WatchTicket"
 
@@ -64,7 +58,7 @@ WATCH_TICKET = "/tabletop.lobby.v1.LobbyService/WatchTicket"
 async def _serving(target: str, service: str) -> bool:
     async with grpc.aio.insecure_channel(target) as channel:
         reply = await health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service=service), timeout=5
+            health_pb2.HealthCheckRequest(service=service), timeout=patience(5)
         )
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
@@ -99,7 +93,7 @@ async def test_a_thousand_watchers_hold_no_redis_connection(own_redis: LocalRedi
         redis = Redis.from_url(own_redis.url)
         try:
             hub = platform.services[0].hub
-            await _until(lambda: hub.count == WATCHERS)  # every watcher is in
+            await eventually(lambda: hub.count == WATCHERS, 30, "every watcher is in")
             assert await _clients(redis, "game-esoloe") <= 16
             # Another player, meanwhile: a new game and moves answer at once.
             (other,) = await logged_in(platform, "other")
@@ -117,7 +111,7 @@ async def test_a_thousand_watchers_hold_no_redis_connection(own_redis: LocalRedi
                         metadata=((PLAYER_METADATA, "p-a" if version == 0 else "p-b"),),
                     )
             assert await _serving(target, api("esoloe").full_name)
-            await asyncio.wait_for(asyncio.gather(*watching), 30)
+            await asyncio.wait_for(asyncio.gather(*watching), patience(30))
             assert all(v == [0, 1, 2] for lists in seen.values() for v in lists)
             assert await _clients(redis, "game-esoloe") <= 16
         finally:
@@ -153,14 +147,14 @@ async def test_a_thousand_ticket_watchers_hold_no_redis_connection(own_redis: Lo
         redis = Redis.from_url(own_redis.url)
         try:
             hub = platform.lobby.hub
-            await _until(lambda: hub.count == WATCHERS)
+            await eventually(lambda: hub.count == WATCHERS, 30, "every watcher is in")
             assert await _clients(redis, "lobby") <= 16
             assert await _serving(f"127.0.0.1:{platform.lobby.server.port}", LOBBY_SERVICE)
             for ticket_id, as_player in tickets:
                 await lobby.CancelTicket(
                     lobby_pb2.CancelTicketRequest(ticket_id=ticket_id), metadata=as_player
                 )
-            await asyncio.wait_for(asyncio.gather(*watching), 30)
+            await asyncio.wait_for(asyncio.gather(*watching), patience(30))
             queued, cancelled = lobby_pb2.TICKET_STATE_QUEUED, lobby_pb2.TICKET_STATE_CANCELLED
             assert all(found == [queued, cancelled] for found in states)
         finally:
@@ -186,14 +180,15 @@ async def test_a_slow_watcher_is_served_in_steps_then_cut_and_resumes_exactly(
         reader = hub.watch(stream, "0-0")
         got: list[bytes] = []
         while len(got) < 10:  # ten entries through a queue of four
-            got += [fields[b"n"] for _, fields in await asyncio.wait_for(reader.next(), 5)]
+            entries = await asyncio.wait_for(reader.next(), patience(5))
+            got += [fields[b"n"] for _, fields in entries]
         assert got == [str(n).encode() for n in range(10)]
         reader.close()
         stuck = hub.watch(stream, ids[3].decode())  # has taken 0..3, takes nothing more
         for n in range(10, 20):
             await redis.xadd(stream, {"n": str(n)})
             await redis.publish(channel, stream)
-        await asyncio.sleep(1.5)
+        await eventually(lambda: stuck.too_slow, 5, "the watcher that reads nothing is cut")
         with pytest.raises(TooSlow) as cut:
             await stuck.next()
         assert cut.value.after == ids[3].decode()
@@ -201,7 +196,9 @@ async def test_a_slow_watcher_is_served_in_steps_then_cut_and_resumes_exactly(
         resumed = hub.watch(stream, cut.value.after)
         rest: list[bytes] = []
         while len(rest) < 16:
-            rest += [fields[b"n"] for _, fields in await asyncio.wait_for(resumed.next(), 5)]
+            rest += [
+                fields[b"n"] for _, fields in await asyncio.wait_for(resumed.next(), patience(5))
+            ]
         assert rest == [str(n).encode() for n in range(4, 20)]
         assert hub.count == 1
     finally:
@@ -222,11 +219,19 @@ async def test_on_a_redis_cluster_a_new_hub_hears_notifications_at_once() -> Non
     await hub.start()
     try:
         reader = hub.watch(stream, "0-0")
-        for n in range(3):
-            await asyncio.sleep(0.3)  # the subscription is up by now
-            await writer.xadd(stream, {"n": str(n)})
+
+        async def notified() -> list[Any] | None:
+            """The entries a notification brought, if any came soon after it (the hub may not
+            have subscribed yet: then the next notification is heard)."""
             await writer.publish(channel, stream)
-            entries = await asyncio.wait_for(reader.next(), 5)
+            try:
+                return await asyncio.wait_for(reader.next(), 0.5)
+            except TimeoutError:
+                return None
+
+        for n in range(3):
+            await writer.xadd(stream, {"n": str(n)})
+            entries = await eventually(notified, 5, "a notification is heard", every=0)
             assert [fields[b"n"] for _, fields in entries] == [str(n).encode()]
         reader.close()
     finally:
@@ -343,9 +348,19 @@ async def test_a_player_holds_a_bounded_number_of_streams(platform: Platform) ->
         extra.read(), grpc.StatusCode.RESOURCE_EXHAUSTED, "LIMIT_REACHED", "at most 16"
     )
     streams[0].cancel()
-    await asyncio.sleep(0.2)
-    again = stub.Watch(request, metadata=alice.metadata)
-    assert (await again.read()).envelope.version == 0  # one closed, one may open
+
+    async def another() -> Any:
+        """A new stream and its first update, once the gateway has seen the closed one go."""
+        stream = stub.Watch(request, metadata=alice.metadata)
+        try:
+            return stream, await stream.read()
+        except grpc.aio.AioRpcError as error:
+            if error_info(error)[0] != "LIMIT_REACHED":
+                raise
+            return None
+
+    again, first = await eventually(another, 2, "a stream opens once one is closed")
+    assert first.envelope.version == 0
     for stream in [*streams, again]:
         with contextlib.suppress(Exception):
             stream.cancel()

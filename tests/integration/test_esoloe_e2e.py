@@ -17,6 +17,7 @@ from runtime import keys
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import Platform, logged_in, store_as_before_editions, watch_all
+from tests.timing import patience
 
 pytestmark = pytest.mark.integration
 
@@ -83,7 +84,7 @@ async def test_full_game_through_gateway_with_watcher(platform: Platform) -> Non
         finished = reply.status.finished
     assert local.finished
 
-    updates = await asyncio.wait_for(watcher, timeout=10)
+    updates = await asyncio.wait_for(watcher, timeout=patience(10))
     assert [u.envelope.version for u in updates] == list(range(version + 1))
     assert [u.envelope.move for u in updates[1:]] == played
     assert updates[-1].status.finished

@@ -10,17 +10,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import time
 from collections.abc import AsyncIterator
+from typing import Any, cast
 
 import grpc
 import pytest
 import pytest_asyncio
 
+import games
 from client.session import Session
+from runtime import keys
 from runtime.localredis import LocalRedisSentinel, free_port
+from runtime.redis import connect_redis
+from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import Platform, logged_in
+from tests.timing import patience
 
 pytestmark = pytest.mark.integration
 
@@ -107,15 +115,18 @@ async def sentinel_redis(
 async def _play(session: Session, request: common_pb2.PlayRequest) -> int:
     """Send the move until it is answered (retrying UNAVAILABLE with the same request id, as
     every client should): the version it made."""
-    for _ in range(300):
+    deadline = time.monotonic() + patience(30)
+    while True:
         try:
-            reply = await session.game("esoloe").Play(request, metadata=session.metadata, timeout=5)
+            reply = await session.game("esoloe").Play(
+                request, metadata=session.metadata, timeout=patience(5)
+            )
             return int(reply.status.version)
         except grpc.aio.AioRpcError as error:
             if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 raise
+            assert time.monotonic() < deadline, "the move was never answered"
             await asyncio.sleep(0.1)
-    raise AssertionError("the move was never answered")
 
 
 @pytest.mark.parametrize("wait_replicas", [1, 0])
@@ -140,7 +151,9 @@ async def test_a_failover_loses_no_accepted_move_when_commits_wait_for_a_replica
         third = common_pb2.PlayRequest(game_id=game_id, move="c13", request_id="r-third")
         told = True
         try:
-            version = await alice.game("esoloe").Play(third, metadata=alice.metadata, timeout=5)
+            version = await alice.game("esoloe").Play(
+                third, metadata=alice.metadata, timeout=patience(5)
+            )
             accepted.append((int(version.status.version), "c13"))  # told it was played
         except grpc.aio.AioRpcError as error:
             told = False
@@ -161,7 +174,9 @@ async def test_a_failover_loses_no_accepted_move_when_commits_wait_for_a_replica
             accepted.append((await _play(alice, third), "c13"))
         # What the new primary holds, as the players see it (the services are ready again).
         view = await alice.game("esoloe").GetView(
-            common_pb2.GetViewRequest(game_id=game_id, seat=0), metadata=alice.metadata, timeout=10
+            common_pb2.GetViewRequest(game_id=game_id, seat=0),
+            metadata=alice.metadata,
+            timeout=patience(10),
         )
         held = view.status.version
         lost = [move for version, move in accepted if version > held]
@@ -173,3 +188,58 @@ async def test_a_failover_loses_no_accepted_move_when_commits_wait_for_a_replica
             assert held == 2
         for session in (alice, bob):
             await session.close()
+
+
+async def test_a_version_read_from_another_history_is_never_built_on(redis_url: str) -> None:
+    """After a failover a service may hold a game at version N as the old primary had it (a
+    move that was never acknowledged, then lost) while the new primary's version N is another
+    move. A move judged on the one must not be committed on top of the other because the
+    numbers match: each version carries a tag, and a commit expects the tag it read (else
+    STALE: reloaded, judged again). Here the service's hint holds version 1 as "c12" while
+    Redis's version 1 becomes "a12"; the next move is built on "a12", and the stored position
+    is the log's."""
+    async with Platform(redis_url) as platform:  # one replica: it holds the hint
+        (alice,) = await logged_in(platform, "alice")
+        stub = alice.game("esoloe")
+        created = await platform.create_game(
+            "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id] * 2)
+        )
+        game_id = created.status.game_id
+        await stub.Play(
+            common_pb2.PlayRequest(game_id=game_id, move="c12", seat=0), metadata=alice.metadata
+        )
+        redis = connect_redis(redis_url)
+        store = GameStore(redis)
+        try:
+            first = (await store.entries(game_id, 1, count=1))[0]
+            meta = json.loads(await redis.hget(keys.game_state(game_id), "meta") or b"{}")
+            rules = games.rules("esoloe")
+            start = rules.new_game(int(meta["seed"]), meta["options"])
+            other, events = start.apply(0, "a12")
+            await redis.hset(
+                keys.game_state(game_id),
+                mapping={"snapshot": other.serialize(), "tag": "another-history"},
+            )
+            stream = keys.game_events(game_id)
+            ((_, opening),) = cast(Any, await redis.xrange(stream, "0-1", "0-1"))
+            await redis.delete(stream)
+            await redis.xadd(stream, opening, id="0-1")
+            await redis.xadd(
+                stream,
+                {"actor": 0, "move": "a12", "events": json.dumps([e.to_json() for e in events]),
+                 "status": json.dumps(first.status), "t": first.time_ms},
+                id="1-1",
+            )  # fmt: skip
+            reply = await stub.Play(
+                common_pb2.PlayRequest(game_id=game_id, move="e14", seat=1),
+                metadata=alice.metadata,
+            )
+            assert reply.status.version == 2
+            stored = await store.load(game_id)
+            assert stored is not None
+            after, _ = other.apply(1, "e14")
+            assert rules.deserialize(stored.snapshot) == after, "built on the other history"
+            assert [e.move for e in await store.entries(game_id, 0, count=10)] == ["", "a12", "e14"]
+        finally:
+            await redis.aclose()
+        await alice.close()

@@ -30,6 +30,7 @@ from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tests.integration.test_fuzz import _answer, game_ids, moves, seats, versions
 from tests.integration.test_security import forged_tokens
 from tests.platform import TEST_BOT_KEY, Platform, logged_in
+from tests.timing import patience
 from wire.api import api
 from wire.metadata import PLAYER_METADATA, REQUEST_METADATA
 from wire.players import new_bot_id
@@ -522,7 +523,9 @@ async def _legal_move(
     """One of the caller's legal moves, or "LEGAL" (not a move) when it has none."""
     try:
         legal = await stub.LegalMoves(
-            common_pb2.LegalMovesRequest(game_id=game_id), metadata=tuple(metadata), timeout=10
+            common_pb2.LegalMovesRequest(game_id=game_id),
+            metadata=tuple(metadata),
+            timeout=patience(10),
         )
     except grpc.aio.AioRpcError:
         return "LEGAL"
@@ -549,7 +552,9 @@ def test_unparsable_requests_get_invalid_argument(world: World, body: bytes) -> 
         ]
         try:
             for channel, path in calls:
-                call = channel.unary_unary(path)(body, metadata=player.metadata, timeout=5)
+                call = channel.unary_unary(path)(
+                    body, metadata=player.metadata, timeout=patience(5)
+                )
                 assert await _answer(call) == grpc.StatusCode.INVALID_ARGUMENT, path
         finally:
             await direct.close()

@@ -18,6 +18,7 @@ from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 from tests.platform import Platform, assert_refused, logged_in, play_until_finished
+from tests.timing import eventually, patience
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +56,7 @@ async def final(session: Session, ticket_id: str, timeout: float = 20) -> lobby_
         last_state: lobby_pb2.Ticket = states[-1]
         return last_state
 
-    return await asyncio.wait_for(last(), timeout)
+    return await asyncio.wait_for(last(), patience(timeout))
 
 
 async def cancel(session: Session, ticket_id: str) -> lobby_pb2.Ticket:
@@ -96,7 +97,7 @@ async def test_people_who_ask_alike_are_matched_and_others_never(redis_url: str)
         long = lobby_pb2.GameOptions(zoxso=zoxso_pb2.Options(max_plies=200))
         c = await find(carol, "zoxso", options=short)
         d = await find(dave, "zoxso", options=long)
-        await asyncio.sleep(1.0)
+        await platform.scans_done(2)
         assert (await cancel(carol, c.ticket_id)).state == CANCELLED
         assert (await cancel(dave, d.ticket_id)).state == CANCELLED
 
@@ -168,12 +169,13 @@ async def test_a_dead_matchmakers_tickets_are_not_lost(redis_url: str) -> None:
             end_a, end_b = await asyncio.gather(final(alice, a.ticket_id), final(bob, b.ticket_id))
             assert end_a.state == end_b.state == MATCHED
             assert end_a.game_id == end_b.game_id
-            for _ in range(50):  # the dead one's entries end up acknowledged by the rescuer
+
+            async def all_acknowledged() -> bool:
                 pending = await redis.xpending(keys.TICKETS, keys.MATCHMAKER_GROUP)
-                if not pending["pending"]:
-                    break
-                await asyncio.sleep(0.1)
-            assert pending["pending"] == 0
+                return not pending["pending"]
+
+            # The dead one's entries end up acknowledged by the rescuer.
+            await eventually(all_acknowledged, 5, "every ticket entry acknowledged")
         finally:
             await redis.aclose()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.platform import Platform
+from tests.timing import patience
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +35,7 @@ async def play_node(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    out, err = await asyncio.wait_for(process.communicate(), timeout=patience(120))
     assert process.returncode == 0, (out + err).decode()
     return out.decode()
 

@@ -14,36 +14,27 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from client.session import Session
-from runtime.localredis import free_port
+from runtime.launch import wait_serving
+from runtime.localredis import LocalRedis, free_port
+from runtime.server import STOP_MARGIN_SECONDS
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
-from tests.platform import TEST_INTERNAL_KEY
+from tests.leftovers import spawned
+from tests.platform import TEST_INTERNAL_KEY, health_becomes
+from tests.timing import eventually, patience
 from wire.api import api
 from wire.proof import platform_channel
 
 pytestmark = pytest.mark.integration
 
-
-async def _wait_status(target: str, wanted: int, service: str = "", timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    async with grpc.aio.insecure_channel(target) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            try:
-                request = health_pb2.HealthCheckRequest(service=service)
-                reply = await stub.Check(request, timeout=1)
-                if reply.status == wanted:
-                    return
-            except grpc.aio.AioRpcError:
-                pass
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"{target} never reported {wanted}")
+SERVING = health_pb2.HealthCheckResponse.SERVING
 
 
 def _free_ports_in_a_row(count: int) -> int:
@@ -100,14 +91,14 @@ def _crash_loop(process: subprocess.Popen[bytes], module: str) -> str:
     """Kill the child running `module` each time the supervisor restarts it, until the
     supervisor gives up; its output."""
     killed: set[int] = set()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + patience(60)
     while process.poll() is None and time.monotonic() < deadline:
         pid = _child(process, module)
         if pid is not None and pid not in killed:
             os.kill(pid, signal.SIGKILL)
             killed.add(pid)
         time.sleep(0.05)
-    output, _ = process.communicate(timeout=30)
+    output, _ = process.communicate(timeout=patience(30))
     text = output.decode()
     assert process.returncode == 0, text
     assert len(killed) > 5, text
@@ -117,7 +108,7 @@ def _crash_loop(process: subprocess.Popen[bytes], module: str) -> str:
 
 def _stop_local(process: subprocess.Popen[bytes]) -> str:
     process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=30)
+    output, _ = process.communicate(timeout=patience(30))
     text = output.decode()
     assert process.returncode == 0, text
     assert "tabletop stopped" in text
@@ -133,24 +124,18 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
     target = f"127.0.0.1:{gateway_port}"
     process = _start_local(state, gateway_port, base_port)
     try:
-        await _wait_status(
-            target,
-            health_pb2.HealthCheckResponse.SERVING,
-            "tabletop.esoloe.v1.EsoloeService",
-            timeout=120,  # eight processes start at once, on a busy machine too
-        )
+        # Eight processes start at once.
+        await health_becomes(target, SERVING, "tabletop.esoloe.v1.EsoloeService", seconds=60)
         announced = state / "gateway"
-        for _ in range(1200):  # written once every game service is SERVING too
-            if announced.exists():
-                break
-            await asyncio.sleep(0.1)
+        # Written once every game service is SERVING too.
+        await eventually(announced.exists, 60, "the gateway's address is announced")
         assert announced.read_text().strip() == target
         health = subprocess.run(
             [sys.executable, "-m", "client.cli", "health"],
             env={**os.environ, "TABLETOP_STATE_DIR": str(state), "TABLETOP_GATEWAY": ""},
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=patience(30),
         )
         assert health.returncode == 0, health.stdout + health.stderr
         assert health.stdout.strip() == f"{target}: SERVING"
@@ -178,18 +163,24 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
 
     process = _start_local(state, gateway_port, base_port)
     try:
-        await _wait_status(
-            target,
-            health_pb2.HealthCheckResponse.SERVING,
-            "tabletop.esoloe.v1.EsoloeService",
-            timeout=120,  # eight processes start at once, on a busy machine too
-        )
+        # Eight processes start at once.
+        await health_becomes(target, SERVING, "tabletop.esoloe.v1.EsoloeService", seconds=60)
         again = Session(target)
         again.token, again.player_id = alice.token, alice.player_id  # the token from before
-        view = await again.game("esoloe").GetView(
-            common_pb2.GetViewRequest(game_id=game_id, seat=0), metadata=again.metadata
-        )
-        assert view.status.version == 1
+
+        async def view() -> Any:
+            """The game, once the gateway reaches its service (until then: UNAVAILABLE, which
+            every client retries)."""
+            try:
+                return await again.game("esoloe").GetView(
+                    common_pb2.GetViewRequest(game_id=game_id, seat=0), metadata=again.metadata
+                )
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise
+                return None
+
+        assert (await eventually(view, 10, "the game is served again")).status.version == 1
         await again.close()
     finally:
         _stop_local(process)
@@ -211,7 +202,7 @@ async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
     )
     target = f"127.0.0.1:{port}"
     try:
-        await _wait_status(target, health_pb2.HealthCheckResponse.SERVING)
+        await health_becomes(target, SERVING)
         async with platform_channel(target, api("esoloe").full_name, TEST_INTERNAL_KEY) as channel:
             stub = api("esoloe").stub(channel)
             created = await stub.CreateGame(esoloe_pb2.CreateGameRequest(players=["p-a", "p-b"]))
@@ -230,9 +221,9 @@ async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
             first = await watch.read()
             assert first.status == health_pb2.HealthCheckResponse.SERVING
             process.send_signal(signal.SIGTERM)
-            second = await asyncio.wait_for(watch.read(), timeout=10)
+            second = await asyncio.wait_for(watch.read(), timeout=patience(10))
             assert second.status == health_pb2.HealthCheckResponse.NOT_SERVING
-        assert process.wait(timeout=15) == 0
+        assert process.wait(timeout=patience(15)) == 0
         assert process.stderr is not None
         with process.stderr:
             lines = process.stderr.read().decode().splitlines()
@@ -247,3 +238,47 @@ async def test_game_service_drains_on_sigterm(redis_url: str) -> None:
             process.wait()
         if process.stderr is not None:
             process.stderr.close()
+
+
+PROCESSES = {
+    "game": ["services.game", "esoloe"],
+    "lobby": ["services.lobby"],
+    "matchmaker": ["services.matchmaker"],
+    "bots": ["services.bots"],
+}
+
+
+@pytest.mark.parametrize("away", ["stopped", "frozen"])
+@pytest.mark.parametrize("kind", PROCESSES)
+def test_a_process_whose_redis_went_away_stops_on_sigterm(kind: str, away: str) -> None:
+    """Each process that uses Redis, its Redis gone (stopped: connections refused; frozen:
+    connections that never answer, as behind a partition), finishes stopping on SIGTERM by
+    itself within its grace period and margin, and exits 0. (A process whose stopping overruns
+    exits 1, from its own watchdog: runtime/server.py, `exit_if_stopping_overruns`.)"""
+    redis = LocalRedis(appendonly=False)
+    port = free_port()
+    env = {
+        **os.environ,
+        "REDIS_URL": redis.url,
+        "LISTEN": f"127.0.0.1:{port}",
+        "GRACE_SECONDS": "2",
+        "INTERNAL_KEY": TEST_INTERNAL_KEY,
+        "BOT_KEY": "test-bot-key-0123456789",
+        "GATEWAY_ADDR": f"127.0.0.1:{free_port()}",
+        "ESOLOE_ADDR": f"127.0.0.1:{free_port()}",
+    }
+    try:
+        with spawned([sys.executable, "-m", *PROCESSES[kind]], env=env) as process:
+            assert wait_serving(f"127.0.0.1:{port}", [], timeout=patience(20)), kind
+            if away == "frozen":
+                os.kill(redis.process.pid, signal.SIGSTOP)
+            else:
+                redis.stop()
+            time.sleep(1)  # its clients find out (or hang) meanwhile, as they would
+            process.send_signal(signal.SIGTERM)
+            code = process.wait(timeout=patience(2 + STOP_MARGIN_SECONDS))
+            assert code == 0, f"{kind} overran its stopping time (exit code {code})"
+    finally:
+        if away == "frozen":
+            os.kill(redis.process.pid, signal.SIGCONT)
+        redis.stop()

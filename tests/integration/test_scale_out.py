@@ -27,6 +27,7 @@ from services.matchmaker.matchmaker import Matchmaker
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import TEST_INTERNAL_KEY, TEST_SECRET
+from tests.timing import patience
 from wire.api import api
 
 pytestmark = pytest.mark.integration
@@ -97,7 +98,7 @@ async def test_the_gateway_spreads_calls_to_replicas_as_they_come_and_go(
             """Call until exactly the replicas marked in `spread` get new calls; seconds taken.
             Before: each is called 40 times; a replica left out must get none of them."""
             started = time.monotonic()
-            while time.monotonic() - started < 30:
+            while time.monotonic() - started < patience(30):
                 before = served()
                 for _ in range(40):
                     await stub.GetView(request, metadata=player.metadata)
@@ -118,7 +119,7 @@ async def test_the_gateway_spreads_calls_to_replicas_as_they_come_and_go(
         await stub.Play(
             common_pb2.PlayRequest(game_id=game_id, move="c12", seat=0), metadata=player.metadata
         )
-        update = await asyncio.wait_for(watch.read(), timeout=10)
+        update = await asyncio.wait_for(watch.read(), timeout=patience(10))
         assert update.envelope.version == 1
         watch.cancel()
     finally:
@@ -152,7 +153,7 @@ async def test_the_lobby_and_matchmakers_follow_the_replicas_too(
         for listed in (HOSTS, HOSTS[:2]):
             names.listed = listed
             wanted = "ipv4:" + ",".join(f"{host}:{port}" for host in listed)
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + patience(10)
             while [replicas.addresses for replicas in followed] != [wanted] * 2:
                 assert time.monotonic() < deadline, [r.addresses for r in followed]
                 await asyncio.sleep(0.05)
@@ -160,7 +161,9 @@ async def test_the_lobby_and_matchmakers_follow_the_replicas_too(
                 created = (
                     await api("esoloe")
                     .stub(channel)
-                    .CreateGame(esoloe_pb2.CreateGameRequest(players=["p1", "p2"]), timeout=10)
+                    .CreateGame(
+                        esoloe_pb2.CreateGameRequest(players=["p1", "p2"]), timeout=patience(10)
+                    )
                 )
             assert created.status.game_id
     finally:

@@ -42,6 +42,7 @@ from tabletop.solo.v1 import solo_pb2
 from tests.integration.test_matchmaking import lobby
 from tests.integration.test_solo_helpers import close_all, legal, play, solo_platform, view
 from tests.platform import TEST_INTERNAL_KEY, TEST_SECRET, Platform, assert_refused, logged_in
+from tests.timing import patience
 from wire.api import api
 from wire.metadata import PLAYER_METADATA, REQUEST_METADATA
 from wire.proof import prove
@@ -112,9 +113,9 @@ async def _raw_call(
     """Call any method path with an empty request (the first message of a stream)."""
     if streaming:
         stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(path)
-        return await _first(stream(b"", metadata=metadata, timeout=5))
+        return await _first(stream(b"", metadata=metadata, timeout=patience(5)))
     unary: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(path)
-    return await unary(b"", metadata=metadata, timeout=5)
+    return await unary(b"", metadata=metadata, timeout=patience(5))
 
 
 # -- (1) tokens are signed and expire ------------------------------------------------------------
@@ -184,7 +185,7 @@ async def test_a_token_expires_even_after_it_was_accepted(
 ) -> None:
     """The gateway caches tokens it has verified: the cached one must still expire on time."""
     alice, _bob, game_id = esoloe_table
-    expires = int(time.time()) + 2
+    expires = int(time.time() + patience(1)) + 1  # used before it expires, on a slow machine too
     token = jwt.encode({"sub": alice.player_id, "exp": expires}, TEST_SECRET, algorithm="HS256")
     request = common_pb2.GetViewRequest(game_id=game_id)
     reply = await alice.game("esoloe").GetView(request, metadata=bearer(token))
@@ -205,7 +206,7 @@ async def test_refresh_gives_the_same_player_a_token_that_lives_longer(
     """A client that refreshes before its token expires stays the same player (its games stay
     its own); refreshing needs a valid token."""
     alice, _bob, game_id = esoloe_table
-    expires = int(time.time()) + 2
+    expires = int(time.time() + patience(1)) + 1  # used before it expires, on a slow machine too
     short = jwt.encode(
         {"sub": alice.player_id, "name": "alice", "exp": expires}, TEST_SECRET, algorithm="HS256"
     )

@@ -15,6 +15,7 @@ from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.solace.v1 import solace_pb2
 from tests.platform import Platform, assert_refused, logged_in, watch_all
+from tests.timing import patience
 
 pytestmark = pytest.mark.integration
 
@@ -126,7 +127,7 @@ async def test_full_game_through_gateway_with_watcher(solace: Platform) -> None:
     assert final.status.result.detail["best_score"] == final.view.best_score
     assert await _legal(player, game_id) == []
 
-    updates = await asyncio.wait_for(watcher, timeout=10)
+    updates = await asyncio.wait_for(watcher, timeout=patience(10))
     assert [u.envelope.version for u in updates] == list(range(version + 1))
     assert [u.envelope.move for u in updates[1:]] == played
     assert [u.events[0].moved.move for u in updates[1:]] == played

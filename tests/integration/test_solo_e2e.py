@@ -27,6 +27,7 @@ from tests.integration.test_solo_helpers import (
     view,
 )
 from tests.platform import Platform, logged_in, solo_progress, watch_all
+from tests.timing import patience
 from wire.errors import error_info
 
 pytestmark = pytest.mark.integration
@@ -80,7 +81,7 @@ async def test_created_game_played_to_the_end_with_watchers(solo_platform: Platf
     assert status.result.winners
     assert set(status.result.scores) == {0, 1}
 
-    updates = await asyncio.wait_for(spectator, timeout=10)
+    updates = await asyncio.wait_for(spectator, timeout=patience(10))
     assert [u.envelope.version for u in updates] == list(range(version + 1))
     assert [u.envelope.move for u in updates[1:]] == played
     assert updates[-1].status.finished
@@ -93,7 +94,7 @@ async def test_created_game_played_to_the_end_with_watchers(solo_platform: Platf
     assert not ended.hands[ended.winner].cards
     assert list(ended.points) == list(updates[-1].events[-1].game_ended.points)
 
-    mine = await asyncio.wait_for(seat_watch, timeout=10)
+    mine = await asyncio.wait_for(seat_watch, timeout=patience(10))
     assert [u.envelope.version for u in mine] == list(range(version + 1))
     for update in mine:
         for event in update.events:
@@ -187,8 +188,8 @@ async def test_concurrent_four_seat_round_with_jump_in_race(
         _seat_client(session, game_id, seat, random.Random(seat), log)
         for seat, session in enumerate(seats)
     ]
-    await asyncio.wait_for(asyncio.gather(*clients), timeout=40)
-    updates = await asyncio.wait_for(watcher, timeout=10)
+    await asyncio.wait_for(asyncio.gather(*clients), timeout=patience(40))
+    updates = await asyncio.wait_for(watcher, timeout=patience(10))
     final = updates[-1]
     assert final.status.finished
     # Every version once, in order; each accepted move appears exactly where it was accepted.

@@ -34,6 +34,7 @@ from tests.integration.test_solo_helpers import (
     view,
 )
 from tests.platform import Platform, logged_in, watch_all
+from tests.timing import patience
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]
@@ -246,7 +247,7 @@ async def test_seat_cannot_tell_games_apart(
                     seen[g].append(_plain(reply, final))
                 seen[g].append(await _observe(seats, game, states[g], k, final))
             assert seen[0] == seen[1], (scenario.name, k, index, move)
-        streams = await asyncio.wait_for(asyncio.gather(*watchers), timeout=10)
+        streams = await asyncio.wait_for(asyncio.gather(*watchers), timeout=patience(10))
         for own, public in ((streams[0], streams[2]), (streams[1], streams[3])):
             assert [u.envelope.version for u in own] == list(range(len(scenario.steps) + 1))
             assert len(public) == len(own)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 from redis import Redis as SyncRedis
 
 from client.session import Session, Tls
@@ -23,7 +23,14 @@ from runtime.server import LIVENESS_SERVICE, TlsFiles
 from services.game.main import start_game_service
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tests.integration.test_node_client import play_node
-from tests.platform import TEST_INTERNAL_KEY, Platform, play_until_finished
+from tests.platform import (
+    TEST_INTERNAL_KEY,
+    Platform,
+    health_becomes,
+    health_of,
+    play_until_finished,
+)
+from tests.timing import patience
 
 pytestmark = pytest.mark.integration
 
@@ -43,23 +50,6 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
         check=True, capture_output=True,
     )  # fmt: skip
     return str(cert), str(key)
-
-
-async def _health(target: str, service: str = "") -> int:
-    async with grpc.aio.insecure_channel(target) as channel:
-        reply = await health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service=service), timeout=5
-        )
-        return int(reply.status)
-
-
-async def _health_becomes(target: str, status: int) -> None:
-    """Until `target`'s health says `status` (10 s at most)."""
-    for _ in range(100):
-        if await _health(target) == status:
-            break
-        await asyncio.sleep(0.1)
-    assert await _health(target) == status
 
 
 async def test_with_tls_plaintext_is_refused_and_tls_clients_play(
@@ -85,12 +75,12 @@ async def test_with_tls_plaintext_is_refused_and_tls_clients_play(
 
         assert platform.gateway is not None
         probes = f"127.0.0.1:{platform.gateway.base.health_port}"
-        assert await _health(probes) == health_pb2.HealthCheckResponse.SERVING
-        assert await _health(probes, LIVENESS_SERVICE) == health_pb2.HealthCheckResponse.SERVING
+        assert await health_of(probes) == health_pb2.HealthCheckResponse.SERVING
+        assert await health_of(probes, LIVENESS_SERVICE) == health_pb2.HealthCheckResponse.SERVING
         async with grpc.aio.insecure_channel(probes) as channel:  # health only, nothing else
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await lobby_pb2_grpc.AuthServiceStub(channel).Login(
-                    lobby_pb2.LoginRequest(name="eve"), timeout=5
+                    lobby_pb2.LoginRequest(name="eve"), timeout=patience(5)
                 )
             assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
         await player.channel.close()
@@ -156,10 +146,10 @@ async def test_liveness_stays_while_readiness_follows_redis() -> None:
     try:
         async with Platform(redis.url, games=("esoloe",)) as platform:
             replica = platform.replica_target(0)
-            assert await _health(replica) == health_pb2.HealthCheckResponse.SERVING
+            assert await health_of(replica) == health_pb2.HealthCheckResponse.SERVING
             redis.stop()
-            await _health_becomes(replica, health_pb2.HealthCheckResponse.NOT_SERVING)
-            live = await _health(replica, LIVENESS_SERVICE)
+            await health_becomes(replica, health_pb2.HealthCheckResponse.NOT_SERVING)
+            live = await health_of(replica, LIVENESS_SERVICE)
             assert live == health_pb2.HealthCheckResponse.SERVING
     finally:
         redis.stop()
@@ -182,12 +172,14 @@ async def test_a_service_started_while_redis_refuses_it_waits_unready(
         )
         target = f"127.0.0.1:{service.server.port}"
         try:
-            assert await _health(target) == health_pb2.HealthCheckResponse.NOT_SERVING
-            assert await _health(target, LIVENESS_SERVICE) == health_pb2.HealthCheckResponse.SERVING
+            assert await health_of(target) == health_pb2.HealthCheckResponse.NOT_SERVING
+            assert (
+                await health_of(target, LIVENESS_SERVICE) == health_pb2.HealthCheckResponse.SERVING
+            )
             admin = SyncRedis(port=redis.port, password="the-new-one")
             admin.config_set("requirepass", "the-old-one")  # the rotation, completed
             admin.close()
-            await _health_becomes(target, health_pb2.HealthCheckResponse.SERVING)
+            await health_becomes(target, health_pb2.HealthCheckResponse.SERVING)
         finally:
             await service.server.stop(0)
             await service.close()

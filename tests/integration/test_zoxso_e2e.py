@@ -17,6 +17,7 @@ from games.zoxso.rules import RULES, ZoxsoState
 from tabletop.common.v1 import common_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 from tests.platform import Platform, logged_in, watch_all
+from tests.timing import patience
 
 pytestmark = pytest.mark.integration
 
@@ -112,7 +113,7 @@ async def test_full_random_game_through_gateway_with_watcher(
     assert not final.view.HasField("to_move")
     assert list(final.status.to_act) == []
 
-    updates = await asyncio.wait_for(watcher, timeout=10)
+    updates = await asyncio.wait_for(watcher, timeout=patience(10))
     # Every version exactly once, in order, each with the events of its move.
     assert [u.envelope.version for u in updates] == list(range(version + 1))
     assert [u.envelope.move for u in updates[1:]] == played
