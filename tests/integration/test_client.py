@@ -174,7 +174,10 @@ async def test_a_spectator_watches_the_public_board_and_can_replay_it(platform: 
     options = solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1)
     reply = await lobby.PlayAgainstBots(
         lobby_pb2.PlayAgainstBotsRequest(
-            game="solo", watch_only=True, options=lobby_pb2.GameOptions(solo=options)
+            game="solo",
+            watch_only=True,
+            options=lobby_pb2.GameOptions(solo=options),
+            level="greedy",  # random bots draw at random: a round can last thousands of moves
         ),
         metadata=session.metadata,
     )
@@ -194,7 +197,7 @@ async def test_a_spectator_watches_the_public_board_and_can_replay_it(platform: 
         assert "your hand" not in run.out
         assert not re.search(PRIVATE, run.out)  # no seat's private cards (S14)
         assert run.out.count("game over") == 1
-        assert re.search(r"game over\. random bot \(seat \d\) wins with \d+ points", run.out)
+        assert re.search(r"game over\. greedy bot \(seat \d\) wins with \d+ points", run.out)
 
 
 def test_bots_and_options_are_checked_before_asking_the_gateway() -> None:

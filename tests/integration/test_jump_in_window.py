@@ -27,10 +27,10 @@ REACTION_SECONDS = 0.3
 @pytest.mark.parametrize("window", [True, False])
 async def test_a_person_jumps_in_before_the_next_bot_plays(redis_url: str, window: bool) -> None:
     """With the window the person's jump-in lands; without it (0), the next bot has played in
-    turn long before a person can react, and the jump-in comes too late. (The window is a
-    second, with room for a slow machine: the person's own calls take part of it.)"""
+    turn long before a person can react, and the jump-in comes too late. (The window is the
+    person's reaction plus room for its own calls, which a slow machine makes slower.)"""
     async with Platform(redis_url, games=("solo",)) as platform:
-        seconds = patience(1.0) if window else 0.0
+        seconds = REACTION_SECONDS + patience(0.3) if window else 0.0
         await platform.start_bot_worker("windowed", people_window_seconds=seconds)
         (person,) = await logged_in(platform, "person")
         bots = [new_bot_id("greedy"), new_bot_id("random")]

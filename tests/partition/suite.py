@@ -13,9 +13,13 @@ replay. It counts what was acknowledged and what of that was lost.
 
 `topology`: "sidecar" (the manifests': a Sentinel in each Redis pod) or "separate" (the same
 commands with each Sentinel on a host of its own, as the prod overlay had them before: the
-Sentinel majority is then not the data majority, and the first shape loses moves).
+Sentinel majority is then not the data majority). `--app-code` runs the game services and
+gateways from another tree (PYTHONPATH), to measure another version in the same world: the
+code from before the commits were confirmed loses hundreds of acknowledged moves in the first
+shape with the Sentinels apart (docs/reliability.md, "Partitions").
 
     python -m tests.partition.suite --shape primary-and-replica --runs 5 [--topology separate]
+    python -m tests.partition.suite --shape quiet --writers 1      # what a move costs
 """
 
 from __future__ import annotations
@@ -373,8 +377,10 @@ class Writer:
     async def move(self, joined: Joined, version: int, move: str, until: float) -> None:
         """Play `move` at `version` until answered, with a request id of its own (a player who
         sees the same version again, from another primary, and picks another move uses another
-        id). A move whose answer never came, or came as a refusal after an attempt whose
-        answer was lost, may have been applied: the audit finds it by its request id."""
+        id). A move is unknown (maybe applied) from its first send until an answer settles it:
+        one whose answer never came (the run ended while it was under way), or came as a
+        refusal after an attempt whose answer was lost, stays unknown, and the audit finds it
+        by its request id."""
         self.sent += 1
         given = f"w-{joined.game_id}-{version}-{self.sent}"
         request_id = f"{self.session.player_id}:{given}"
@@ -384,6 +390,7 @@ class Writer:
         )  # fmt: skip
         started = time.perf_counter()
         lost_answers = 0
+        joined.unknown.append(request_id)
         while True:
             try:
                 reply = await self.stub.Play(request, metadata=self.session.metadata, timeout=5)
@@ -391,12 +398,13 @@ class Writer:
             except grpc.aio.AioRpcError as error:
                 self.tally.errors[error_info(error)[0] or error.code().name] += 1
                 if error.code() not in RETRYABLE or time.monotonic() > until + 20:
-                    if lost_answers:
-                        joined.unknown.append(request_id)
+                    if not lost_answers:  # refused at once: certainly not applied
+                        joined.unknown.remove(request_id)
                     return
                 lost_answers += 1
                 await asyncio.sleep(min(1.0, 0.05 * 2 ** min(lost_answers, 5)))
         self.tally.latencies.append(time.perf_counter() - started)
+        joined.unknown.remove(request_id)
         joined.accepted.append(Move(reply.status.version, joined.seat, move, request_id))
 
 
