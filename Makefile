@@ -6,10 +6,10 @@ BUF     := .tools/node_modules/.bin/buf
 # kubectl renders the kustomize overlays in the tests: the machine's, or one from the npm registry.
 KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
-.PHONY: setup test-tools proto redis-server run play stop test test-busy lint format bench soak \
+.PHONY: setup test-tools proto redis-server postgres run play stop test test-busy lint format bench soak \
         clean check-manifests e2e partition partition-tools
 
-setup: $(VENV)/.installed gen/.stamp redis-server
+setup: $(VENV)/.installed gen/.stamp redis-server postgres
 
 # What only the tests need beyond that: the Compose schema and a kubectl (tests/test_deploy.py),
 # and the Node.js example client's packages.
@@ -42,6 +42,14 @@ redis-server:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	  else echo "redis-server is missing: install it (e.g. apt-get install redis-server)"; exit 1; fi; }
+
+# PostgreSQL's server programs (initdb, postgres) from the OS packages, when they are missing
+# and we are root: `make run` and the tests start their own server with them.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || command -v postgres >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "PostgreSQL is missing: install it (e.g. apt-get install postgresql)"; exit 1; fi; }
 
 # The Compose file's JSON schema (for tests/test_deploy.py; no Docker engine needed).
 .tools/compose_spec.json: $(VENV)/.installed

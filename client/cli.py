@@ -284,7 +284,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     _gateway_flag(wt)
     wt.add_argument("--name", default=None, help=NAME_HELP)
 
+    mg = commands.add_parser(
+        "migrate", help="bring the database's schema up to date (operators: DATABASE_URL)"
+    )
+    mg.add_argument(
+        "--database",
+        default=os.environ.get("DATABASE_URL", ""),
+        help="the PostgreSQL URL (default: DATABASE_URL)",
+    )
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["migrate"]:
+        return _migrate(mg.parse_args(argv[1:]).database)
     if argv[:1] == ["replay"]:
         # Options may come anywhere among the moves: `replay solo --seed 3 0:draw 1:pass`.
         return _replay(rp.parse_intermixed_args(argv[1:]))
@@ -307,6 +318,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from client.hotseat import hotseat
 
     return asyncio.run(hotseat(args.gateway, args.game, args.moves, args.tls))
+
+
+def _migrate(url: str) -> int:
+    """Applies the migrations the database lacks (each once, whoever else runs it at once)."""
+    if not url:
+        print("no database: give --database or set DATABASE_URL", file=sys.stderr)
+        return 2
+    from runtime import db
+
+    try:
+        applied = db.migrate(url)
+    except Exception as error:  # a command's answer: what failed, not a traceback
+        print(f"migration failed: {error}", file=sys.stderr)
+        return 1
+    print(f"applied {', '.join(applied)}" if applied else "the schema is up to date")
+    return 0
 
 
 async def _interruptible(work: Coroutine[Any, Any, int]) -> int:

@@ -56,6 +56,8 @@ class Session:
         self.channel = channel or gateway_channel(target, tls)
         self.token = ""
         self.player_id = ""
+        self.refresh_token = ""
+        """An account session's (empty for a guest)."""
         self.auth = lobby_pb2_grpc.AuthServiceStub(self.channel)
         self.lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self.channel)
 
@@ -65,13 +67,45 @@ class Session:
         self.player_id = reply.player_id
         return reply
 
+    async def register(self, username: str, password: str) -> lobby_pb2.LoginResponse:
+        """A new account, logged in; a guest logged in on this session claims it (keeps its
+        player id and games)."""
+        reply: lobby_pb2.LoginResponse = await self.auth.Register(
+            lobby_pb2.RegisterRequest(username=username, password=password),
+            metadata=self.metadata if self.token else (),
+        )
+        return self._logged_in(reply)
+
+    async def account_login(self, username: str, password: str) -> lobby_pb2.LoginResponse:
+        reply: lobby_pb2.LoginResponse = await self.auth.AccountLogin(
+            lobby_pb2.AccountLoginRequest(username=username, password=password)
+        )
+        return self._logged_in(reply)
+
+    def _logged_in(self, reply: lobby_pb2.LoginResponse) -> lobby_pb2.LoginResponse:
+        self.token = reply.token
+        self.player_id = reply.player_id
+        self.refresh_token = reply.refresh_token
+        return reply
+
     async def refresh(self) -> lobby_pb2.LoginResponse:
-        """A new token for the same player, valid from now."""
+        """A new token for the same player, valid from now (an account's with its refresh
+        token, which is replaced)."""
         reply: lobby_pb2.LoginResponse = await self.auth.Refresh(
-            lobby_pb2.RefreshRequest(), metadata=self.metadata
+            lobby_pb2.RefreshRequest(refresh_token=self.refresh_token),
+            metadata=() if self.refresh_token else self.metadata,
         )
         self.token = reply.token
+        self.refresh_token = reply.refresh_token
         return reply
+
+    async def logout(self, everywhere: bool = False) -> int:
+        """Ends this account session (or all of the account's); how many ended."""
+        reply: lobby_pb2.LogoutResponse = await self.auth.Logout(
+            lobby_pb2.LogoutRequest(everywhere=everywhere), metadata=self.metadata
+        )
+        self.token = self.refresh_token = ""
+        return reply.sessions_ended
 
     async def bot_login(self, player_id: str, key: str) -> lobby_pb2.LoginResponse:
         """Log in as a bot seat (bot workers only: needs the platform's bot key)."""

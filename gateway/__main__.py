@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 
+from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS
 from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings
 from runtime.config import env_float, env_int, env_str, game_backends, internal_key_from_env
@@ -39,6 +40,10 @@ def settings_from_env() -> GatewaySettings:
         internal_key=internal_key_from_env(),
         tls=tls_from_env(),
         health_listen=env_str("HEALTH_LISTEN", ""),
+        database_url=env_str("DATABASE_URL", ""),
+        access_ttl_seconds=env_int("ACCESS_TOKEN_TTL_SECONDS", ACCESS_TTL_SECONDS),
+        refresh_ttl_seconds=env_int("SESSION_TTL_SECONDS", REFRESH_TTL_SECONDS),
+        revocation_poll_seconds=env_float("REVOCATION_POLL_SECONDS", 1.0),
     )
 
 

@@ -1,4 +1,6 @@
-"""Signed, expiring bearer tokens (HS256 JWTs) for guests and bots."""
+"""Signed, expiring bearer tokens (HS256 JWTs) for guests, bots and account sessions (an
+account's access token names its session, `sid`: a session that ended is refused, see
+gateway/accounts.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ class Identity:
     player_id: str
     name: str
     expires_at: float
+    session: str = ""
+    """An account's session id; empty for guests and bot seats."""
 
 
 class TokenIssuer:
@@ -47,13 +51,16 @@ class TokenIssuer:
         return self.issue(player_id, name)
 
     def issue(
-        self, player_id: str, name: str, ttl_seconds: int | None = None
+        self, player_id: str, name: str, ttl_seconds: int | None = None, session: str = ""
     ) -> tuple[str, Identity]:
         now = time.time()
         expires = now + (self.ttl_seconds if ttl_seconds is None else ttl_seconds)
         claims = {"sub": player_id, "name": name, "iat": int(now), "exp": int(expires)}
+        if session:
+            claims["sid"] = session
+            claims["jti"] = secrets.token_hex(8)  # two tokens of a session are never equal
         token = jwt.encode(claims, self._secret, algorithm=ALGORITHM)
-        return token, Identity(player_id, name, float(int(expires)))
+        return token, Identity(player_id, name, float(int(expires)), session)
 
     def verify(self, token: str) -> Identity:
         cached = self._cache.get(token)
@@ -74,7 +81,12 @@ class TokenIssuer:
             raise AuthError(
                 "the token is malformed; send 'authorization: Bearer <token>'"
             ) from None
-        identity = Identity(str(claims["sub"]), str(claims.get("name", "")), float(claims["exp"]))
+        identity = Identity(
+            str(claims["sub"]),
+            str(claims.get("name", "")),
+            float(claims["exp"]),
+            str(claims.get("sid", "")),
+        )
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
         self._cache[token] = identity

@@ -25,10 +25,13 @@ import grpc
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from psycopg_pool import AsyncConnectionPool
 
+from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS, Accounts, Grant, Revocations
 from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.ratelimit import RateLimiter
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
+from runtime import db
 from runtime.replicas import RESOLVE_SECONDS, Replicas
 from runtime.server import MAX_REQUEST_BYTES, Context, Server, TlsFiles
 from runtime.tasks import stop_tasks
@@ -83,21 +86,42 @@ class GatewaySettings:
     front of the gateway, or a local platform)."""
     health_listen: str = ""
     """A plaintext port serving the health service only (probes that cannot speak TLS)."""
+    database_url: str = ""
+    """PostgreSQL, where accounts and their sessions are kept; empty: no accounts (guests and
+    bots only; the account calls answer ACCOUNTS_DISABLED)."""
+    access_ttl_seconds: int = ACCESS_TTL_SECONDS
+    """How long an account's access token lives (a Refresh gets the next)."""
+    refresh_ttl_seconds: int = REFRESH_TTL_SECONDS
+    """How long an account's session lasts without a login."""
+    revocation_poll_seconds: float = 1.0
+    """How often the gateway reads which sessions ended: an ended session's access tokens are
+    refused at most this long (and a database round trip) after it ended."""
 
 
 class Guard:
     """Authenticates a call's bearer token and applies the caller's rate limit."""
 
-    def __init__(self, issuer: TokenIssuer, limiter: RateLimiter) -> None:
+    def __init__(
+        self, issuer: TokenIssuer, limiter: RateLimiter, revocations: Revocations | None = None
+    ) -> None:
         self.issuer = issuer
         self.limiter = limiter
+        self.revocations = revocations
 
-    def admit(self, context: Context) -> Identity:
-        """The caller; raises ApiError (UNAUTHENTICATED, RATE_LIMITED)."""
+    def identify(self, context: Context) -> Identity:
+        """The caller; raises ApiError (UNAUTHENTICATED)."""
         try:
             identity = self.issuer.verify(bearer_token(context.invocation_metadata()))
         except AuthError as error:
             raise ApiError("UNAUTHENTICATED", str(error)) from None
+        revocations = self.revocations
+        if identity.session and (revocations is None or revocations.ended(identity.session)):
+            raise ApiError("UNAUTHENTICATED", "this session has ended (logged out); log in again")
+        return identity
+
+    def admit(self, context: Context) -> Identity:
+        """The caller; raises ApiError (UNAUTHENTICATED, RATE_LIMITED)."""
+        identity = self.identify(context)
         wait = self.limiter.take(identity.player_id)
         if wait:
             raise ApiError(
@@ -108,29 +132,84 @@ class Guard:
         return identity
 
 
+def _timestamp(seconds: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromSeconds(int(seconds))
+    return stamp
+
+
 def _login_response(token: str, identity: Identity) -> lobby_pb2.LoginResponse:
-    expires = Timestamp()
-    expires.FromSeconds(int(identity.expires_at))
-    return lobby_pb2.LoginResponse(token=token, player_id=identity.player_id, expires_at=expires)
+    return lobby_pb2.LoginResponse(
+        token=token,
+        player_id=identity.player_id,
+        expires_at=_timestamp(identity.expires_at),
+        name=identity.name,
+    )
+
+
+def _grant_response(grant: Grant) -> lobby_pb2.LoginResponse:
+    response = _login_response(grant.token, grant.identity)
+    response.refresh_token = grant.refresh_token
+    response.refresh_expires_at.CopyFrom(_timestamp(grant.refresh_expires_at.timestamp()))
+    response.session_id = grant.identity.session
+    return response
+
+
+def _client_address(context: Context) -> str:
+    return (context.peer() or "").rsplit(":", 1)[0]
+
+
+def _kind(identity: Identity) -> str:
+    if identity.session:
+        return "account"
+    return "bot" if BOT_ID_PATTERN.fullmatch(identity.player_id) else "guest"
 
 
 class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
-    """Tokens: Login (a new guest), BotLogin (a bot seat, with the bot key), Refresh."""
+    """Tokens: Login (a new guest), BotLogin (a bot seat, with the bot key), Refresh; accounts
+    (gateway/accounts.py) when the gateway has a database."""
 
-    def __init__(self, guard: Guard, login_limiter: RateLimiter, bot_key: str) -> None:
+    def __init__(
+        self,
+        guard: Guard,
+        login_limiter: RateLimiter,
+        bot_key: str,
+        accounts: Accounts | None = None,
+    ) -> None:
         self.guard = guard
         self.issuer = guard.issuer
         self.login_limiter = login_limiter
         self.bot_key = bot_key
+        self.accounts = accounts
 
-    def _limit_logins(self, context: Context) -> None:
-        wait = self.login_limiter.take("login:" + (context.peer() or "").rsplit(":", 1)[0])
-        if wait:
+    def _limit_logins(self, context: Context, account: str = "") -> None:
+        """Logins per client address; account logins per account as well (a password guessed
+        from many addresses meets the account's limit)."""
+        keys = ["login:" + _client_address(context)]
+        if account:
+            keys.append("account:" + account.lower())
+        for key in keys:
+            wait = self.login_limiter.take(key)
+            if wait:
+                raise ApiError(
+                    "RATE_LIMITED",
+                    f"too many logins; retry in {wait:.1f}s",
+                    retry_after_ms=str(int(wait * 1000) + 1),
+                )
+
+    def _accounts(self) -> Accounts:
+        if self.accounts is None:
             raise ApiError(
-                "RATE_LIMITED",
-                f"too many logins; retry in {wait:.1f}s",
-                retry_after_ms=str(int(wait * 1000) + 1),
+                "ACCOUNTS_DISABLED",
+                "this platform keeps no accounts (its gateway has no database): log in as a guest",
             )
+        return self.accounts
+
+    def _account_caller(self, context: Context) -> Identity:
+        identity = self.guard.admit(context)
+        if not identity.session:
+            raise ApiError("UNAUTHENTICATED", "this needs an account's token (AccountLogin)")
+        return identity
 
     async def BotLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
@@ -162,11 +241,106 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
 
     async def Refresh(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
+            if request.refresh_token:
+                self._limit_logins(context)
+                return _grant_response(await self._accounts().refresh(request.refresh_token))
             identity = self.guard.admit(context)
+            if identity.session:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    "an account's session is refreshed with its refresh token (refresh_token)",
+                )
             token, renewed = self.issuer.issue(identity.player_id, identity.name)
         except ApiError as error:
             await abort(context, error)
         return _login_response(token, renewed)
+
+    async def Register(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
+        try:
+            accounts = self._accounts()
+            self._limit_logins(context)
+            guest = ""
+            if any(key == "authorization" for key, _ in context.invocation_metadata() or ()):
+                caller = self.guard.admit(context)
+                if _kind(caller) != "guest":
+                    raise ApiError(
+                        "INVALID_ARGUMENT",
+                        "only a guest can claim an account: register without a token, or with "
+                        "the guest's",
+                    )
+                guest = caller.player_id
+            grant = await accounts.register(
+                request.username, request.password, _client_address(context), guest
+            )
+        except ApiError as error:
+            await abort(context, error)
+        return _grant_response(grant)
+
+    async def AccountLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
+        try:
+            accounts = self._accounts()
+            self._limit_logins(context, request.username[:40])
+            grant = await accounts.login(
+                request.username, request.password, _client_address(context)
+            )
+        except ApiError as error:
+            await abort(context, error)
+        return _grant_response(grant)
+
+    async def Logout(self, request: Any, context: Context) -> lobby_pb2.LogoutResponse:
+        try:
+            accounts = self._accounts()
+            identity = self._account_caller(context)
+            ended = await accounts.logout(identity, request.everywhere)
+            if self.guard.revocations is not None:
+                self.guard.revocations.end(identity.session)
+        except ApiError as error:
+            await abort(context, error)
+        return lobby_pb2.LogoutResponse(sessions_ended=ended)
+
+    async def ListSessions(self, request: Any, context: Context) -> lobby_pb2.ListSessionsResponse:
+        try:
+            identity = self._account_caller(context)
+            rows = await self._accounts().sessions(identity)
+        except ApiError as error:
+            await abort(context, error)
+        return lobby_pb2.ListSessionsResponse(
+            sessions=[
+                lobby_pb2.SessionInfo(
+                    session_id=row["id"],
+                    created_at=_timestamp(row["created_at"].timestamp()),
+                    last_used_at=_timestamp(row["last_used_at"].timestamp()),
+                    expires_at=_timestamp(row["expires_at"].timestamp()),
+                    client=row["client"],
+                    current=row["id"] == identity.session,
+                )
+                for row in rows
+            ]
+        )
+
+    async def ChangePassword(self, request: Any, context: Context) -> lobby_pb2.LogoutResponse:
+        try:
+            identity = self._account_caller(context)
+            self._limit_logins(context, identity.name)
+            ended = await self._accounts().change_password(
+                identity, request.old_password, request.new_password
+            )
+        except ApiError as error:
+            await abort(context, error)
+        return lobby_pb2.LogoutResponse(sessions_ended=ended)
+
+    async def WhoAmI(self, request: Any, context: Context) -> lobby_pb2.WhoAmIResponse:
+        try:
+            identity = self.guard.admit(context)
+        except ApiError as error:
+            await abort(context, error)
+        return lobby_pb2.WhoAmIResponse(
+            player_id=identity.player_id,
+            name=identity.name,
+            kind=_kind(identity),
+            session_id=identity.session,
+            expires_at=_timestamp(identity.expires_at),
+        )
 
 
 @dataclass(frozen=True)
@@ -351,7 +525,21 @@ class Gateway:
             tls=settings.tls,
             health_listen=settings.health_listen,
         )
-        guard = Guard(self.issuer, self.limiter)
+        self.database: AsyncConnectionPool | None = None
+        self.accounts: Accounts | None = None
+        self.revocations: Revocations | None = None
+        if settings.database_url:
+            self.database = db.pool(settings.database_url)
+            self.accounts = Accounts(
+                self.database,
+                self.issuer,
+                access_ttl_seconds=settings.access_ttl_seconds,
+                refresh_ttl_seconds=settings.refresh_ttl_seconds,
+            )
+            self.revocations = Revocations(
+                self.database, settings.access_ttl_seconds, settings.revocation_poll_seconds
+            )
+        guard = Guard(self.issuer, self.limiter, self.revocations)
         self.proxy = Proxy(
             guard,
             self.backends,
@@ -365,10 +553,12 @@ class Gateway:
                 guard,
                 RateLimiter(settings.login_rate_per_second, settings.login_rate_burst),
                 settings.bot_key,
+                self.accounts,
             ),
             self.base.server,
         )
         self._watcher: asyncio.Task[None] | None = None
+        self._revocations: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -393,15 +583,19 @@ class Gateway:
             await asyncio.sleep(2.0)
 
     async def start(self) -> None:
+        if self.database is not None and self.revocations is not None:
+            await self.database.open(wait=False)
+            self._revocations = asyncio.create_task(self.revocations.run())
         await self.base.start()
         for backend in self.backends:
             backend.replicas.start()
         self._watcher = asyncio.create_task(self._watch_backends())
 
     async def stop(self, grace: float | None = None) -> None:
-        if self._watcher is not None:
-            await stop_tasks([self._watcher])
+        await stop_tasks([t for t in (self._watcher, self._revocations) if t is not None])
         await self.base.stop(grace)
+        if self.database is not None:
+            await self.database.close()
         for backend in self.backends:
             await backend.relay.close()
             await backend.replicas.close()

@@ -1,14 +1,16 @@
 """The whole platform on one machine, supervised as one foreground process (`make run`).
 
-Starts a redis-server (unless REDIS_URL is set), every game service, the lobby, the gateway, a
-matchmaker and a bot worker (runtime/launch.py); restarts a process that dies; on Ctrl-C (or
-SIGTERM) stops them all, gracefully. What outlives a run stays in the state directory
-(TABLETOP_STATE_DIR, default ~/.local/state/tabletop): Redis's data (games go on after a
-restart), the keys made on the first run (so players' tokens stay valid; and the local Redis's
-password: it is not open to whoever else can reach 127.0.0.1) and, while it runs, the
+Starts a redis-server (unless REDIS_URL is set) and a PostgreSQL server (unless DATABASE_URL is
+set; its schema migrated), every game service, the lobby, the gateway, a matchmaker and a bot
+worker (runtime/launch.py); restarts a process that dies; on Ctrl-C (or SIGTERM) stops them all,
+gracefully. What outlives a run stays in the state directory (TABLETOP_STATE_DIR, default
+~/.local/state/tabletop): Redis's data (games go on after a restart), PostgreSQL's (accounts),
+the keys made on the first run (so players' tokens stay valid; and the local servers'
+passwords: they are not open to whoever else can reach 127.0.0.1) and, while it runs, the
 gateway's address (`gateway`), which the `tabletop` client calls when given no address.
 
 Environment: REDIS_URL and REDIS_PASSWORD (use this Redis instead of starting one),
+DATABASE_URL (use this PostgreSQL instead of starting one),
 GATEWAY_PORT (default 50050), SERVICE_BASE_PORT (default 50051: game services take consecutive
 ports, then the lobby, then the matchmaker's and the bot worker's health ports), TOKEN_SECRET
 and BOT_KEY (default: keys made on the first run, kept in the state directory),
@@ -28,8 +30,10 @@ import time
 from pathlib import Path
 
 import games
+from runtime import db
 from runtime.config import announced_gateway, env_float, env_int, state_dir
 from runtime.launch import Launch
+from runtime.localpg import LocalPostgres
 from runtime.localredis import LocalRedis
 
 
@@ -37,7 +41,7 @@ def local_keys(path: Path) -> dict[str, str]:
     """The token signing key, bot key and local Redis's password of the local platform: made on
     the first run and kept (readable by the owner only), so that tokens issued before a restart
     stay valid."""
-    sizes = {"TOKEN_SECRET": 32, "BOT_KEY": 24, "REDIS_PASSWORD": 24}
+    sizes = {"TOKEN_SECRET": 32, "BOT_KEY": 24, "REDIS_PASSWORD": 24, "POSTGRES_PASSWORD": 24}
     try:
         saved: dict[str, str] = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -72,6 +76,15 @@ def main() -> int:
         redis = LocalRedis(appendonly=True, data_dir=state / "redis", password=redis_password)
         redis_url = redis.url
         print(f"redis-server started on {redis_url} (data in {redis.dir})", flush=True)
+    postgres: LocalPostgres | None = None
+    database_url = os.environ.get("DATABASE_URL", "")
+    if not database_url:
+        postgres = LocalPostgres(data_dir=state / "postgres", password=keys["POSTGRES_PASSWORD"])
+        database_url = postgres.url
+        print(f"postgres started on port {postgres.port} (data in {postgres.dir})", flush=True)
+    applied = db.migrate(database_url)
+    if applied:
+        print(f"database migrated: {', '.join(applied)}", flush=True)
     gateway_port = env_int("GATEWAY_PORT", 50050)
     launch = Launch(
         redis_url=redis_url,
@@ -79,6 +92,7 @@ def main() -> int:
             "TOKEN_SECRET": os.environ.get("TOKEN_SECRET") or keys["TOKEN_SECRET"],
             "BOT_KEY": os.environ.get("BOT_KEY") or keys["BOT_KEY"],
             "REDIS_PASSWORD": redis_password,
+            "DATABASE_URL": database_url,
             "GRACE_SECONDS": os.environ.get("GRACE_SECONDS", "5"),
         },
         gateways=[gateway_port],
@@ -123,6 +137,8 @@ def main() -> int:
         launch.stop()
         if redis is not None:
             redis.stop()  # its data stays in the state directory
+        if postgres is not None:
+            postgres.stop()  # so does this one's
         print("tabletop stopped", flush=True)
     return 0
 

@@ -1,8 +1,10 @@
-"""Shared fixtures: a real Redis for integration tests, and the platform's servers on real ports.
+"""Shared fixtures: a real Redis and a real PostgreSQL for integration tests, and the platform's
+servers on real ports.
 
 Redis comes from testcontainers when a Docker engine answers, otherwise from a `redis-server` this
-fixture starts on a free port in a temporary directory. Tests never touch a Redis they did not
-start (e.g. one on 127.0.0.1:6379).
+fixture starts on a free port in a temporary directory; PostgreSQL from the OS's `postgres`, on
+a free port too. Tests never touch a server they did not start (e.g. one on 127.0.0.1:6379 or
+5432).
 
 Every test is held to two things here: its waits are bounded from one scale factor
 (tests/timing.py: the per-test timeout is scaled by it too), and every process it started is
@@ -12,12 +14,16 @@ gone when it ends (tests/leftovers.py).
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import AsyncIterator, Iterator
 
+import psycopg
 import pytest
 import pytest_asyncio
 from hypothesis import HealthCheck, settings
 
+from runtime import db
+from runtime.localpg import DATABASE, LocalPostgres
 from runtime.localredis import LocalRedis
 from tests import leftovers
 from tests.platform import Platform
@@ -98,6 +104,27 @@ def redis_url() -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[LocalPostgres]:
+    """A PostgreSQL server of the tests' own, on a free port, with the migrations applied to
+    its database `tabletop` (the template of each test's database)."""
+    server = LocalPostgres()
+    try:
+        db.migrate(server.url)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def database_url(postgres: LocalPostgres) -> str:
+    """A database of this test's own, migrated (a copy of the session's template)."""
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres.admin_url, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{DATABASE}"')
+    return postgres.url.rsplit("/", 1)[0] + "/" + name
 
 
 @pytest_asyncio.fixture

@@ -50,6 +50,8 @@ def ours() -> dict[int, str]:
                 command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
             if any(helper in command for helper in LASTING) and _parent(name) == me:
                 continue
+            if command.startswith("postgres: "):  # a PostgreSQL server's own worker (a
+                continue  # connection's, autovacuum's): it ends with its server, which is listed
         except OSError:  # gone meanwhile, or not ours to read
             continue
         found[int(name)] = command

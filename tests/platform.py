@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -56,8 +56,12 @@ class Platform:
         sweep_seconds: float = 0.2,
         tls: tuple[TlsFiles, Tls] | None = None,
         wait_replicas: int = 0,
+        database_url: str = "",
+        gateway_settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.redis_url = redis_url
+        self.database_url = database_url
+        self.gateway_settings = dict(gateway_settings or {})
         self.games = list(games)
         self.replica_count = replicas
         self.rate = (rate_per_second, rate_burst)
@@ -136,6 +140,8 @@ class Platform:
                 internal_key=TEST_INTERNAL_KEY,
                 tls=self.tls[0] if self.tls else None,
                 health_listen="127.0.0.1:0" if self.tls else "",
+                database_url=self.database_url,
+                **self.gateway_settings,
             )
         )
         await self.gateway.start()

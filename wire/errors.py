@@ -41,6 +41,8 @@ class Reason(enum.StrEnum):
     TOO_SLOW = "TOO_SLOW"
     LIMIT_REACHED = "LIMIT_REACHED"
     TIME_UP = "TIME_UP"
+    USERNAME_TAKEN = "USERNAME_TAKEN"
+    ACCOUNTS_DISABLED = "ACCOUNTS_DISABLED"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -53,6 +55,8 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.GAME_OVER: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.TICKET_LIVE: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.TIME_UP: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.ACCOUNTS_DISABLED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.USERNAME_TAKEN: grpc.StatusCode.ALREADY_EXISTS,
     Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
     Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.TICKET_NOT_FOUND: grpc.StatusCode.NOT_FOUND,

@@ -1,0 +1,346 @@
+"""Accounts: a username and a password (argon2id), and sessions kept in PostgreSQL.
+
+A login opens a session: a short-lived access token (a JWT naming the session, `sid`) and a
+refresh token that gets the next pair once. Only the SHA-256 of a refresh token is stored. A
+refresh token shown a second time means someone else has a copy: the session ends. Logging
+out, logging out everywhere and changing the password end sessions; a gateway refuses the
+access tokens of an ended session within one poll of the database (`Revocations`), without a
+database call on the calls it serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from gateway.auth import Identity, TokenIssuer
+from wire.errors import ApiError
+
+log = logging.getLogger("tabletop.accounts")
+
+USERNAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{1,19}")
+PASSWORD_MIN, PASSWORD_MAX = 8, 128
+ACCESS_TTL_SECONDS = 15 * 60
+REFRESH_TTL_SECONDS = 30 * 24 * 3600
+HASHES_AT_ONCE = 2
+"""Password hashes computed at once by one gateway (each takes 64 MiB and ~70 ms of a core):
+more logins wait their turn instead of taking every core."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def check_username(username: str) -> str:
+    if not USERNAME_PATTERN.fullmatch(username):
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            "a username is 2 to 20 letters, digits, '-' or '_', starting with a letter or digit"
+            f"; got {username[:40]!r}",
+        )
+    return username
+
+
+def check_password(password: str) -> str:
+    if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"a password is {PASSWORD_MIN} to {PASSWORD_MAX} characters; got {len(password)}",
+        )
+    return password
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What a login or a refresh hands out."""
+
+    token: str
+    identity: Identity
+    refresh_token: str
+    refresh_expires_at: datetime
+
+
+class Accounts:
+    """Registration, logins and sessions against the database `pool`."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        issuer: TokenIssuer,
+        *,
+        access_ttl_seconds: int = ACCESS_TTL_SECONDS,
+        refresh_ttl_seconds: int = REFRESH_TTL_SECONDS,
+        hashes_at_once: int = HASHES_AT_ONCE,
+    ) -> None:
+        self.pool = pool
+        self.issuer = issuer
+        self.access_ttl = access_ttl_seconds
+        self.refresh_ttl = refresh_ttl_seconds
+        self.hasher = PasswordHasher()  # argon2id, RFC 9106's second choice: t=3, 64 MiB, p=4
+        self._hashing = asyncio.Semaphore(hashes_at_once)
+        self._decoy = self.hasher.hash(secrets.token_urlsafe(16))
+        """Verified against when the username is unknown: a login takes as long either way."""
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A connection of the pool; the database out of reach is UNAVAILABLE (retry)."""
+        try:
+            async with self.pool.connection() as connection:
+                yield connection
+        except psycopg.Error as error:
+            log.warning("the account database failed", extra={"error": str(error)})
+            raise ApiError(
+                "UNAVAILABLE", "the account database cannot be reached now; retry"
+            ) from None
+
+    async def _hash(self, password: str) -> str:
+        async with self._hashing:
+            return await asyncio.to_thread(self.hasher.hash, password)
+
+    async def _verify(self, stored: str, password: str) -> bool:
+        async with self._hashing:
+            try:
+                return await asyncio.to_thread(self.hasher.verify, stored, password)
+            except (VerificationError, InvalidHashError):
+                return False
+
+    # ------------------------------------------------------------------ logins
+
+    async def register(self, username: str, password: str, client: str, guest: str = "") -> Grant:
+        """A new account (with `guest`'s player id when a guest claims it), logged in."""
+        check_username(username)
+        check_password(password)
+        stored = await self._hash(password)
+        account_id = guest or f"a-{secrets.token_hex(8)}"
+        async with self._connection() as connection:
+            try:
+                async with connection.transaction():
+                    await connection.execute(
+                        "INSERT INTO accounts (id, username, username_key, password_hash)"
+                        " VALUES (%s, %s, %s, %s)",
+                        (account_id, username, username.lower(), stored),
+                    )
+                    return await self._open_session(connection, account_id, username, client)
+            except psycopg.errors.UniqueViolation as error:
+                if "username_key" in str(error.diag.constraint_name or ""):
+                    raise ApiError(
+                        "USERNAME_TAKEN", f"the username {username!r} is taken"
+                    ) from None
+                raise ApiError(
+                    "INVALID_ARGUMENT", "this guest has claimed an account already; log in to it"
+                ) from None
+
+    async def login(self, username: str, password: str, client: str) -> Grant:
+        async with self._connection() as connection:
+            row = await (
+                await connection.execute(
+                    "SELECT id, username, password_hash FROM accounts WHERE username_key = %s",
+                    (username.lower(),),
+                )
+            ).fetchone()
+        stored = row[2] if row else self._decoy
+        if not await self._verify(stored, password) or row is None:
+            raise ApiError("UNAUTHENTICATED", "wrong username or password")
+        account_id, name = row[0], row[1]
+        if self.hasher.check_needs_rehash(stored):
+            await self._set_password(account_id, await self._hash(password))
+        async with self._connection() as connection, connection.transaction():
+            return await self._open_session(connection, account_id, name, client)
+
+    async def _open_session(
+        self, connection: psycopg.AsyncConnection[Any], account_id: str, name: str, client: str
+    ) -> Grant:
+        session = f"s-{secrets.token_hex(12)}"
+        expires = _now() + timedelta(seconds=self.refresh_ttl)
+        await connection.execute(
+            "INSERT INTO sessions (id, account_id, expires_at, client) VALUES (%s, %s, %s, %s)",
+            (session, account_id, expires, client[:100]),
+        )
+        return await self._grant(connection, account_id, name, session, expires)
+
+    async def _grant(
+        self,
+        connection: psycopg.AsyncConnection[Any],
+        account_id: str,
+        name: str,
+        session: str,
+        expires: datetime,
+    ) -> Grant:
+        refresh = f"rt-{secrets.token_urlsafe(32)}"
+        await connection.execute(
+            "INSERT INTO refresh_tokens (hash, session_id) VALUES (%s, %s)",
+            (_digest(refresh), session),
+        )
+        token, identity = self.issuer.issue(account_id, name, self.access_ttl, session=session)
+        return Grant(token, identity, refresh, expires)
+
+    async def refresh(self, refresh_token: str) -> Grant:
+        """The next access and refresh tokens; the one given is used up. Given again, it ends
+        its session (and every token of it)."""
+        async with self._connection() as connection, connection.transaction():
+            row = await (
+                await connection.execute(
+                    "SELECT t.session_id, t.used_at, s.revoked_at, s.expires_at,"
+                    " a.id, a.username FROM refresh_tokens t"
+                    " JOIN sessions s ON s.id = t.session_id"
+                    " JOIN accounts a ON a.id = s.account_id"
+                    " WHERE t.hash = %s FOR UPDATE OF t, s",
+                    (_digest(refresh_token),),
+                )
+            ).fetchone()
+            if row is None:
+                raise ApiError("UNAUTHENTICATED", "unknown refresh token; log in again")
+            session, used_at, revoked_at, expires, account_id, name = row
+            if revoked_at is not None:
+                raise ApiError("UNAUTHENTICATED", "this session has ended; log in again")
+            if expires <= _now():
+                raise ApiError("UNAUTHENTICATED", "this session has expired; log in again")
+            if used_at is None:
+                await connection.execute(
+                    "UPDATE refresh_tokens SET used_at = now() WHERE hash = %s",
+                    (_digest(refresh_token),),
+                )
+                await connection.execute(
+                    "UPDATE sessions SET last_used_at = now() WHERE id = %s", (session,)
+                )
+                return await self._grant(connection, account_id, name, session, expires)
+            await self._end(connection, "id = %s", (session,), "a refresh token was reused")
+        log.warning("a used refresh token came back: its session is ended", extra={"sid": session})
+        raise ApiError(
+            "UNAUTHENTICATED",
+            "this refresh token was used already: the session is ended (someone else may hold "
+            "a copy); log in again",
+        )
+
+    # ------------------------------------------------------------------ sessions
+
+    @staticmethod
+    async def _end(
+        connection: psycopg.AsyncConnection[Any], where: str, args: tuple[Any, ...], why: str
+    ) -> int:
+        cursor = await connection.execute(
+            "UPDATE sessions SET revoked_at = clock_timestamp(), revoked_why = %s"
+            f" WHERE revoked_at IS NULL AND {where}",
+            (why, *args),
+        )
+        return cursor.rowcount
+
+    async def logout(self, identity: Identity, everywhere: bool) -> int:
+        async with self._connection() as connection:
+            if everywhere:
+                return await self._end(
+                    connection, "account_id = %s", (identity.player_id,), "logged out everywhere"
+                )
+            return await self._end(
+                connection,
+                "id = %s AND account_id = %s",
+                (identity.session, identity.player_id),
+                "logged out",
+            )
+
+    async def sessions(self, identity: Identity) -> list[dict[str, Any]]:
+        async with self._connection() as connection:
+            cursor = connection.cursor(row_factory=dict_row)
+            await cursor.execute(
+                "SELECT id, created_at, last_used_at, expires_at, client FROM sessions"
+                " WHERE account_id = %s AND revoked_at IS NULL AND expires_at > now()"
+                " ORDER BY created_at",
+                (identity.player_id,),
+            )
+            return await cursor.fetchall()
+
+    async def change_password(self, identity: Identity, old: str, new: str) -> int:
+        """The new password; every other session of the account ends (how many did)."""
+        check_password(new)
+        async with self._connection() as connection:
+            row = await (
+                await connection.execute(
+                    "SELECT password_hash FROM accounts WHERE id = %s", (identity.player_id,)
+                )
+            ).fetchone()
+        if row is None or not await self._verify(row[0], old):
+            raise ApiError("UNAUTHENTICATED", "the old password is wrong")
+        await self._set_password(identity.player_id, await self._hash(new))
+        async with self._connection() as connection:
+            return await self._end(
+                connection,
+                "account_id = %s AND id <> %s",
+                (identity.player_id, identity.session),
+                "the password changed",
+            )
+
+    async def _set_password(self, account_id: str, stored: str) -> None:
+        async with self._connection() as connection:
+            await connection.execute(
+                "UPDATE accounts SET password_hash = %s, password_changed_at = now() WHERE id = %s",
+                (stored, account_id),
+            )
+
+
+class Revocations:
+    """The sessions that ended, as this gateway knows them: loaded from the database when it
+    starts and polled every `poll_seconds` after (one indexed query per poll, whatever the
+    traffic). An access token of an ended session is refused from the poll after it ended
+    (`ended`); tokens live `access_ttl` at most, so older endings are forgotten."""
+
+    def __init__(self, pool: AsyncConnectionPool, access_ttl: int, poll_seconds: float) -> None:
+        self.pool = pool
+        self.access_ttl = access_ttl
+        self.poll_seconds = poll_seconds
+        self._ended: dict[str, float] = {}  # session id -> when its last token expires at latest
+        self.polls = 0
+
+    def ended(self, session: str) -> bool:
+        return session in self._ended
+
+    def end(self, session: str) -> None:
+        """Known here at once (the session was ended through this gateway)."""
+        self._ended[session] = time.time() + self.access_ttl + 60
+
+    async def poll(self) -> None:
+        """Reads the sessions ended lately (by the database's clock: the first poll looks back
+        as long as a token lives, later ones a minute, so that an ending committed late by a
+        slow transaction is still read)."""
+        now = time.time()
+        back = self.access_ttl + 60 if self.polls == 0 else 60
+        async with self.pool.connection() as connection:
+            rows = await (
+                await connection.execute(
+                    "SELECT id, revoked_at FROM sessions"
+                    " WHERE revoked_at >= now() - make_interval(secs => %s)",
+                    (back,),
+                )
+            ).fetchall()
+        for session, revoked_at in rows:
+            self._ended[session] = revoked_at.timestamp() + self.access_ttl + 60  # clock skew
+        for session, until in list(self._ended.items()):
+            if until < now:
+                del self._ended[session]
+        self.polls += 1
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.poll()
+            except (psycopg.Error, OSError) as error:
+                log.warning("cannot read ended sessions", extra={"error": str(error)})
+            await asyncio.sleep(self.poll_seconds)
