@@ -15,6 +15,14 @@ TIMEOUTS = {"forfeit": common_pb2.TIMEOUT_FORFEIT, "bot": common_pb2.TIMEOUT_BOT
 _OUTCOMES = {value: name for name, value in TIMEOUTS.items()}
 
 
+def _outcome(value: int, default: str) -> str:
+    """The outcome a Timeout number asks for; a number the protos do not know goes on as a
+    name no game has, which the time control's check refuses (INVALID_OPTIONS)."""
+    if value == common_pb2.TIMEOUT_UNSPECIFIED:
+        return default
+    return _OUTCOMES.get(value, f"(Timeout {value})")
+
+
 def time_control_of(message: common_pb2.TimeControl, default: TimeControl) -> TimeControl:
     """The time control a request asks for: `default` when the message is unset (the caller
     checks HasField); else exactly the message, with the default's outcome and bot level where
@@ -23,7 +31,7 @@ def time_control_of(message: common_pb2.TimeControl, default: TimeControl) -> Ti
         move_seconds=message.move_seconds,
         clock_seconds=message.clock_seconds,
         increment_seconds=message.increment_seconds,
-        on_timeout=_OUTCOMES.get(message.on_timeout, default.on_timeout),
+        on_timeout=_outcome(message.on_timeout, default.on_timeout),
         bot_level=message.bot_level or default.bot_level,
         abort_seconds=message.abort_seconds,
     )

@@ -490,10 +490,11 @@ class GameCore:
             if loaded is None:
                 loaded = await self._load(game_id, request_id)
             stored = loaded.stored
+            if stored.request_version is not None:
+                seat = self._retried_seat(loaded, caller, request)
+                return await self._replayed(loaded, stored.request_version, seat, move, given)
             seat = self._seat(loaded, caller.player, request, spectator_ok=False)
             assert seat is not None
-            if stored.request_version is not None:
-                return await self._replayed(loaded, stored.request_version, seat, move, given)
             if expected is not None and expected != stored.version:
                 raise await self._stale(game_id, stored.version, expected)
             now = now_ms()
@@ -716,8 +717,18 @@ class GameCore:
             version=str(current),
         )
 
+    def _retried_seat(self, loaded: Loaded, caller: Caller, request: Any) -> int | None:
+        """The seat of a request the caller's request id shows was played: the caller's own,
+        or, when the caller holds it no more (a bot took it over since), the seat the request
+        names, else None (the log says which seat it was). The request id is the caller's
+        own (scoped to them), so the move at its version was theirs."""
+        try:
+            return self._seat(loaded, caller.player, request, spectator_ok=False)
+        except ApiError:
+            return request.seat if request.HasField("seat") else None
+
     async def _replayed(
-        self, loaded: Loaded, version: int, seat: int, move: str | None, request_id: str
+        self, loaded: Loaded, version: int, seat: int | None, move: str | None, request_id: str
     ) -> Message:
         """The answer to a retried request that was already applied at `version`: the first
         answer again (that version's status and events), whatever the game did since. A
@@ -733,6 +744,7 @@ class GameCore:
             raise ApiError("UNAVAILABLE", "the game's log cannot be read right now; retry")
         entry = entries[0]
         played = "resign" if move is None else move
+        seat = entry.actor if seat is None else seat
         if (entry.actor, entry.move) != (seat, played):
             raise ApiError(
                 "REQUEST_ID_REUSED",

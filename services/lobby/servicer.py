@@ -165,12 +165,17 @@ class Lobby:
                     f"{game} is played by {seat_count(game, create)}, not {request.seats}",
                 )
         seats = seat_count(game, create)
+        if request.bots not in _BOT_FILL:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"bots must be BOT_FILL_NOW, BOT_FILL_AFTER or unset, not {request.bots}",
+            )
         if request.bots == lobby_pb2.BOT_FILL_AFTER and not 0 < request.bots_after_seconds <= 3600:
             raise ApiError("INVALID_ARGUMENT", "bots_after_seconds must be 1..3600")
         found = games.get(game)
         options = {**found.rules.default_options(), **found.adapter.options(create)}
         level = request.level or "random"
-        fill = _BOT_FILL.get(request.bots, "never")
+        fill = _BOT_FILL[request.bots]
         maybe_bots = [] if fill == "never" else [new_bot_id(level)]
         await self._check_load(player, [player, *maybe_bots])
         check_options(game, options, [player])

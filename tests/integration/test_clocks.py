@@ -367,6 +367,9 @@ async def test_time_controls_are_checked_and_keep_matchmaking_pools_apart(
             ("esoloe", {"increment_seconds": 2}, ("increment_seconds needs clock_seconds",)),
             ("esoloe", {"move_seconds": 90_000}, ("move_seconds", "86400")),
             ("esoloe", {"move_seconds": 5, "bot_level": "godlike"}, ("godlike",)),
+            # an enum number the protos do not know is refused, never read as the default
+            ("solo", {"move_seconds": 5, "on_timeout": 99}, ("99", "may be: bot")),
+            ("esoloe", {"move_seconds": 5, "on_timeout": -1}, ("-1", "forfeit, bot")),
         ]
         for game, tc, words in checks:
             await assert_refused(
@@ -380,6 +383,15 @@ async def test_time_controls_are_checked_and_keep_matchmaking_pools_apart(
                 "INVALID_OPTIONS",
                 *words,
             )
+        await assert_refused(
+            alice.lobby.FindMatch(
+                lobby_pb2.FindMatchRequest(game="esoloe", bots=7), metadata=alice.metadata
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_ARGUMENT",
+            "bots",
+            "7",
+        )
         blitz = common_pb2.TimeControl(clock_seconds=180, increment_seconds=2)
         first = await alice.lobby.FindMatch(
             lobby_pb2.FindMatchRequest(game="esoloe", time_control=blitz), metadata=alice.metadata
@@ -417,4 +429,50 @@ async def test_time_controls_are_checked_and_keep_matchmaking_pools_apart(
         # Leave the pools empty: the next test's matchmaker must not seat Bob.
         await bob.lobby.CancelTicket(
             lobby_pb2.CancelTicketRequest(ticket_id=bobs.ticket_id), metadata=bob.metadata
+        )
+
+
+async def test_a_retried_move_gets_its_first_answer_after_a_bot_took_the_seat_over(
+    redis_url: str,
+) -> None:
+    """A player whose answer was lost retries the same move (same request id) after a timeout
+    gave their seat to a bot: the retry is answered as the first try was, not NOT_YOUR_SEAT
+    (the move was theirs and was played)."""
+    async with Platform(redis_url, games=("esoloe",), bot_workers=1) as platform:
+        bob, alice = await logged_in(platform, "bob", "alice")
+        created = await platform.create_game(
+            "esoloe",
+            esoloe_game(
+                [bob.player_id, alice.player_id],
+                move_seconds=1,
+                on_timeout=BOT,
+                bot_level="random",
+            ),
+        )
+        game_id = created.status.game_id
+        stub = bob.game("esoloe")
+        legal = await stub.LegalMoves(
+            common_pb2.LegalMovesRequest(game_id=game_id), metadata=bob.metadata
+        )
+        request = common_pb2.PlayRequest(
+            game_id=game_id, move=legal.moves[0], expected_version=legal.version, request_id="r1"
+        )
+        first = await stub.Play(request, metadata=bob.metadata)
+        await first_move(alice, "esoloe", game_id)  # then Bob falls silent: his seat times out
+
+        async def taken_over() -> bool:
+            status = (await view(alice, "esoloe", game_id)).status
+            return status.seats[0].player_id.startswith("bot-")
+
+        await eventually(taken_over, 30, "Bob's seat taken over by a bot")
+        again = await stub.Play(request, metadata=bob.metadata)
+        assert again.status.version == first.status.version
+        assert again.status.to_act == first.status.to_act
+        await assert_refused(  # a new move is refused: the seat is the bot's now
+            stub.Play(
+                common_pb2.PlayRequest(game_id=game_id, move=legal.moves[0], request_id="r2"),
+                metadata=bob.metadata,
+            ),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_YOUR_SEAT",
         )
