@@ -22,11 +22,11 @@ import time
 
 import grpc
 
-from runtime.relay import CODES, RELAY_METHOD, failure
+from runtime.relay import CODES, RELAY_METHOD, failure, relayed_fields
 from runtime.replicas import Replicas
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
-from wire.proof import prove
+from wire.proof import proof, prove
 
 LINKS = 8
 """Links kept open to a service's target, by default (round robin spreads them)."""
@@ -139,11 +139,15 @@ class Relay:
         self,
         replicas: Replicas,
         *,
+        service: str,
         internal_key: str,
         links: int = LINKS,
         max_age: float = MAX_AGE_SECONDS,
     ) -> None:
+        """`service`: the full name of the service behind (each call's proof names its method's
+        full path)."""
         self.replicas = replicas
+        self.service = service
         replicas.on_change.append(self.retire_all)
         self.internal_key = internal_key
         self.links_wanted = links
@@ -194,6 +198,9 @@ class Relay:
             player_id=player_id,
             request_id=request_id,
             player_name=player_name,
+        )
+        message.proof = proof(
+            self.internal_key, f"/{self.service}/{method}", relayed_fields(message), request
         )
         backoff = BACKOFF_SECONDS
         for attempt in range(1, ATTEMPTS + 1):

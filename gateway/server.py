@@ -459,6 +459,7 @@ class Proxy(grpc.GenericRpcHandler):
                         (NAME_METADATA, identity.name),
                         (REQUEST_METADATA, request_id),
                     ),
+                    body=request,
                 ),
             )
             try:
@@ -508,6 +509,7 @@ class Gateway:
                 ),
                 Relay(
                     replicas,
+                    service=descriptor.full_name,
                     internal_key=settings.internal_key,
                     links=settings.relay_links,
                     max_age=settings.relay_max_age_seconds,

@@ -23,7 +23,8 @@ from google.protobuf.message import DecodeError, Message
 from runtime.observability import RPC_SECONDS
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
-from wire.metadata import Caller
+from wire.metadata import NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, Caller
+from wire.proof import FRESH_SECONDS, PROOF_METADATA, check, issued_at
 
 log = logging.getLogger("tabletop.relay")
 
@@ -66,7 +67,12 @@ def refusal(call_id: int, error: ApiError) -> relay_pb2.RelayResponse:
 class RelayServicer:
     """Serves the unary methods of `service` (by `handlers`) over relay links."""
 
-    def __init__(self, service: ServiceDescriptor, handlers: Mapping[str, Handler]) -> None:
+    def __init__(
+        self, service: ServiceDescriptor, handlers: Mapping[str, Handler], internal_key: str = ""
+    ) -> None:
+        """`internal_key`: each call must carry a good proof made with it (wire.proof), and a
+        link takes calls only within its opening proof's window; empty: no proofs (tests)."""
+        self.internal_key = internal_key
         self._methods: dict[str, tuple[str, Callable[[bytes], Any], Handler]] = {}
         for method in service.methods:
             if method.client_streaming or method.server_streaming:
@@ -101,12 +107,20 @@ class RelayServicer:
         writes = self._links[context] = asyncio.Lock()
         if self.draining:  # opened just as the service began to stop
             await self._notify(context, writes)
+        ends_ms = self._link_ends_ms(context)
         calls: set[asyncio.Task[None]] = set()
         try:
             while True:
                 request = await context.read()
                 if request is grpc.aio.EOF:
                     break
+                if ends_ms is not None and time.time() * 1000 > ends_ms:
+                    # Its opening proof has gone stale: no more calls here (the gateway
+                    # tries them again on a new link), whoever holds the link.
+                    if ends_ms > 0:
+                        ends_ms = 0
+                        await self._notify(context, writes)
+                    request.method = ""
                 call = asyncio.create_task(self._serve(request, context, writes))
                 calls.add(call)
                 call.add_done_callback(calls.discard)
@@ -126,8 +140,19 @@ class RelayServicer:
             except Exception:  # the link is gone: the gateway retries or reports the call
                 log.info("relay answer not delivered", extra={"method": request.method})
 
+    def _link_ends_ms(self, context: Any) -> int | None:
+        """When a link stops taking calls: its opening proof's window (None: no proofs here)."""
+        if not self.internal_key:
+            return None
+        metadata = dict(context.invocation_metadata() or ())
+        issued = issued_at(str(metadata.get(PROOF_METADATA, "")))
+        return 0 if issued is None else issued + FRESH_SECONDS * 1000
+
     async def call(self, request: relay_pb2.RelayRequest) -> relay_pb2.RelayResponse:
         """Serve one relayed call; its answer (never raises)."""
+        if not request.method:  # its link's window has passed
+            status = ApiError("UNAVAILABLE", "this relay link has expired; retry").to_status()
+            return failure(request.call_id, status.code, status.details, status.trailing_metadata)
         found = self._methods.get(request.method)
         if found is None:
             return failure(
@@ -136,6 +161,15 @@ class RelayServicer:
                 f"no unary method {request.method[:80]!r} here",
             )
         path, parse, handler = found
+        if self.internal_key:
+            wrong = check(
+                self.internal_key, path, request.proof, relayed_fields(request), request.request
+            )
+            if wrong is not None:
+                return refusal(
+                    request.call_id,
+                    ApiError("UNAUTHENTICATED", f"a relayed call without a good proof ({wrong})"),
+                )
         seconds = request.timeout_ms / 1000 if request.timeout_ms else None
         start = time.perf_counter()
         try:
@@ -175,6 +209,15 @@ class RelayServicer:
                 await context.write(relay_pb2.RelayResponse(drain=True))
         except Exception:  # the link is gone or stuck: stopping goes on regardless
             log.info("relay drain notice not delivered")
+
+
+def relayed_fields(request: relay_pb2.RelayRequest) -> dict[str, str]:
+    """The identity fields of a relayed call, as a direct call's metadata names them."""
+    return {
+        PLAYER_METADATA: request.player_id,
+        NAME_METADATA: request.player_name,
+        REQUEST_METADATA: request.request_id,
+    }
 
 
 def _parsed(path: str, parse: Callable[[bytes], Any], request: bytes) -> Any:

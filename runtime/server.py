@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import grpc
 import uvloop
 from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 from grpc_reflection.v1alpha._async import ReflectionServicer
@@ -34,7 +35,7 @@ from wire.metadata import (
     SPONSOR_METADATA,
     Caller,
 )
-from wire.proof import proven
+from wire.proof import doubled, proven
 
 log = logging.getLogger("tabletop")
 
@@ -171,8 +172,11 @@ def enable_reflection(service_names: Sequence[str], server: grpc.aio.Server) -> 
 
 class ProofCheck(grpc.aio.ServerInterceptor):
     """Refuses (UNAUTHENTICATED) every call but health and reflection that does not carry a
-    good proof from the gateway or the platform's own processes (wire.proof): reaching a
-    service's port is not enough to act or read as anyone."""
+    good proof from the gateway or the platform's own processes (wire.proof), made for this
+    very request: reaching a service's port is not enough to act or read as anyone, and a proof
+    seen on the way serves no other request. A call that names an identity field twice is
+    refused too. (A stream of requests, the relay, is proven as it opens; each call it carries
+    brings its own proof: runtime/relay.py.)"""
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -188,22 +192,68 @@ class ProofCheck(grpc.aio.ServerInterceptor):
         method = handler_call_details.method
         if handler is None or method.startswith("/grpc."):
             return handler
-        metadata = {
-            key: value
+        pairs = [
+            (key, value)
             for key, value in handler_call_details.invocation_metadata or ()
             if isinstance(value, str)
-        }
-        wrong = proven(self.key, method, metadata)
-        if wrong is None:
-            return handler
-        return _refusing(
-            handler,
-            ApiError(
-                "UNAUTHENTICATED",
-                f"this service takes calls from the platform's gateway only ({wrong}); "
-                "players call the gateway",
-            ),
+        ]
+        twice = doubled(pairs)
+        if twice is not None:
+            return _refusing(handler, _unproven(f"the call names {twice} twice"))
+        metadata = dict(pairs)
+        if handler.request_streaming:
+            wrong = proven(self.key, method, metadata)
+            return handler if wrong is None else _refusing(handler, _unproven(wrong))
+        return _checking_body(handler, self.key, method, metadata)
+
+
+def _unproven(wrong: str) -> ApiError:
+    return ApiError(
+        "UNAUTHENTICATED",
+        f"this service takes calls from the platform's gateway only ({wrong}); "
+        "players call the gateway",
+    )
+
+
+def _checking_body(
+    handler: grpc.RpcMethodHandler[Any, Any], key: str, method: str, metadata: dict[str, str]
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """`handler`, taking its request as bytes to check that the proof covers them before it
+    reads them (a proof's digest is of the bytes as sent)."""
+    deserialize = handler.request_deserializer or (lambda raw: raw)
+    # The aio server's handlers: coroutines and async generators of (request, aio context).
+    behaviours: Any = handler
+
+    async def request_of(raw: bytes, context: Context) -> Any:
+        wrong = proven(key, method, metadata, body=raw)
+        if wrong is not None:
+            await abort(context, _unproven(wrong))
+        try:
+            return deserialize(raw)
+        except DecodeError:
+            await abort(
+                context, ApiError("INVALID_ARGUMENT", f"the request is not a {method} request")
+            )
+
+    if handler.unary_unary is not None:
+        behaviour = behaviours.unary_unary
+
+        async def unary(raw: bytes, context: Context) -> Any:
+            return await behaviour(await request_of(raw, context), context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            unary, response_serializer=handler.response_serializer
         )
+    assert handler.unary_stream is not None
+    streaming = behaviours.unary_stream
+
+    async def stream(raw: bytes, context: Context) -> AsyncIterator[Any]:
+        async for message in streaming(await request_of(raw, context), context):
+            yield message
+
+    return grpc.unary_stream_rpc_method_handler(
+        stream, response_serializer=handler.response_serializer
+    )
 
 
 def _refusing(

@@ -12,7 +12,7 @@ from tabletop.common.v1 import common_pb2
 
 TIMEOUTS = {"forfeit": common_pb2.TIMEOUT_FORFEIT, "bot": common_pb2.TIMEOUT_BOT}
 """The Timeout enum value of each outcome (games.clock.OUTCOMES)."""
-_OUTCOMES = {value: name for name, value in TIMEOUTS.items()}
+_OUTCOMES: dict[int, str] = {value: name for name, value in TIMEOUTS.items()}
 
 
 def _outcome(value: int, default: str) -> str:

@@ -1,20 +1,24 @@
 """The gateway's proof on the calls it makes to the services behind it.
 
 A service believes the player identity in a call's metadata (wire.metadata) only when the call
-also carries a proof: an HMAC-SHA256, with the platform's internal key, of the method and of
-every identity field, and the time it was made. Only the platform's own processes (the
-gateway, the lobby, the matchmakers) hold the key, so a process that merely reaches a service's
-port (any pod of the cluster, any container on the network) can no longer act or read as any
-player, nor make games as the platform.
+also carries a proof: an HMAC-SHA256, with the platform's internal key, of the method, of every
+identity field, of the SHA-256 of the request message's bytes (which name the game and the
+seat) and of the time it was made. Only the platform's own processes (the gateway, the lobby,
+the matchmakers) hold the key, so a process that merely reaches a service's port (any pod of
+the cluster, any container on the network) can no longer act or read as any player, nor make
+games as the platform; and a proof captured on the way serves no other request (another game,
+another seat, another move). A call that names an identity field twice is refused: which of
+the two the proof covered would be a guess.
 
 Why a signed identity rather than mutual TLS: it needs no certificate authority to run, rotate
 and mount in every process (one Secret holds one key); it binds the proof to the exact player
 and method of each call, not just to "a process with a certificate"; and it works over the
-relay links unchanged (the link is proven once, when it opens). It does not encrypt: on a
-network that others can read, run the internal traffic over a private network or a mesh with
-TLS, as the operations guide says. A proof is good for FRESH_SECONDS either way of the
-service's clock (clock skew); within that time a captured proof could be replayed for the same
-call only, which the request id makes harmless for moves.
+relay links too (the link is proven as it opens, and each call it carries has a proof of its
+own, `RelayRequest.proof`; a link takes calls only within its opening proof's window). It does
+not encrypt: on a network that others can read, run the internal traffic over a private network
+or a mesh with TLS, as the operations guide says. A proof is good for FRESH_SECONDS either way
+of the service's clock (clock skew); within that time a captured proof could be replayed for
+the very same request only, which the request id makes harmless for moves.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from wire.api import channel_options
 from wire.metadata import NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, SPONSOR_METADATA
 
 PROOF_METADATA = "x-tabletop-proof"
-"""`v1.<milliseconds since the epoch>.<hex HMAC>`."""
+"""`v2.<milliseconds since the epoch>.<hex HMAC>`."""
 
 FRESH_SECONDS = 300
 """How far from the service's clock a proof's time may be."""
@@ -39,39 +43,90 @@ FRESH_SECONDS = 300
 MIN_KEY_BYTES = 16
 SIGNED = (PLAYER_METADATA, NAME_METADATA, SPONSOR_METADATA, REQUEST_METADATA)
 """The identity fields a proof covers (absent ones as empty)."""
+GUARDED = frozenset((*SIGNED, PROOF_METADATA))
+VERSION = "v2"
 
 
-def _mac(key: str, method: str, issued_ms: int, fields: Mapping[str, str]) -> str:
-    text = "\n".join(["v1", str(issued_ms), method, *(fields.get(name, "") for name in SIGNED)])
-    return hmac.new(key.encode(), text.encode(), hashlib.sha256).hexdigest()
+def _mac(key: str, method: str, issued_ms: int, fields: Mapping[str, str], body: bytes) -> str:
+    text = "\n".join(
+        [
+            VERSION,
+            str(issued_ms),
+            method,
+            hashlib.sha256(body).hexdigest(),
+            *(fields.get(name, "") for name in SIGNED),
+        ]
+    )
+    return hmac.digest(key.encode(), text.encode(), "sha256").hex()
+
+
+def proof(
+    key: str, method: str, fields: Mapping[str, str], body: bytes, now_ms: int | None = None
+) -> str:
+    """The proof of a call of `method` by `fields` (identity fields) with request `body`."""
+    issued = int(time.time() * 1000) if now_ms is None else now_ms
+    return f"{VERSION}.{issued}.{_mac(key, method, issued, fields, body)}"
 
 
 def prove(
-    key: str, method: str, metadata: Sequence[tuple[str, str]], now_ms: int | None = None
+    key: str,
+    method: str,
+    metadata: Sequence[tuple[str, str]],
+    now_ms: int | None = None,
+    body: bytes = b"",
 ) -> tuple[tuple[str, str], ...]:
-    """`metadata` (the identity fields of a call of `method`) with its proof added."""
-    issued = int(time.time() * 1000) if now_ms is None else now_ms
-    fields = dict(metadata)
-    return (*metadata, (PROOF_METADATA, f"v1.{issued}.{_mac(key, method, issued, fields)}"))
+    """`metadata` (the identity fields of a call of `method` with request `body`) with its
+    proof added."""
+    return (*metadata, (PROOF_METADATA, proof(key, method, dict(metadata), body, now_ms)))
 
 
-def proven(
-    key: str, method: str, metadata: Mapping[str, str], now_ms: int | None = None
+def issued_at(given: str) -> int | None:
+    """The time (ms) a proof says it was made; None for a malformed one."""
+    version, _, rest = given.partition(".")
+    issued_text, _, _mac_text = rest.partition(".")
+    if version != VERSION or not issued_text.isdigit() or len(issued_text) > 15:
+        return None
+    return int(issued_text)
+
+
+def check(
+    key: str,
+    method: str,
+    given: str,
+    fields: Mapping[str, str],
+    body: bytes,
+    now_ms: int | None = None,
 ) -> str | None:
-    """None when `metadata` carries a good, fresh proof for `method`; else what is wrong."""
-    proof = metadata.get(PROOF_METADATA, "")
-    if not proof:
+    """None when `given` is a good, fresh proof of this call; else what is wrong."""
+    if not given:
         return "no proof from the gateway"
-    version, _, rest = proof.partition(".")
-    issued_text, _, mac = rest.partition(".")
-    if version != "v1" or not issued_text.isdigit() or len(issued_text) > 15:
+    issued = issued_at(given)
+    if issued is None:
         return "a malformed proof"
-    issued = int(issued_text)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     if abs(now - issued) > FRESH_SECONDS * 1000:
         return "a stale proof"
-    if not hmac.compare_digest(mac, _mac(key, method, issued, metadata)):
-        return "a forged proof"
+    if not hmac.compare_digest(given.rsplit(".", 1)[1], _mac(key, method, issued, fields, body)):
+        return "a forged proof, or one made for another request"
+    return None
+
+
+def proven(
+    key: str, method: str, metadata: Mapping[str, str], now_ms: int | None = None, body: bytes = b""
+) -> str | None:
+    """None when `metadata` carries a good, fresh proof for a call of `method` with request
+    `body`; else what is wrong."""
+    return check(key, method, metadata.get(PROOF_METADATA, ""), metadata, body, now_ms)
+
+
+def doubled(metadata: Sequence[tuple[str, Any]]) -> str | None:
+    """An identity field (or the proof) that the metadata carries more than once."""
+    seen = set()
+    for name, _value in metadata:
+        if name in GUARDED:
+            if name in seen:
+                return name
+            seen.add(name)
     return None
 
 
@@ -82,20 +137,22 @@ class ProveCalls(grpc.aio.UnaryUnaryClientInterceptor):
     def __init__(self, key: str) -> None:
         self.key = key
 
-    def _proven(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+    def _proven(
+        self, details: grpc.aio.ClientCallDetails, body: bytes
+    ) -> grpc.aio.ClientCallDetails:
         method = details.method
         path = method.decode() if isinstance(method, bytes) else str(method)
         metadata = [(k, v) for k, v in (details.metadata or ()) if isinstance(v, str)]
         return grpc.aio.ClientCallDetails(
             details.method,
             details.timeout,
-            grpc.aio.Metadata(*prove(self.key, path, metadata)),
+            grpc.aio.Metadata(*prove(self.key, path, metadata, body=body)),
             details.credentials,
             details.wait_for_ready,
         )
 
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        return await continuation(self._proven(details), request)
+        return await continuation(self._proven(details, request.SerializeToString()), request)
 
 
 def platform_channel(target: str, service: str, key: str) -> grpc.aio.Channel:

@@ -78,7 +78,7 @@ async def start_game_service(
     core = GameCore(games.get(game).adapter, store, hub, limits)
     servicer = GameServicer(core)
     game_api.add_servicer(servicer, server.server)
-    relay = RelayServicer(game_api.descriptor, servicer.handlers())
+    relay = RelayServicer(game_api.descriptor, servicer.handlers(), settings.internal_key)
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()

@@ -130,7 +130,11 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         internal_key=settings.internal_key,
     )
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyServicer(lobby), server.server)
-    relay = RelayServicer(lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"], lobby.handlers())
+    relay = RelayServicer(
+        lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"],
+        lobby.handlers(),
+        settings.internal_key,
+    )
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()

@@ -385,7 +385,8 @@ async def test_time_controls_are_checked_and_keep_matchmaking_pools_apart(
             )
         await assert_refused(
             alice.lobby.FindMatch(
-                lobby_pb2.FindMatchRequest(game="esoloe", bots=7), metadata=alice.metadata
+                lobby_pb2.FindMatchRequest(game="esoloe", bots=7),  # type: ignore[arg-type]
+                metadata=alice.metadata,
             ),
             grpc.StatusCode.INVALID_ARGUMENT,
             "INVALID_ARGUMENT",
@@ -462,7 +463,7 @@ async def test_a_retried_move_gets_its_first_answer_after_a_bot_took_the_seat_ov
 
         async def taken_over() -> bool:
             status = (await view(alice, "esoloe", game_id)).status
-            return status.seats[0].player_id.startswith("bot-")
+            return bool(status.seats[0].player_id.startswith("bot-"))
 
         await eventually(taken_over, 30, "Bob's seat taken over by a bot")
         again = await stub.Play(request, metadata=bob.metadata)

@@ -83,7 +83,12 @@ async def test_a_thousand_watchers_hold_no_redis_connection(own_redis: LocalRedi
             versions: list[int] = []
             seen[game_id].append(versions)
             request = common_pb2.WatchRequest(game_id=game_id, from_version=0)
-            watcher = prove(TEST_INTERNAL_KEY, WATCH, ((PLAYER_METADATA, f"w-{index}"),))
+            watcher = prove(
+                TEST_INTERNAL_KEY,
+                WATCH,
+                ((PLAYER_METADATA, f"w-{index}"),),
+                body=request.SerializeToString(),
+            )
             async for update in stub.Watch(request, metadata=watcher):
                 versions.append(update.envelope.version)
                 if update.envelope.version == 2:
@@ -139,7 +144,9 @@ async def test_a_thousand_ticket_watchers_hold_no_redis_connection(own_redis: Lo
             found: list[int] = []
             states.append(found)
             request = lobby_pb2.WatchTicketRequest(ticket_id=ticket_id)
-            watcher = prove(TEST_INTERNAL_KEY, WATCH_TICKET, as_player)
+            watcher = prove(
+                TEST_INTERNAL_KEY, WATCH_TICKET, as_player, body=request.SerializeToString()
+            )
             async for ticket in lobby.WatchTicket(request, metadata=watcher):
                 found.append(ticket.state)
 

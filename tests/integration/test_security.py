@@ -31,8 +31,9 @@ from redis.asyncio import Redis
 from redis.exceptions import AuthenticationError
 
 from client.session import Session
+from gateway.relay import status_code
 from runtime.localredis import LocalRedis
-from runtime.relay import RELAY_METHOD
+from runtime.relay import RELAY_METHOD, relayed_fields
 from runtime.server import REFLECTION_V1
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
@@ -42,10 +43,10 @@ from tabletop.solo.v1 import solo_pb2
 from tests.integration.test_matchmaking import lobby
 from tests.integration.test_solo_helpers import close_all, legal, play, solo_platform, view
 from tests.platform import TEST_INTERNAL_KEY, TEST_SECRET, Platform, assert_refused, logged_in
-from tests.timing import patience
+from tests.timing import eventually, patience
 from wire.api import api
 from wire.metadata import PLAYER_METADATA, REQUEST_METADATA
-from wire.proof import prove
+from wire.proof import FRESH_SECONDS, proof, prove
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]
@@ -445,9 +446,10 @@ async def test_services_behind_the_gateway_refuse_calls_it_did_not_prove(
 ) -> None:
     """Reaching a game service's port is not enough: a direct GetView naming Alice (the call that
     once returned her Solo hand), one with a proof made with another key, a stale one, a proof
-    for another method or player, a relay link opened without a proof and naming Bob, and a
-    CreateGame as the platform are all refused with UNAUTHENTICATED; health still answers; the
-    platform's own key is accepted."""
+    for another method or player, Alice's good proof of a GetView of another game (or of
+    another seat) replayed on this one, a call naming the player twice, a relay link opened
+    without a proof and naming Bob, and a CreateGame as the platform are all refused with
+    UNAUTHENTICATED; health still answers; the platform's own key is accepted."""
     alice, bob = await logged_in(platform, "alice", "bob")
     created = await platform.create_game(
         "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
@@ -456,15 +458,30 @@ async def test_services_behind_the_gateway_refuse_calls_it_did_not_prove(
     target = platform.replica_target(0)
     path = "/tabletop.esoloe.v1.EsoloeService/GetView"
     request = common_pb2.GetViewRequest(game_id=game_id)
+    body = request.SerializeToString()
+    other_game = common_pb2.GetViewRequest(game_id="esoloe-000000000000000000000000")
+    other_seat = common_pb2.GetViewRequest(game_id=game_id, seat=1)
     as_alice = ((PLAYER_METADATA, alice.player_id),)
     now = int(time.time() * 1000)
     attempts = {
         "no proof": as_alice,
-        "another key": prove("not-the-platform-key-0123", path, as_alice),
-        "stale": prove(TEST_INTERNAL_KEY, path, as_alice, now - 3_600_000),
-        "another method": prove(TEST_INTERNAL_KEY, path.replace("GetView", "Play"), as_alice),
+        "another key": prove("not-the-platform-key-0123", path, as_alice, body=body),
+        "stale": prove(TEST_INTERNAL_KEY, path, as_alice, now - 3_600_000, body=body),
+        "another method": prove(
+            TEST_INTERNAL_KEY, path.replace("GetView", "Play"), as_alice, body=body
+        ),
         "another player": (
-            *prove(TEST_INTERNAL_KEY, path, ((PLAYER_METADATA, bob.player_id),))[1:],
+            *prove(TEST_INTERNAL_KEY, path, ((PLAYER_METADATA, bob.player_id),), body=body)[1:],
+            *as_alice,
+        ),
+        "a proof of another game's request": prove(
+            TEST_INTERNAL_KEY, path, as_alice, body=other_game.SerializeToString()
+        ),
+        "a proof of another seat's request": prove(
+            TEST_INTERNAL_KEY, path, as_alice, body=other_seat.SerializeToString()
+        ),
+        "the player named twice": (
+            *prove(TEST_INTERNAL_KEY, path, ((PLAYER_METADATA, bob.player_id),), body=body),
             *as_alice,
         ),
     }
@@ -501,6 +518,70 @@ async def test_services_behind_the_gateway_refuse_calls_it_did_not_prove(
     async with platform.internal_channel(target) as proven_channel:
         seen = await api("esoloe").stub(proven_channel).GetView(request, metadata=as_alice)
         assert seen.seat == 0
+    await close_all([alice, bob])
+
+
+async def test_a_relay_link_takes_only_proven_calls_and_only_within_its_window(
+    platform: Platform,
+) -> None:
+    """A relay link opened with a good proof still refuses a call without a proof of its own,
+    and a call whose proof was made for another request (another game, another player); and a
+    link opened with a proof about to go stale stops taking calls once it has (the gateway's
+    links are renewed long before)."""
+    alice, bob = await logged_in(platform, "alice", "bob")
+    created = await platform.create_game(
+        "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+    )
+    game_id = created.status.game_id
+    path = "/tabletop.esoloe.v1.EsoloeService/GetView"
+    body = common_pb2.GetViewRequest(game_id=game_id).SerializeToString()
+    other_game = common_pb2.GetViewRequest(game_id="esoloe-000000000000000000000000")
+
+    def call(call_id: int, good_for: bytes | None = body, player: str = "") -> Any:
+        request = relay_pb2.RelayRequest(
+            call_id=call_id, method="GetView", request=body, player_id=alice.player_id
+        )
+        if good_for is not None:
+            fields = relayed_fields(request) | {PLAYER_METADATA: player or alice.player_id}
+            request.proof = proof(TEST_INTERNAL_KEY, path, fields, good_for)
+        return request
+
+    def open_link(channel: grpc.aio.Channel, issued_ms: int | None = None) -> Any:
+        return channel.stream_stream(
+            RELAY_METHOD,
+            request_serializer=relay_pb2.RelayRequest.SerializeToString,
+            response_deserializer=relay_pb2.RelayResponse.FromString,
+        )(metadata=prove(TEST_INTERNAL_KEY, RELAY_METHOD, (), issued_ms))
+
+    async with grpc.aio.insecure_channel(platform.replica_target(0)) as channel:
+        link = open_link(channel)
+        for number, request in enumerate(
+            [call(1), call(2, None), call(3, other_game.SerializeToString()), call(4, body, "p-x")],
+            start=1,
+        ):
+            await link.write(request)
+            answer = await link.read()
+            assert answer.call_id == number
+            expected = grpc.StatusCode.OK if number == 1 else grpc.StatusCode.UNAUTHENTICATED
+            assert status_code(answer) == expected, (number, answer.details)
+        await link.done_writing()
+        # A link whose opening proof has a second left: served now, refused once it is stale.
+        window_ms = FRESH_SECONDS * 1000
+        old = open_link(channel, int(time.time() * 1000) - window_ms + int(patience(0.2) * 1000))
+        await old.write(call(5))
+        assert status_code(await old.read()) == grpc.StatusCode.OK
+
+        async def refused_later() -> Any:
+            await asyncio.sleep(0.1)
+            await old.write(call(6))
+            while (answer := await old.read()).drain:
+                pass  # the notice that the link takes no more calls
+            return None if status_code(answer) == grpc.StatusCode.OK else answer
+
+        answer = await eventually(refused_later, 10, "a stale link refusing calls")
+        assert status_code(answer) == grpc.StatusCode.UNAVAILABLE
+        assert "expired" in answer.details
+        await old.done_writing()
     await close_all([alice, bob])
 
 
