@@ -12,6 +12,7 @@ import grpc
 import games
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import api
+from wire.metadata import BOT_SEAT_METADATA
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,20 @@ class Session:
         )
         self.token = self.refresh_token = ""
         return reply.sessions_ended
+
+    async def worker_login(self, key: str) -> lobby_pb2.LoginResponse:
+        """Log in as a bot worker (the platform's: needs the bot key); each call then names the
+        bot seat it acts for (`acting_for`)."""
+        reply: lobby_pb2.LoginResponse = await self.auth.BotLogin(
+            lobby_pb2.BotLoginRequest(key=key)
+        )
+        self.token = reply.token
+        self.player_id = reply.player_id
+        return reply
+
+    def acting_for(self, bot: str) -> tuple[tuple[str, str], ...]:
+        """A bot worker's metadata for a call of the bot seat `bot`."""
+        return (*self.metadata, (BOT_SEAT_METADATA, bot))
 
     async def bot_login(self, player_id: str, key: str) -> lobby_pb2.LoginResponse:
         """Log in as a bot seat (bot workers only: needs the platform's bot key)."""

@@ -28,6 +28,8 @@ class Identity:
     expires_at: float
     session: str = ""
     """An account's session id; empty for guests and bot seats."""
+    worker: bool = False
+    """The platform's bot worker: it acts for the bot seat each call names (BOT_SEAT_METADATA)."""
 
 
 class TokenIssuer:
@@ -51,7 +53,12 @@ class TokenIssuer:
         return self.issue(player_id, name)
 
     def issue(
-        self, player_id: str, name: str, ttl_seconds: int | None = None, session: str = ""
+        self,
+        player_id: str,
+        name: str,
+        ttl_seconds: int | None = None,
+        session: str = "",
+        worker: bool = False,
     ) -> tuple[str, Identity]:
         now = time.time()
         expires = now + (self.ttl_seconds if ttl_seconds is None else ttl_seconds)
@@ -59,8 +66,10 @@ class TokenIssuer:
         if session:
             claims["sid"] = session
             claims["jti"] = secrets.token_hex(8)  # two tokens of a session are never equal
+        if worker:
+            claims["wkr"] = True
         token = jwt.encode(claims, self._secret, algorithm=ALGORITHM)
-        return token, Identity(player_id, name, float(int(expires)), session)
+        return token, Identity(player_id, name, float(int(expires)), session, worker)
 
     def verify(self, token: str) -> Identity:
         cached = self._cache.get(token)
@@ -86,6 +95,7 @@ class TokenIssuer:
             str(claims.get("name", "")),
             float(claims["exp"]),
             str(claims.get("sid", "")),
+            claims.get("wkr") is True,
         )
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()

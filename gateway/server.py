@@ -38,7 +38,7 @@ from runtime.tasks import stop_tasks
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import AUTH_SERVICE, api, channel_options
 from wire.errors import ApiError, abort
-from wire.metadata import NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA
+from wire.metadata import BOT_SEAT_METADATA, NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA
 from wire.players import BOT_ID_PATTERN
 from wire.proof import prove
 
@@ -119,9 +119,13 @@ class Guard:
             raise ApiError("UNAUTHENTICATED", "this session has ended (logged out); log in again")
         return identity
 
-    def admit(self, context: Context) -> Identity:
-        """The caller; raises ApiError (UNAUTHENTICATED, RATE_LIMITED)."""
+    def admit(self, context: Context, acting: bool = True) -> Identity:
+        """The caller; raises ApiError (UNAUTHENTICATED, RATE_LIMITED). A bot worker's call
+        is the call of the bot seat it names (`acting`; its own calls, Refresh and WhoAmI,
+        are the worker's)."""
         identity = self.identify(context)
+        if identity.worker and acting:
+            identity = _acting_bot(identity, context)
         wait = self.limiter.take(identity.player_id)
         if wait:
             raise ApiError(
@@ -130,6 +134,18 @@ class Guard:
                 retry_after_ms=str(int(wait * 1000) + 1),
             )
         return identity
+
+
+def _acting_bot(worker: Identity, context: Context) -> Identity:
+    """The bot seat a worker's call acts for (BOT_SEAT_METADATA)."""
+    named = [v for k, v in context.invocation_metadata() or () if k == BOT_SEAT_METADATA]
+    if len(named) != 1 or not isinstance(named[0], str) or not BOT_ID_PATTERN.fullmatch(named[0]):
+        raise ApiError(
+            "UNAUTHENTICATED",
+            f"a bot worker's call names the one bot seat it acts for in {BOT_SEAT_METADATA} "
+            "(bot-<level>-<hex>)",
+        )
+    return Identity(named[0], named[0], worker.expires_at)
 
 
 def _timestamp(seconds: float) -> Timestamp:
@@ -160,6 +176,8 @@ def _client_address(context: Context) -> str:
 
 
 def _kind(identity: Identity) -> str:
+    if identity.worker:
+        return "worker"
     if identity.session:
         return "account"
     return "bot" if BOT_ID_PATTERN.fullmatch(identity.player_id) else "guest"
@@ -212,12 +230,20 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         return identity
 
     async def BotLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
+        """The platform's bot workers: with the bot key, a worker's token (no `player_id`), or
+        a bot seat's. Only attempts with a wrong key count against the address's login limit:
+        the workers' logins never wait behind guests'."""
         try:
-            self._limit_logins(context)
             if not self.bot_key or not hmac.compare_digest(
                 request.key.encode(), self.bot_key.encode()
             ):
+                self._limit_logins(context)
                 raise ApiError("UNAUTHENTICATED", "bot logins need the platform's bot key")
+            if not request.player_id:
+                token, identity = self.issuer.issue(
+                    f"worker-{secrets.token_hex(6)}", "bot worker", worker=True
+                )
+                return _login_response(token, identity)
             if not BOT_ID_PATTERN.fullmatch(request.player_id):
                 raise ApiError(
                     "INVALID_ARGUMENT",
@@ -244,13 +270,15 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
             if request.refresh_token:
                 self._limit_logins(context)
                 return _grant_response(await self._accounts().refresh(request.refresh_token))
-            identity = self.guard.admit(context)
+            identity = self.guard.admit(context, acting=False)
             if identity.session:
                 raise ApiError(
                     "INVALID_ARGUMENT",
                     "an account's session is refreshed with its refresh token (refresh_token)",
                 )
-            token, renewed = self.issuer.issue(identity.player_id, identity.name)
+            token, renewed = self.issuer.issue(
+                identity.player_id, identity.name, worker=identity.worker
+            )
         except ApiError as error:
             await abort(context, error)
         return _login_response(token, renewed)
@@ -331,7 +359,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
 
     async def WhoAmI(self, request: Any, context: Context) -> lobby_pb2.WhoAmIResponse:
         try:
-            identity = self.guard.admit(context)
+            identity = self.guard.admit(context, acting=False)
         except ApiError as error:
             await abort(context, error)
         return lobby_pb2.WhoAmIResponse(

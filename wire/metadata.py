@@ -16,6 +16,11 @@ SPONSOR_METADATA = "x-tabletop-sponsor"
 """On the lobby's own calls: the player a game is made for (who watches a game of bots): the
 game counts towards their limits and shows among their games."""
 
+BOT_SEAT_METADATA = "x-tabletop-bot-seat"
+"""From a bot worker to the gateway (with the worker's token): the bot seat (`bot-<level>-<hex>`)
+the call acts for. Only a worker's token may name one; the gateway forwards the call as that
+bot's."""
+
 REQUEST_METADATA = "x-tabletop-request"
 """A request id the gateway attaches to each call it forwards: used when the client sent none,
 so the gateway's own retries are applied once."""

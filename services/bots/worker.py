@@ -184,7 +184,9 @@ class BotWorker:
         self._pool: ProcessPoolExecutor | None = None
         self.choose = choose
         self.channel = gateway_channel(gateway, tls)
-        self.sessions: dict[str, Session] = {}
+        self.session = Session(gateway, self.channel)
+        """The worker's own session: one token for every bot seat it plays."""
+        self._login = asyncio.Lock()
         self.rng = random.Random()
         self.per_sponsor = per_sponsor or max(1, concurrency // 8)
         self._queues: dict[str, collections.deque[Job]] = {}
@@ -320,13 +322,14 @@ class BotWorker:
                     "job not acknowledged", extra={"job": job.entry_id, "error": f"{error}"}
                 )
 
-    async def _session(self, player: str) -> Session:
-        session = self.sessions.get(player)
-        if session is None:
-            session = Session(self.gateway, self.channel)
-            await session.bot_login(player, self.bot_key)
-            self.sessions[player] = session
-        return session
+    async def _metadata(self, bot: str) -> tuple[tuple[str, str], ...]:
+        """The metadata of a call of the bot seat `bot`: the worker's one token (logged in
+        once, with the bot key, for every seat it plays) and the seat it acts for."""
+        if not self.session.token:
+            async with self._login:
+                if not self.session.token:
+                    await self.session.worker_login(self.bot_key)
+        return self.session.acting_for(bot)
 
     def _thinkers(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -344,12 +347,12 @@ class BotWorker:
         if level not in LEVELS:
             log.warning("unknown bot level", extra={"player": job.player})
             return "refused"
-        session = await self._session(job.player)
-        stub = session.game(job.game)
+        metadata = await self._metadata(job.player)
+        stub = self.session.game(job.game)
         try:
             legal = await stub.LegalMoves(
                 common_pb2.LegalMovesRequest(game_id=job.game_id, seat=job.seat),
-                metadata=session.metadata,
+                metadata=metadata,
                 timeout=10,
             )
             if legal.version != job.version or not legal.moves:
@@ -363,7 +366,7 @@ class BotWorker:
             else:
                 reply = await stub.GetView(
                     common_pb2.GetViewRequest(game_id=job.game_id, seat=job.seat),
-                    metadata=session.metadata,
+                    metadata=metadata,
                     timeout=10,
                 )
                 if reply.status.version != job.version:
@@ -413,13 +416,13 @@ class BotWorker:
                     request_id=f"bot-job-{job.entry_id}",
                     seat=job.seat,
                 ),
-                metadata=session.metadata,
+                metadata=metadata,
                 timeout=10,
             )
             return "played"
         except grpc.aio.AioRpcError as error:
             if error.code() == grpc.StatusCode.UNAUTHENTICATED:
-                self.sessions.pop(job.player, None)  # the token expired: log in again
+                self.session.token = ""  # the token expired: log in again
                 return "retry"
             if error.code() in FINAL_CODES:
                 if error.code() == grpc.StatusCode.INVALID_ARGUMENT:

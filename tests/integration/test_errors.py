@@ -14,7 +14,9 @@ from client.session import Session
 from runtime.server import MAX_REQUEST_BYTES
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
-from tests.platform import TEST_BOT_KEY, TEST_SECRET, Platform, assert_refused
+from tabletop.lobby.v1 import lobby_pb2
+from tests.platform import TEST_BOT_KEY, TEST_SECRET, Platform, assert_refused, logged_in
+from tests.timing import eventually
 from wire.errors import error_info
 from wire.players import new_bot_id
 
@@ -407,9 +409,12 @@ async def test_rate_limit(redis_url: str) -> None:
         await session.close()
 
 
-async def test_bot_logins_are_rate_limited_like_logins(redis_url: str) -> None:
-    """Guessing the bot key costs as much as logging in: from one address, BotLogin gets the
-    login limit's burst (20) and then RATE_LIMITED; the right key then waits too."""
+async def test_guessing_the_bot_key_is_rate_limited_but_workers_never_wait(
+    redis_url: str,
+) -> None:
+    """Guessing the bot key costs as much as logging in: from one address, BotLogin with a
+    wrong key gets the login limit's burst (20) and then RATE_LIMITED. A worker with the key
+    logs in all the same: its logins never share a limit with guests'."""
     async with Platform(redis_url) as platform:
         session = Session(platform.target)
         reasons = []
@@ -421,8 +426,50 @@ async def test_bot_logins_are_rate_limited_like_logins(redis_url: str) -> None:
         assert reasons[:20] == ["UNAUTHENTICATED"] * 20
         assert reasons[20:] == ["RATE_LIMITED"] * 4
         await assert_refused(
-            session.bot_login(new_bot_id("random"), TEST_BOT_KEY),
+            session.login("guest"), grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED"
+        )
+        worker = await session.worker_login(TEST_BOT_KEY)
+        assert worker.player_id.startswith("worker-")
+        await session.close()
+
+
+async def test_a_bot_moves_while_guests_have_used_up_the_login_limit(redis_url: str) -> None:
+    """Bot workers log in once, as workers, not once per bot seat through the guests' limit:
+    with this address's logins used up by guests (a player churning bot games did it), a new
+    bot game's bot still plays at once. A worker's token acts only for bot seats."""
+    async with Platform(
+        redis_url,
+        bot_workers=1,
+        gateway_settings={"login_rate_per_second": 0.001, "login_rate_burst": 2.0},
+    ) as platform:
+        (alice,) = await logged_in(platform, "alice")
+        await Session(platform.target).login("churner")
+        await assert_refused(
+            Session(platform.target).login("one more"),
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             "RATE_LIMITED",
         )
-        await session.close()
+        for _ in range(3):  # new bot seats, each of which once needed a login of its own
+            reply = await alice.lobby.PlayAgainstBots(
+                lobby_pb2.PlayAgainstBotsRequest(game="esoloe", seat=1), metadata=alice.metadata
+            )
+
+            async def bot_moved(game_id: str = reply.status.game_id) -> bool:
+                view = await alice.game("esoloe").GetView(
+                    common_pb2.GetViewRequest(game_id=game_id), metadata=alice.metadata
+                )
+                return bool(view.status.version >= 1)
+
+            await eventually(bot_moved, 10, "the bot's first move")
+        worker = Session(platform.target)
+        await worker.worker_login(TEST_BOT_KEY)
+        await assert_refused(  # acting for a person is not a worker's to do
+            worker.game("esoloe").GetView(
+                common_pb2.GetViewRequest(game_id=reply.status.game_id),
+                metadata=worker.acting_for(alice.player_id),
+            ),
+            grpc.StatusCode.UNAUTHENTICATED,
+            "UNAUTHENTICATED",
+        )
+        await worker.close()
+        await alice.close()
