@@ -71,6 +71,15 @@ def player_games(player: str) -> str:
 PLAYER_GAMES_KEPT = 50
 
 
+def player_live(player: str) -> str:
+    """Hash: every game not finished yet that a player (not a bot) holds a seat in or sponsors
+    (watches bots play), game id -> "<created ms>:<bot levels at the table, comma-separated>";
+    the exact count the per-player limits read (services/game/limits.py), and what ListGames
+    lists as live. A game leaves it when it finishes (or, found finished or gone, when a limit
+    is checked)."""
+    return f"player:{{{player}}}:live"
+
+
 def player_name(player: str) -> str:
     """String: the display name a player logged in with (kept as long as their token lives);
     game services read it when they seat the player, so that every seat shows a name."""

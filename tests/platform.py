@@ -23,6 +23,7 @@ from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
 from runtime.server import Server, TlsFiles, awaiting, where_tasks_are
 from services.bots.worker import BotWorker
+from services.game.limits import Limits
 from services.game.main import GameService, start_game_service
 from services.lobby.main import LobbyService, LobbySettings, start_lobby_service
 from services.matchmaker.matchmaker import Matchmaker
@@ -58,8 +59,12 @@ class Platform:
         wait_replicas: int = 0,
         database_url: str = "",
         gateway_settings: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
     ) -> None:
+        """`limits`: the per-player limits of the game services and the lobby (default: the
+        platform's defaults)."""
         self.redis_url = redis_url
+        self.limits = limits or Limits()
         self.database_url = database_url
         self.gateway_settings = dict(gateway_settings or {})
         self.games = list(games)
@@ -112,7 +117,7 @@ class Platform:
             self.servers[game] = []
             self.relays[game] = []
             for _ in range(self.replica_count):
-                service = await start_game_service(game, settings)
+                service = await start_game_service(game, settings, self.limits)
                 self.servers[game].append(service.server)
                 self.relays[game].append(service.relay)
                 self.services.append(service)
@@ -125,6 +130,7 @@ class Platform:
                 backends=backends,
                 grace_seconds=1.0,
                 internal_key=TEST_INTERNAL_KEY,
+                limits=self.limits,
             )
         )
         self.gateway = Gateway(

@@ -41,7 +41,7 @@ from runtime.observability import (
     TIMEOUTS,
     WATCHERS,
 )
-from services.game.limits import Limits, check_load, check_options, load_of
+from services.game.limits import Limits, check_options
 from services.game.store import GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
 from wire.clock import requested, table_event
@@ -355,10 +355,9 @@ class GameCore:
                 f"this {self.game} game has {state.num_seats} seats; got {len(players)} player ids",
             )
         sponsor = caller.player or caller.sponsor
-        if caller.player:  # a table of their own: it counts like any game they play
-            load = load_of(await self.store.live_metas(caller.player))
-            check_load(load, self.limits, players)
         game_id = new_game_id(self.game)
+        if sponsor:  # a table of their own, or bots they watch: it counts like any game they play
+            await self.store.reserve(sponsor, game_id, players, self.limits)
         # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
         # move log it rebuilds every position, which audits use (bench/soak.py).
         meta = {
@@ -590,7 +589,9 @@ class GameCore:
                 await self._index(now)
             await self._wake_bots(now)
             if played.status["finished"]:
-                await self.store.closed(game_id)
+                await self.store.closed(
+                    game_id, [*stored.meta["seats"], stored.meta.get("sponsor", "")]
+                )
                 GAMES_FINISHED.labels(self.game).inc()
                 log.info(
                     "game finished",

@@ -8,7 +8,7 @@ LIMIT_REACHED (RESOURCE_EXHAUSTED) naming the limit and its value; ending a game
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,20 +45,33 @@ class Load:
     bot_games_by_level: Mapping[str, int]
 
 
-def load_of(metas: Sequence[Mapping[str, Any]]) -> Load:
-    """The load of a player from the metas of their live games."""
+def levels_at(seats: Sequence[str]) -> list[str]:
+    """The bot levels at a table with these seats (each once)."""
+    return sorted({level_of(p) for p in seats if is_bot(p)})
+
+
+def load_of(tables: Iterable[Sequence[str]]) -> Load:
+    """The load of a player from the bot levels at each of their live games."""
     bot_games = 0
     by_level: dict[str, int] = {}
-    for meta in metas:
-        levels = {level_of(p) for p in meta["seats"] if is_bot(p)}
+    count = 0
+    for levels in tables:
+        count += 1
         if levels:
             bot_games += 1
-        for level in levels:
+        for level in set(levels):
             by_level[level] = by_level.get(level, 0) + 1
-    return Load(len(metas), bot_games, by_level)
+    return Load(count, bot_games, by_level)
 
 
-def _refuse(limit: str, value: int, what: str) -> ApiError:
+def refusal(limit: str, held: int, value: int) -> ApiError:
+    """LIMIT_REACHED: the player holds `held` of what `limit` allows `value` of."""
+    if limit == "live_games":
+        what = f"{held} games going on"
+    elif limit == "bot_games":
+        what = f"{held} games with bots"
+    else:
+        what = f"{held} games against {limit.removesuffix('_bot_games')} bots"
     return ApiError(
         "LIMIT_REACHED",
         f"you already have {what}: at most {value} at once; finish or resign one first",
@@ -67,18 +80,27 @@ def _refuse(limit: str, value: int, what: str) -> ApiError:
     )
 
 
-def check_load(load: Load, limits: Limits, seats: Sequence[str]) -> None:
-    """Refuse one more game with these `seats` for a player holding `load`."""
+def over(load: Load, limits: Limits, seats: Sequence[str]) -> tuple[str, int, int] | None:
+    """The limit one more game with these `seats` would break for a player holding `load`:
+    (its name, what is held, its value); None when it is allowed."""
     if load.live_games >= limits.live_games:
-        raise _refuse("live_games", limits.live_games, f"{load.live_games} games going on")
-    levels = {level_of(p) for p in seats if is_bot(p)}
+        return "live_games", load.live_games, limits.live_games
+    levels = levels_at(seats)
     if levels and load.bot_games >= limits.bot_games:
-        raise _refuse("bot_games", limits.bot_games, f"{load.bot_games} games with bots")
-    for level in sorted(levels):
+        return "bot_games", load.bot_games, limits.bot_games
+    for level in levels:
         cap = limits.bot_games_by_level.get(level)
         held = load.bot_games_by_level.get(level, 0)
         if cap is not None and held >= cap:
-            raise _refuse(f"{level}_bot_games", cap, f"{held} games against {level} bots")
+            return f"{level}_bot_games", held, cap
+    return None
+
+
+def check_load(load: Load, limits: Limits, seats: Sequence[str]) -> None:
+    """Refuse one more game with these `seats` for a player holding `load`."""
+    broken = over(load, limits, seats)
+    if broken is not None:
+        raise refusal(*broken)
 
 
 def check_options(game: str, options: Mapping[str, Any], seats: Sequence[str]) -> None:

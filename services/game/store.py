@@ -23,6 +23,7 @@ from runtime.redis import (
     unavailable_when_unreachable,
     wait_for_replicas,
 )
+from services.game.limits import Limits, Load, levels_at, load_of, refusal
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import display_name, is_bot
@@ -148,6 +149,39 @@ class StoredGame:
         return StoredGame(self.game_id, version, b"", self.meta, None, table, tag)
 
 
+# KEYS: the player's live games (keys.player_live).
+# ARGV: 1 game id, 2 its entry ("<created ms>:<bot levels>"), 3 ttl seconds, 4 most live games,
+#       5 most games with bots, then pairs of (level, most games against bots of that level).
+# Returns {"OK"} (listed: within every limit, or listed already) | {limit, held, most}.
+_RESERVE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'OK'} end
+local live, bots, by = 0, 0, {}
+for _, entry in ipairs(redis.call('HVALS', KEYS[1])) do
+  live = live + 1
+  local levels = string.match(entry, ':(.*)$') or ''
+  if levels ~= '' then
+    bots = bots + 1
+    for level in string.gmatch(levels, '[^,]+') do by[level] = (by[level] or 0) + 1 end
+  end
+end
+if live >= tonumber(ARGV[4]) then return {'live_games', live, tonumber(ARGV[4])} end
+local mine = string.match(ARGV[2], ':(.*)$') or ''
+if mine ~= '' then
+  if bots >= tonumber(ARGV[5]) then return {'bot_games', bots, tonumber(ARGV[5])} end
+  for i = 6, #ARGV, 2 do
+    local level, most = ARGV[i], tonumber(ARGV[i + 1])
+    local here = string.find(',' .. mine .. ',', ',' .. level .. ',', 1, true)
+    if here and (by[level] or 0) >= most then
+      return {level .. '_bot_games', by[level] or 0, most}
+    end
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return {'OK'}
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerGame:
     """One of a player's games as ListGames shows it."""
@@ -175,6 +209,11 @@ def _dumps(value: Any) -> str:
 
 def _table(value: bytes | None) -> dict[str, Any] | None:
     return json.loads(value) if value else None
+
+
+def _live_entry(seats: Sequence[str], created_ms: int | None = None) -> str:
+    """A live game's entry in keys.player_live."""
+    return f"{now_ms() if created_ms is None else created_ms}:{','.join(levels_at(seats))}"
 
 
 def _optional(value: Mapping[str, Any] | int | None) -> str:
@@ -206,6 +245,7 @@ class GameStore:
         self._load = redis.register_script(_LOAD)
         self._index = redis.register_script(_INDEX)
         self._due = redis.register_script(_DUE)
+        self._reserve = redis.register_script(_RESERVE)
 
     @unavailable_when_unreachable
     async def create(
@@ -235,22 +275,76 @@ class GameStore:
         return bool(created)
 
     @unavailable_when_unreachable
+    async def reserve(
+        self, player: str, game_id: str, seats: Sequence[str], limits: Limits
+    ) -> None:
+        """List a new game among `player`'s live games if it stays within their limits, at
+        once (two calls at the same moment cannot both take the last place); else
+        LIMIT_REACHED. A refusal first drops games found finished or gone since (a process
+        that stopped between a game's last move and its unlisting left them)."""
+        entry = _live_entry(seats)
+        args: list[Any] = [game_id, entry, self.ttl_seconds, limits.live_games, limits.bot_games]
+        for level, most in sorted(limits.bot_games_by_level.items()):
+            args += [level, most]
+        for attempt in (1, 2):
+            outcome = await self._reserve(keys=[keys.player_live(player)], args=args)
+            if outcome[0] == b"OK":
+                return
+            if attempt == 1 and await self.prune_live(player):
+                continue
+            raise refusal(outcome[0].decode(), int(outcome[1]), int(outcome[2]))
+
+    @unavailable_when_unreachable
     async def opened(self, game: str, game_id: str, players: Sequence[str] = ()) -> None:
         """Count a new game and list it among the live games and each seated player's games
-        (before it is created, so that a game can never exist unlisted; a listed id that was
-        never created is dropped by the sweep, and by ListGames)."""
+        and live games (before it is created, so that a game can never exist unlisted; a
+        listed id that was never created is dropped by the sweep, and by ListGames)."""
         now = now_ms()
         await self.redis.zadd(keys.LIVE_GAMES, {game_id: now})
         await self.redis.incrby(keys.active_games(game), 1)
         people = sorted({p for p in players if not is_bot(p)})
         if people:
+            entry = _live_entry(players, now)
             async with self.redis.pipeline(transaction=False) as pipe:
                 for player in people:
                     key = keys.player_games(player)
                     pipe.zadd(key, {game_id: now})
                     pipe.zremrangebyrank(key, 0, -keys.PLAYER_GAMES_KEPT - 1)
                     pipe.expire(key, self.ttl_seconds)
+                    pipe.hsetnx(keys.player_live(player), game_id, entry)
+                    pipe.expire(keys.player_live(player), self.ttl_seconds)
                 await pipe.execute()
+
+    @unavailable_when_unreachable
+    async def live(self, player: str) -> dict[str, tuple[int, list[str]]]:
+        """The player's live games: id -> (created ms, bot levels at the table)."""
+        found: Any = await self.redis.hgetall(keys.player_live(player))
+        games = {}
+        for game_id, entry in found.items():
+            created, _, levels = entry.decode().partition(":")
+            games[game_id.decode()] = (int(created or 0), [x for x in levels.split(",") if x])
+        return games
+
+    async def live_load(self, player: str) -> Load:
+        return load_of(levels for _, levels in (await self.live(player)).values())
+
+    @unavailable_when_unreachable
+    async def prune_live(self, player: str) -> bool:
+        """Drop the player's live games found finished, or gone (but for games made this last
+        minute, which may not be stored yet); whether any were."""
+        listed = await self.live(player)
+        ids = list(listed)
+        stale = [
+            game_id
+            for game_id, (meta, last) in zip(
+                ids, await game_log.latest(self.redis, ids), strict=True
+            )
+            if (last is not None and last.status["finished"])
+            or (meta is None and now_ms() - listed[game_id][0] > 60_000)
+        ]
+        if stale:
+            await self.redis.hdel(keys.player_live(player), *stale)
+        return bool(stale)
 
     @unavailable_when_unreachable
     async def remember_name(self, player: str, name: str) -> None:
@@ -273,14 +367,18 @@ class GameStore:
         return [display_name(player, known.get(player)) for player in players]
 
     @unavailable_when_unreachable
-    async def player_games(self, player: str) -> list[PlayerGame]:
-        """The player's games, newest first: id, meta and latest log entry of each game that
-        still exists (ids of games gone by their TTL are dropped from the list on the way)."""
-        listed: Any = await self.redis.zrevrange(
-            keys.player_games(player), 0, keys.PLAYER_GAMES_KEPT - 1, withscores=True
-        )
-        ids = [i.decode() for i, _ in listed]
-        listed_ms = [int(score) for _, score in listed]
+    async def player_games(self, player: str, live_only: bool = False) -> list[PlayerGame]:
+        """The player's games, newest first: every live one, and (unless `live_only`) the
+        most recent PLAYER_GAMES_KEPT; id, meta and latest log entry of each game that still
+        exists (ids of games gone by their TTL are dropped from the list on the way)."""
+        created = {game_id: ms for game_id, (ms, _) in (await self.live(player)).items()}
+        if not live_only:
+            recent: Any = await self.redis.zrevrange(
+                keys.player_games(player), 0, keys.PLAYER_GAMES_KEPT - 1, withscores=True
+            )
+            created |= {i.decode(): int(score) for i, score in recent}
+        ids = sorted(created, key=lambda game_id: created[game_id], reverse=True)
+        listed_ms = [created[game_id] for game_id in ids]
         games: list[PlayerGame] = []
         gone: list[str] = []
         for index, (meta, last) in enumerate(await game_log.latest(self.redis, ids)):
@@ -293,16 +391,16 @@ class GameStore:
             await self.redis.zrem(keys.player_games(player), *gone)
         return games
 
-    async def live_metas(self, player: str) -> list[dict[str, Any]]:
-        """The metas of the player's games not finished yet (of their most recent games)."""
-        return [
-            dict(g.meta) for g in await self.player_games(player) if not g.last.status["finished"]
-        ]
-
     @unavailable_when_unreachable
-    async def closed(self, game_id: str) -> None:
-        """The game is over: no longer counted or listed."""
+    async def closed(self, game_id: str, players: Sequence[str] = ()) -> None:
+        """The game is over: no longer counted or listed, nor among `players`' live games."""
         await game_log.unlist(self.redis, [game_id])
+        people = sorted({p for p in players if p and not is_bot(p)})
+        if people:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for player in people:
+                    pipe.hdel(keys.player_live(player), game_id)
+                await pipe.execute()
 
     @unavailable_when_unreachable
     async def active_games(self, game: str) -> int:

@@ -20,7 +20,7 @@ from runtime import keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.redis import redis_failed
 from runtime.replicas import Replicas
-from services.game.limits import Limits, check_load, check_options, load_of
+from services.game.limits import Limits, check_load, check_options, over
 from services.game.store import GameStore
 from services.lobby.store import LobbyStore, Ticket, pool_key
 from tabletop.lobby.v1 import lobby_pb2
@@ -115,10 +115,14 @@ class Lobby:
         return player
 
     async def _check_load(self, player: str, seats: Sequence[str]) -> None:
-        """Refuse a game with `seats` for a player who holds as many games as they may."""
+        """Refuse a game with `seats` for a player who holds as many games as they may (the
+        game service checks again, at once, when it makes the game)."""
         with _lobby_reachable():
-            metas = await self.games.live_metas(player)
-        check_load(load_of(metas), self.limits, seats)
+            if over(await self.games.live_load(player), self.limits, seats) is None:
+                return
+            await self.games.prune_live(player)
+            load = await self.games.live_load(player)
+        check_load(load, self.limits, seats)
 
     def _game_request(self, request: Any) -> tuple[str, Any]:
         """The game and its CreateGame request with the request's options (checked)."""
@@ -286,7 +290,7 @@ class Lobby:
     ) -> lobby_pb2.ListGamesResponse:
         player = _player(caller)
         with _lobby_reachable():
-            found = await self.games.player_games(player)
+            found = await self.games.player_games(player, request.live_only)
         reply = lobby_pb2.ListGamesResponse()
         for game in found:
             if request.live_only and game.last.status["finished"]:

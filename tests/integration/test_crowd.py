@@ -19,9 +19,11 @@ from runtime import keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.localredis import LocalRedis, LocalRedisCluster
 from runtime.redis import connect_redis
+from services.game.limits import Limits
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tabletop.solace.v1 import solace_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.platform import TEST_INTERNAL_KEY, Platform, assert_refused, logged_in
 from tests.timing import eventually, patience
@@ -267,6 +269,83 @@ async def test_a_watch_past_the_games_next_version_is_refused(platform: Platform
 async def limited(redis_url: str) -> AsyncIterator[Platform]:
     async with Platform(redis_url, games=("esoloe", "solo")) as running:
         yield running
+
+
+async def test_limits_count_every_live_game_however_many_tables_came_and_went(
+    redis_url: str,
+) -> None:
+    """The attack that got through a window of the 50 most recent games: three strong-bot
+    games, then 55 throw-away Solace tables (made and resigned) to push them out of sight.
+    The limits count the live games themselves: a fourth strong-bot game is still refused,
+    and ListGames(live_only) still lists all three."""
+    async with Platform(redis_url, games=("esoloe", "solace")) as platform:
+        (player,) = await logged_in(platform, "pusher")
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(player.channel)
+        strong = lobby_pb2.PlayAgainstBotsRequest(game="esoloe", level="strong")
+        held = {
+            (await lobby.PlayAgainstBots(strong, metadata=player.metadata)).status.game_id
+            for _ in range(3)
+        }
+        solace = player.game("solace")
+        for _ in range(55):
+            table = await solace.CreateGame(
+                solace_pb2.CreateGameRequest(players=[player.player_id]), metadata=player.metadata
+            )
+            await solace.Resign(
+                common_pb2.ResignRequest(game_id=table.status.game_id), metadata=player.metadata
+            )
+        await assert_refused(
+            lobby.PlayAgainstBots(strong, metadata=player.metadata),
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "LIMIT_REACHED",
+            "3 games against strong bots",
+        )
+        listed = await lobby.ListGames(
+            lobby_pb2.ListGamesRequest(live_only=True), metadata=player.metadata
+        )
+        assert {g.status.game_id for g in listed.games} == held
+
+
+async def test_tables_made_at_the_same_moment_cannot_pass_a_limit_together(
+    redis_url: str,
+) -> None:
+    """Twenty CreateGame calls at once for a player with room for five: five are made."""
+    limits = Limits(live_games=5)
+    async with Platform(redis_url, limits=limits) as platform:
+        (player,) = await logged_in(platform, "racer")
+        esoloe = player.game("esoloe")
+        request = esoloe_pb2.CreateGameRequest(players=[player.player_id] * 2)
+        answers = await asyncio.gather(
+            *(esoloe.CreateGame(request, metadata=player.metadata) for _ in range(20)),
+            return_exceptions=True,
+        )
+        made = [a for a in answers if not isinstance(a, BaseException)]
+        refused = [error_info(a)[0] for a in answers if isinstance(a, grpc.aio.AioRpcError)]
+        assert len(made) == 5
+        assert refused == ["LIMIT_REACHED"] * 15
+
+
+async def test_a_finished_game_left_among_the_live_ones_is_dropped_when_it_counts(
+    redis_url: str,
+) -> None:
+    """A service that stopped between a game's last move and unlisting it left it among the
+    player's live games: when that would refuse a new game, it is found finished and dropped."""
+    limits = Limits(live_games=1)
+    async with Platform(redis_url, games=("solace",), limits=limits) as platform:
+        (player,) = await logged_in(platform, "survivor")
+        solace = player.game("solace")
+        request = solace_pb2.CreateGameRequest(players=[player.player_id])
+        first = await solace.CreateGame(request, metadata=player.metadata)
+        game_id = first.status.game_id
+        await solace.Resign(common_pb2.ResignRequest(game_id=game_id), metadata=player.metadata)
+        redis = Redis.from_url(redis_url)
+        try:  # as the stopped service left it
+            await redis.hset(keys.player_live(player.player_id), game_id, "1:")
+            second = await solace.CreateGame(request, metadata=player.metadata)
+            live: Any = await redis.hkeys(keys.player_live(player.player_id))
+        finally:
+            await redis.aclose()
+        assert [g.decode() for g in live] == [second.status.game_id]
 
 
 async def test_each_per_player_limit_is_refused_with_its_reason(limited: Platform) -> None:
