@@ -367,16 +367,15 @@ class GameStore:
         return [display_name(player, known.get(player)) for player in players]
 
     @unavailable_when_unreachable
-    async def player_games(self, player: str, live_only: bool = False) -> list[PlayerGame]:
-        """The player's games, newest first: every live one, and (unless `live_only`) the
-        most recent PLAYER_GAMES_KEPT; id, meta and latest log entry of each game that still
-        exists (ids of games gone by their TTL are dropped from the list on the way)."""
+    async def player_games(self, player: str) -> list[PlayerGame]:
+        """The player's games, newest first: every live one and the most recent
+        PLAYER_GAMES_KEPT; id, meta and latest log entry of each game that still exists (ids of
+        games gone by their TTL are dropped from the list on the way)."""
         created = {game_id: ms for game_id, (ms, _) in (await self.live(player)).items()}
-        if not live_only:
-            recent: Any = await self.redis.zrevrange(
-                keys.player_games(player), 0, keys.PLAYER_GAMES_KEPT - 1, withscores=True
-            )
-            created |= {i.decode(): int(score) for i, score in recent}
+        recent: Any = await self.redis.zrevrange(
+            keys.player_games(player), 0, keys.PLAYER_GAMES_KEPT - 1, withscores=True
+        )
+        created |= {i.decode(): int(score) for i, score in recent}
         ids = sorted(created, key=lambda game_id: created[game_id], reverse=True)
         listed_ms = [created[game_id] for game_id in ids]
         games: list[PlayerGame] = []

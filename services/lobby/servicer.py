@@ -290,7 +290,7 @@ class Lobby:
     ) -> lobby_pb2.ListGamesResponse:
         player = _player(caller)
         with _lobby_reachable():
-            found = await self.games.player_games(player, request.live_only)
+            found = await self.games.player_games(player)
         reply = lobby_pb2.ListGamesResponse()
         for game in found:
             if request.live_only and game.last.status["finished"]:
