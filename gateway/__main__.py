@@ -8,10 +8,17 @@ import os
 from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS
 from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings
-from runtime.config import env_float, env_int, env_str, game_backends, internal_key_from_env
+from runtime.config import (
+    env_bool,
+    env_float,
+    env_int,
+    env_str,
+    game_backends,
+    internal_key_from_env,
+)
 from runtime.observability import configure_logging, serve_metrics
 from runtime.replicas import RESOLVE_SECONDS
-from runtime.server import TlsFiles, run, wait_for_signal
+from runtime.server import OpenStreams, TlsFiles, run, wait_for_signal
 
 log = logging.getLogger("tabletop")
 
@@ -44,6 +51,12 @@ def settings_from_env() -> GatewaySettings:
         access_ttl_seconds=env_int("ACCESS_TOKEN_TTL_SECONDS", ACCESS_TTL_SECONDS),
         refresh_ttl_seconds=env_int("SESSION_TTL_SECONDS", REFRESH_TTL_SECONDS),
         revocation_poll_seconds=env_float("REVOCATION_POLL_SECONDS", 1.0),
+        open_streams=OpenStreams(
+            per_connection=env_int("OPEN_STREAMS_PER_CONNECTION", OpenStreams.per_connection),
+            per_address=env_int("OPEN_STREAMS_PER_ADDRESS", OpenStreams.per_address),
+            total=env_int("OPEN_STREAMS_TOTAL", OpenStreams.total),
+        ),
+        reflection=env_bool("REFLECTION", True),
     )
 
 

@@ -33,7 +33,7 @@ from gateway.ratelimit import RateLimiter
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
 from runtime import db
 from runtime.replicas import RESOLVE_SECONDS, Replicas
-from runtime.server import MAX_REQUEST_BYTES, Context, Server, TlsFiles
+from runtime.server import MAX_REQUEST_BYTES, Context, OpenStreams, Server, TlsFiles
 from runtime.tasks import stop_tasks
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import AUTH_SERVICE, api, channel_options
@@ -93,6 +93,11 @@ class GatewaySettings:
     """How long an account's access token lives (a Refresh gets the next)."""
     refresh_ttl_seconds: int = REFRESH_TTL_SECONDS
     """How long an account's session lasts without a login."""
+    open_streams: OpenStreams = field(default_factory=OpenStreams)
+    """Bounds on the streams the public port serves without a token (health Watch,
+    reflection)."""
+    reflection: bool = True
+    """Serve reflection on the public port."""
     revocation_poll_seconds: float = 1.0
     """How often the gateway reads which sessions ended: an ended session's access tokens are
     refused at most this long (and a database round trip) after it ended."""
@@ -554,6 +559,8 @@ class Gateway:
             max_request_bytes=MAX_REQUEST_BYTES,
             tls=settings.tls,
             health_listen=settings.health_listen,
+            open_streams=settings.open_streams,
+            reflection=settings.reflection,
         )
         self.database: AsyncConnectionPool | None = None
         self.accounts: Accounts | None = None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import faulthandler
 import gc
+import inspect
 import logging
 import os
 import signal
@@ -277,6 +279,114 @@ def _refusing(
     return grpc.stream_stream_rpc_method_handler(stream)
 
 
+@dataclass(frozen=True)
+class OpenStreams:
+    """Bounds on the streams a public port serves without a token (health Watch, reflection):
+    per connection, per client address and in all."""
+
+    per_connection: int = 4
+    per_address: int = 16
+    total: int = 1000
+
+
+_OPEN_METHODS = ("/grpc.health.v1.Health/Watch", "/grpc.reflection.")
+
+
+class BoundOpenStreams(grpc.aio.ServerInterceptor):
+    """Refuses (LIMIT_REACHED) a stream that needs no token beyond `OpenStreams`: without it,
+    anyone could hold thousands of health watches open and take the gateway's memory."""
+
+    def __init__(self, bounds: OpenStreams) -> None:
+        self.bounds = bounds
+        self.by_connection: collections.Counter[str] = collections.Counter()
+        self.by_address: collections.Counter[str] = collections.Counter()
+        self.total = 0
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or not handler.response_streaming:
+            return handler
+        if not handler_call_details.method.startswith(_OPEN_METHODS):
+            return handler
+        return self._bounded(handler)
+
+    def _enter(self, context: Context) -> tuple[str, str] | None:
+        connection = context.peer() or ""
+        address = connection.rsplit(":", 1)[0]
+        bounds = self.bounds
+        if (
+            self.by_connection[connection] >= bounds.per_connection
+            or self.by_address[address] >= bounds.per_address
+            or self.total >= bounds.total
+        ):
+            return None
+        self.by_connection[connection] += 1
+        self.by_address[address] += 1
+        self.total += 1
+        return connection, address
+
+    def _leave(self, where: tuple[str, str]) -> None:
+        connection, address = where
+        for counter, key in ((self.by_connection, connection), (self.by_address, address)):
+            counter[key] -= 1
+            if counter[key] <= 0:
+                del counter[key]
+        self.total -= 1
+
+    def _bounded(self, handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
+        behaviours: Any = handler
+        streaming = behaviours.unary_stream or behaviours.stream_stream
+        refusal = ApiError(
+            "LIMIT_REACHED",
+            f"too many open streams that need no token (health, reflection): at most "
+            f"{self.bounds.per_connection} a connection, {self.bounds.per_address} an address",
+            limit="open_streams",
+            max=str(self.bounds.per_address),
+        )
+
+        if inspect.isasyncgenfunction(streaming):
+
+            async def generator(request: Any, context: Context) -> AsyncIterator[Any]:
+                where = self._enter(context)
+                if where is None:
+                    await abort(context, refusal)
+                try:
+                    async for message in streaming(request, context):
+                        yield message
+                finally:
+                    self._leave(where)
+
+            wrapped: Any = generator
+        else:
+
+            async def coroutine(request: Any, context: Context) -> Any:
+                where = self._enter(context)
+                if where is None:
+                    await abort(context, refusal)
+                try:
+                    return await streaming(request, context)
+                finally:
+                    self._leave(where)
+
+            wrapped = coroutine
+        make = (
+            grpc.unary_stream_rpc_method_handler
+            if handler.unary_stream is not None
+            else grpc.stream_stream_rpc_method_handler
+        )
+        return make(
+            wrapped,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
 class Server:
     """A grpc.aio server with the standard health and reflection services.
 
@@ -299,14 +409,22 @@ class Server:
         internal_key: str = "",
         tls: TlsFiles | None = None,
         health_listen: str = "",
+        open_streams: OpenStreams | None = None,
+        reflection: bool = True,
     ) -> None:
         """`max_request_bytes`: the public port's MAX_REQUEST_BYTES at the gateway; internal
         servers (the default) allow for the relay's wrapping on top. `internal_key`: every
         call but health and reflection must carry a proof made with it (wire.proof); empty
         for the gateway's public port and for processes that serve health only. `tls`: the
         port speaks TLS only, with this certificate. `health_listen`: a second, plaintext
-        port that serves the health service only (for probes that cannot speak TLS)."""
-        checks = [ProofCheck(internal_key)] if internal_key else []
+        port that serves the health service only (for probes that cannot speak TLS).
+        `open_streams`: bounds on the streams served without a token (a public port).
+        `reflection`: serve reflection (off: clients load the protos themselves)."""
+        checks: list[grpc.aio.ServerInterceptor] = (
+            [ProofCheck(internal_key)] if internal_key else []
+        )
+        if open_streams is not None:
+            checks.append(BoundOpenStreams(open_streams))
         self.server = grpc.aio.server(
             options=[
                 *SERVER_OPTIONS,
@@ -318,10 +436,11 @@ class Server:
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.service_names = list(service_names)
-        enable_reflection(
-            [*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name],
-            self.server,
-        )
+        if reflection:
+            enable_reflection(
+                [*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name],
+                self.server,
+            )
         if tls is None:
             self.port = self.server.add_insecure_port(listen)
         else:

@@ -34,7 +34,7 @@ from client.session import Session
 from gateway.relay import status_code
 from runtime.localredis import LocalRedis
 from runtime.relay import RELAY_METHOD, relayed_fields
-from runtime.server import REFLECTION_V1
+from runtime.server import REFLECTION_V1, OpenStreams
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -45,6 +45,7 @@ from tests.integration.test_solo_helpers import close_all, legal, play, solo_pla
 from tests.platform import TEST_INTERNAL_KEY, TEST_SECRET, Platform, assert_refused, logged_in
 from tests.timing import eventually, patience
 from wire.api import api
+from wire.errors import error_info
 from wire.metadata import PLAYER_METADATA, REQUEST_METADATA
 from wire.proof import FRESH_SECONDS, proof, prove
 
@@ -609,3 +610,60 @@ async def test_redis_takes_only_clients_with_its_password(monkeypatch: pytest.Mo
             await close_all([alice, bob])
     finally:
         redis.stop()
+
+
+async def test_streams_that_need_no_token_are_bounded_and_reflection_can_be_off(
+    redis_url: str,
+) -> None:
+    """Health watches on the public port need no token: a connection holds at most 2 here and
+    an address 3 (by default 4 and 16); more are refused with LIMIT_REACHED, and a closed one
+    frees its place. With reflection off, the public port does not serve it."""
+    bounds = OpenStreams(per_connection=2, per_address=3, total=100)
+    async with Platform(
+        redis_url, gateway_settings={"open_streams": bounds, "reflection": False}
+    ) as platform:
+        channels = [  # two connections (channels alike would share one)
+            grpc.aio.insecure_channel(
+                platform.target, options=[("grpc.use_local_subchannel_pool", 1)]
+            )
+            for _ in range(2)
+        ]
+        health = [health_pb2_grpc.HealthStub(channel) for channel in channels]
+        opened = []
+
+        async def watch(stub: Any) -> Any:
+            call = stub.Watch(health_pb2.HealthCheckRequest())
+            await call.read()  # the first status: the stream is open
+            opened.append(call)
+            return call
+
+        await watch(health[0])
+        await watch(health[0])
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await watch(health[0])  # a third on one connection
+        assert error_info(refused.value)[0] == "LIMIT_REACHED"
+        await watch(health[1])
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await watch(health[1])  # a fourth from one address
+        assert error_info(refused.value)[0] == "LIMIT_REACHED"
+        opened.pop(0).cancel()
+
+        async def room_again() -> bool:
+            try:
+                await watch(health[1])
+            except grpc.aio.AioRpcError:
+                return False
+            return True
+
+        await eventually(room_again, 5, "a place freed by a closed watch")
+        reflect = reflection_pb2_grpc.ServerReflectionStub(channels[0])
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            async for _ in reflect.ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+            ):
+                pass
+        assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        for call in opened:
+            call.cancel()
+        for channel in channels:
+            await channel.close()
