@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 
 from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS
 from gateway.relay import LINKS, MAX_AGE_SECONDS
-from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings
+from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings, Network
 from runtime.config import (
     env_bool,
     env_float,
@@ -57,7 +58,17 @@ def settings_from_env() -> GatewaySettings:
             total=env_int("OPEN_STREAMS_TOTAL", OpenStreams.total),
         ),
         reflection=env_bool("REFLECTION", True),
+        trusted_proxies=trusted_proxies_from_env(),
     )
+
+
+def trusted_proxies_from_env() -> tuple[Network, ...]:
+    """TRUSTED_PROXIES: comma-separated addresses or networks (CIDR)."""
+    text = env_str("TRUSTED_PROXIES", "")
+    try:
+        return tuple(ipaddress.ip_network(part.strip()) for part in text.split(",") if part.strip())
+    except ValueError as error:
+        raise SystemExit(f"TRUSTED_PROXIES: {error}") from None
 
 
 def tls_from_env() -> TlsFiles | None:

@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
+import ipaddress
 import itertools
 import logging
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,8 @@ from wire.players import BOT_ID_PATTERN
 from wire.proof import prove
 
 log = logging.getLogger("tabletop.gateway")
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 DEFAULT_TIMEOUT = 10.0
 """The deadline of a call whose caller set none (CALL_TIMEOUT_SECONDS)."""
@@ -98,6 +101,9 @@ class GatewaySettings:
     reflection)."""
     reflection: bool = True
     """Serve reflection on the public port."""
+    trusted_proxies: Sequence[Network] = ()
+    """Proxies in front of the gateway (networks) whose `x-forwarded-for` names the client:
+    logins are limited by that address instead of the proxy's."""
     revocation_poll_seconds: float = 1.0
     """How often the gateway reads which sessions ended: an ended session's access tokens are
     refused at most this long (and a database round trip) after it ended."""
@@ -176,8 +182,30 @@ def _grant_response(grant: Grant) -> lobby_pb2.LoginResponse:
     return response
 
 
-def _client_address(context: Context) -> str:
-    return (context.peer() or "").rsplit(":", 1)[0]
+def peer_ip(peer: str) -> str:
+    """The IP address of a gRPC peer ("ipv4:1.2.3.4:5678", "ipv6:[::1]:5678")."""
+    host = peer.split(":", 1)[1] if ":" in peer else peer
+    host = host.rsplit(":", 1)[0]
+    return host.strip("[]")
+
+
+def client_address(peer: str, forwarded: Sequence[str], trusted: Sequence[Network]) -> str:
+    """Who calls: the peer's address, or, when the peer is one of the `trusted` proxies, the
+    address it forwarded (`x-forwarded-for`: the nearest one that is not a trusted proxy
+    itself). A header from anyone else is ignored: a client cannot name its own address."""
+    address = peer_ip(peer)
+    hops = [hop.strip() for value in forwarded for hop in value.split(",") if hop.strip()]
+    while _trusted(address, trusted) and hops:
+        address = hops.pop()
+    return address
+
+
+def _trusted(address: str, trusted: Sequence[Network]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in trusted)
 
 
 def _kind(identity: Identity) -> str:
@@ -198,17 +226,27 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         login_limiter: RateLimiter,
         bot_key: str,
         accounts: Accounts | None = None,
+        trusted_proxies: Sequence[Network] = (),
     ) -> None:
+        self.trusted_proxies = trusted_proxies
         self.guard = guard
         self.issuer = guard.issuer
         self.login_limiter = login_limiter
         self.bot_key = bot_key
         self.accounts = accounts
 
+    def _client(self, context: Context) -> str:
+        forwarded = [
+            v
+            for k, v in context.invocation_metadata() or ()
+            if k == "x-forwarded-for" and isinstance(v, str)
+        ]
+        return client_address(context.peer() or "", forwarded, self.trusted_proxies)
+
     def _limit_logins(self, context: Context, account: str = "") -> None:
         """Logins per client address; account logins per account as well (a password guessed
         from many addresses meets the account's limit)."""
-        keys = ["login:" + _client_address(context)]
+        keys = ["login:" + self._client(context)]
         if account:
             keys.append("account:" + account.lower())
         for key in keys:
@@ -303,7 +341,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     )
                 guest = caller.player_id
             grant = await accounts.register(
-                request.username, request.password, _client_address(context), guest
+                request.username, request.password, self._client(context), guest
             )
         except ApiError as error:
             await abort(context, error)
@@ -313,9 +351,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         try:
             accounts = self._accounts()
             self._limit_logins(context, request.username[:40])
-            grant = await accounts.login(
-                request.username, request.password, _client_address(context)
-            )
+            grant = await accounts.login(request.username, request.password, self._client(context))
         except ApiError as error:
             await abort(context, error)
         return _grant_response(grant)
@@ -591,6 +627,7 @@ class Gateway:
                 RateLimiter(settings.login_rate_per_second, settings.login_rate_burst),
                 settings.bot_key,
                 self.accounts,
+                settings.trusted_proxies,
             ),
             self.base.server,
         )

@@ -4,6 +4,7 @@ clear message, and the game left unchanged."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
 
 import grpc
@@ -473,3 +474,31 @@ async def test_a_bot_moves_while_guests_have_used_up_the_login_limit(redis_url: 
         )
         await worker.close()
         await alice.close()
+
+
+@pytest.mark.parametrize("behind_proxy", [True, False])
+async def test_guest_logins_are_limited_by_the_address_a_trusted_proxy_forwards(
+    redis_url: str, behind_proxy: bool
+) -> None:
+    """Behind a trusted proxy (TRUSTED_PROXIES), each client address it forwards has a login
+    limit of its own; from anyone else, `x-forwarded-for` is ignored (a client cannot pick
+    its own address)."""
+    trusted = (ipaddress.ip_network("127.0.0.1/32"),) if behind_proxy else ()
+    settings = {"login_rate_per_second": 0.001, "login_rate_burst": 2.0, "trusted_proxies": trusted}
+    async with Platform(redis_url, gateway_settings=settings) as platform:
+        session = Session(platform.target)
+
+        async def login(address: str) -> str | None:
+            try:
+                await session.auth.Login(
+                    lobby_pb2.LoginRequest(name="guest"),
+                    metadata=(("x-forwarded-for", address),),
+                )
+            except grpc.aio.AioRpcError as error:
+                return error_info(error)[0]
+            return None
+
+        assert [await login("198.51.100.1") for _ in range(3)] == [None, None, "RATE_LIMITED"]
+        other = await login("198.51.100.2")
+        assert other == (None if behind_proxy else "RATE_LIMITED")
+        await session.close()
