@@ -10,12 +10,16 @@ tabletop watch GAME [GAME_ID]
 tabletop replay GAME [--seed N] [--options JSON] [--setup JSON] [--edition N] SEAT:MOVE ...
 tabletop hotseat GAME [MOVE ...]  (esoloe)
 tabletop health
+tabletop register USERNAME | login USERNAME | logout [--everywhere] | whoami
+tabletop migrate [--database URL]   (operators: the database's schema)
 
 Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
 else the address a local platform (`make run`) announced, else 127.0.0.1:50050. A gateway that
 speaks TLS: --tls (the system's roots), --ca-file PEM (a private CA), --server-name NAME. Who
 you are on a gateway (your login) is kept in the state directory, so that `tabletop games` and
 `tabletop play --game ID` find your games again; `--name` logs in anew under another name.
+An account (`register`, `login`) keeps you for good, on any machine; the password is asked at
+the terminal (or read from the first line of standard input), never given as an argument.
 
 At the table, type a move in the game's notation (any case; in Solo a card alone plays it), or:
 help (legal moves), board, clock, wait, auto, resign, quit. docs/client.md shows each game.
@@ -284,6 +288,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     _gateway_flag(wt)
     wt.add_argument("--name", default=None, help=NAME_HELP)
 
+    rg = commands.add_parser(
+        "register", help="make an account (your games as a guest here stay yours)"
+    )
+    rg.add_argument("username")
+    _gateway_flag(rg)
+    li = commands.add_parser("login", help="log in to your account")
+    li.add_argument("username")
+    _gateway_flag(li)
+    lo = commands.add_parser("logout", help="end your session on this gateway")
+    lo.add_argument("--everywhere", action="store_true", help="end every session of the account")
+    _gateway_flag(lo)
+    wh = commands.add_parser("whoami", help="who you play as on this gateway")
+    _gateway_flag(wh)
+
     mg = commands.add_parser(
         "migrate", help="bring the database's schema up to date (operators: DATABASE_URL)"
     )
@@ -306,6 +324,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.time_control = _time_control(pl, args) if args.command == "play" else None
     if args.command == "health":
         return asyncio.run(_health(args.gateway, args.tls))
+    if args.command in ("register", "login", "logout", "whoami"):
+        from client import accounts
+
+        command = {
+            "register": accounts.register,
+            "login": accounts.login,
+            "logout": accounts.logout,
+            "whoami": accounts.whoami,
+        }[args.command]
+        return asyncio.run(command(args))
     if args.command in ("play", "watch", "games"):
         from client.games import list_games
         from client.play import run_table

@@ -11,7 +11,7 @@ from typing import Any
 
 import grpc
 
-from client.identity import Account
+from client.identity import Account, SessionEnded
 from client.narrate import actor_name, seat_label, short_result
 from client.session import Session
 from games.board import seat_names
@@ -116,6 +116,9 @@ async def list_games(args: argparse.Namespace) -> int:
             )
             return 0
         games = await account.call(lambda: my_games(session, live_only=args.live))
+    except SessionEnded as error:
+        print(f"tabletop games: {error}", file=sys.stderr)
+        return 1
     except grpc.aio.AioRpcError as error:
         reason, _ = error_info(error)
         print(f"tabletop games: {reason or error.code().name}: {error.details()}", file=sys.stderr)

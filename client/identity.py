@@ -1,14 +1,20 @@
 """Who the player is on each gateway, kept between runs so that games can be rejoined.
 
-A player is their token: `AuthService.Login(name)` makes a new player (a new id) with a token
+A guest is their token: `AuthService.Login(name)` makes a new player (a new id) with a token
 valid for a day. The client keeps the token, the player id and the name per gateway address in
 `<state dir>/identity.json` (readable by its owner only), reuses them while they are valid, and
 logs in anew only when there is none, when the saved one has expired or is refused
 (UNAUTHENTICATED), or when `--name` asks for another name.
+
+An account (`tabletop register`, `tabletop login`) is kept the same way, with its refresh
+token: a short-lived access token is renewed with it (each refresh token works once: the new
+one is saved at once), and when the session has ended the client says so instead of playing
+on as a new guest.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -31,6 +37,9 @@ MARGIN_SECONDS = 60.0
 REFRESH_SECONDS = 12 * 3600.0
 """A saved token with less than this left is refreshed when the client starts."""
 
+ACCOUNT_MARGIN_SECONDS = 120.0
+"""An account's access token with less than this left is renewed (it lives 15 minutes)."""
+
 T = TypeVar("T")
 
 
@@ -41,6 +50,12 @@ class Identity:
     name: str
     expires_at: float
     """Seconds since the epoch; 0 when unknown."""
+    refresh_token: str = ""
+    """An account's (empty for a guest)."""
+
+    @property
+    def account(self) -> bool:
+        return bool(self.refresh_token)
 
     def valid(self, now: float | None = None) -> bool:
         if not self.token or not self.player_id:
@@ -74,18 +89,32 @@ def load_identity(gateway: str) -> Identity | None:
             player_id=str(entry["player_id"]),
             name=str(entry["name"]),
             expires_at=float(entry.get("expires_at", 0)),
+            refresh_token=str(entry.get("refresh_token", "")),
         )
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def forget_identity(gateway: str) -> None:
+    """No identity kept for `gateway` any more."""
+    path = identity_file()
+    gateways = _read_all(path)
+    if gateways.pop(gateway, None) is not None:
+        _write_all(path, gateways)
 
 
 def save_identity(gateway: str, identity: Identity) -> Path:
     """Keep `identity` for `gateway` (other gateways' entries stay). The file is written whole,
     then renamed over the old one, and is readable and writable by its owner only (0600)."""
     path = identity_file()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     gateways = _read_all(path)
     gateways[gateway] = asdict(identity)
+    _write_all(path, gateways)
+    return path
+
+
+def _write_all(path: Path, gateways: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     text = json.dumps({"gateways": gateways}, indent=2, sort_keys=True) + "\n"
     fd, temporary = tempfile.mkstemp(prefix=".identity-", dir=path.parent)
     try:
@@ -97,7 +126,17 @@ def save_identity(gateway: str, identity: Identity) -> Path:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-    return path
+
+
+def identity_of(reply: Any, name: str) -> Identity:
+    """What a login or a refresh answered (a LoginResponse), to keep."""
+    expires = float(reply.expires_at.seconds) if reply.HasField("expires_at") else 0.0
+    return Identity(reply.token, reply.player_id, name, expires, reply.refresh_token)
+
+
+class SessionEnded(Exception):
+    """The account's session has ended (logged out, or its refresh token was used elsewhere):
+    log in again with `tabletop login`."""
 
 
 def is_unauthenticated(error: BaseException) -> bool:
@@ -120,33 +159,52 @@ class Account:
         self.name = ""
         self.renewed = False
         """True when this run logged in anew (a new player: earlier games are not theirs)."""
+        self.expires_at = 0.0
 
     def saved(self) -> Identity | None:
         saved = load_identity(self.gateway)
-        if saved is None or not saved.valid():
+        if saved is None or not (saved.valid() or saved.account):
             return None
-        if self.asked is not None and self.asked != saved.name:
+        if self.asked is not None and self.asked != saved.name and not saved.account:
             return None
         return saved
 
     def use_saved(self) -> bool:
-        """Take the saved identity if it is valid and has the asked name; no call is made."""
+        """Take the saved identity if it is valid and has the asked name (an account's, whatever
+        the name asked); no call is made."""
         saved = self.saved()
         if saved is None:
             return False
         self.session.token = saved.token
         self.session.player_id = saved.player_id
+        self.session.refresh_token = saved.refresh_token
         self.name = saved.name
+        self.expires_at = saved.expires_at
         return True
+
+    async def keep_fresh(self) -> None:
+        """For an account: renew the access token shortly before it expires, for as long as
+        this runs (a game outlasts a 15-minute token). A guest's token lasts the day: nothing
+        to do."""
+        while self.session.refresh_token:
+            left = self.expires_at - time.time() - ACCOUNT_MARGIN_SECONDS
+            await asyncio.sleep(max(5.0, left))
+            if self.expires_at - time.time() < ACCOUNT_MARGIN_SECONDS:
+                await self.login()
 
     async def sign_in(self) -> None:
         """The saved identity, or a new login (saved for next time). A saved token past half
         its life is refreshed (the same player, a new expiry), so a player who comes back
-        daily stays the same player and keeps their games."""
+        daily stays the same player and keeps their games. An account's access token is
+        renewed when it has little left."""
         if not self.use_saved():
             await self.login()
             return
         saved = self.saved()
+        if saved is not None and saved.account:
+            if not saved.valid(time.time() + ACCOUNT_MARGIN_SECONDS):
+                await self.login()
+            return
         if (
             saved is not None
             and saved.expires_at
@@ -162,6 +220,25 @@ class Account:
                     )
 
     async def login(self) -> None:
+        """A new guest login; for an account, a refresh of its session (SessionEnded when it
+        has ended: the player logs in again, they do not become a new guest unawares)."""
+        if self.session.refresh_token:
+            try:
+                reply = await self.session.refresh()
+            except grpc.aio.AioRpcError as error:
+                if not is_unauthenticated(error):
+                    raise
+                with contextlib.suppress(OSError):
+                    forget_identity(self.gateway)
+                raise SessionEnded(
+                    f"your session as {self.name} has ended ({error.details()}): log in again "
+                    "with `tabletop login`"
+                ) from None
+            renewed = identity_of(reply, self.name)
+            self.expires_at = renewed.expires_at
+            with contextlib.suppress(OSError):
+                save_identity(self.gateway, renewed)
+            return
         name = self.asked or self.name or self.default_name
         reply = await self.session.login(name)
         expires = float(reply.expires_at.seconds) if reply.HasField("expires_at") else 0.0

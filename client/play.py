@@ -43,7 +43,7 @@ import games
 from client.boards import board_of, enum_prefix
 from client.clocks import LOW_MS, clock_line, deadline_of, format_duration
 from client.games import my_seat
-from client.identity import Account
+from client.identity import Account, SessionEnded
 from client.interpret import Command, Nothing, Send, Tell, command_of, interpret
 from client.narrate import (
     actor_name,
@@ -797,9 +797,11 @@ async def run_table(args: argparse.Namespace) -> int:
     session = Session(args.gateway, tls=args.tls)
     account = Account(session, args.name, args.default_name)
     table: Table | None = None
+    fresh: asyncio.Task[None] | None = None
     try:
         options = _checked_options(args)  # before any call: a usage error needs no server
         await account.sign_in()
+        fresh = asyncio.create_task(account.keep_fresh())
         game, game_id, seat, mode = await _seat(args, session, account, console, options)
         names = f", playing as {account.name}" if account.name else ""
         if seat < 0:
@@ -816,6 +818,9 @@ async def run_table(args: argparse.Namespace) -> int:
     except UsageError as error:
         print(f"tabletop {args.command}: {error}", file=sys.stderr)
         return 2
+    except SessionEnded as error:
+        print(f"tabletop {args.command}: {error}", file=sys.stderr)
+        return 1
     except grpc.aio.AioRpcError as error:
         reason, _ = error_info(error)
         print(
@@ -830,6 +835,8 @@ async def run_table(args: argparse.Namespace) -> int:
             console.print(f"\nstopped watching game {table.game_id}")
         raise
     finally:
+        if fresh is not None:
+            fresh.cancel()
         await session.close()
 
 

@@ -62,15 +62,23 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def tabletop(
-    platform: Platform, *args: str, script: str = "", gateway_flag: str = "--gateway"
+    platform: Platform,
+    *args: str,
+    script: str = "",
+    gateway_flag: str = "--gateway",
+    state: Path | None = None,
 ) -> Run:
-    """Run the `tabletop` command with `script` as its standard input (a pipe, not a TTY)."""
+    """Run the `tabletop` command with `script` as its standard input (a pipe, not a TTY);
+    `state`: another state directory than the test's (another machine of the player)."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    if state is not None:
+        env["TABLETOP_STATE_DIR"] = str(state)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "client.cli", *args, gateway_flag, platform.target,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        env=env,
     )  # fmt: skip
     try:
         out, err = await asyncio.wait_for(process.communicate(script.encode()), patience(30))
