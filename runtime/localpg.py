@@ -3,13 +3,16 @@ packages (initdb and postgres, e.g. Debian's postgresql): the system of record's
 as runtime/localredis.py is Redis's.
 
 PostgreSQL refuses to run as root: run as root, the server runs as the `postgres` user (which
-the OS package creates), and its data directory is given to that user.
+the OS package creates), and its data directory is given to that user. A data directory that
+user cannot reach (one under /root) is kept under /var/lib/tabletop instead, and the directory
+asked for notes where (a file WHERE).
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import os
 import pwd
 import shutil
@@ -54,6 +57,43 @@ def _server_user() -> dict[str, Any]:
     return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
+ROOT_DATA = Path("/var/lib/tabletop")
+"""Where a local PostgreSQL run by root keeps its cluster when the state directory is out of
+the `postgres` user's reach (under /root, say, which only root may enter)."""
+
+
+def _reachable(path: Path, user: dict[str, Any]) -> bool:
+    """Whether the server's user can get to `path` (search permission on every directory above
+    it that exists)."""
+    for parent in [path, *path.parents]:
+        try:
+            info = parent.stat()
+        except FileNotFoundError:
+            continue
+        if info.st_uid == user["user"]:
+            bit = 0o100
+        elif info.st_gid == user["group"]:
+            bit = 0o010
+        else:
+            bit = 0o001
+        if not info.st_mode & bit:
+            return False
+    return True
+
+
+def _root_elsewhere(data_dir: Path) -> Path:
+    """A place of its own for a cluster that `data_dir` would hold, which the `postgres` user
+    can reach; noted in `data_dir` (a file WHERE), so that the next run finds it."""
+    note = data_dir / "WHERE"
+    if note.exists():
+        return Path(note.read_text().strip())
+    digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+    found = ROOT_DATA / f"postgres-{digest}"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    note.write_text(f"{found}\n")
+    return found
+
+
 class LocalPostgres:
     """Starts `postgres` bound to 127.0.0.1 with a database `tabletop` owned by the user
     `tabletop` (password authentication); `url` is where to connect; `stop()` ends it.
@@ -67,6 +107,8 @@ class LocalPostgres:
     ) -> None:
         self.as_user = _server_user()
         self.keep = data_dir is not None
+        if data_dir is not None and self.as_user and not _reachable(data_dir, self.as_user):
+            data_dir = _root_elsewhere(data_dir)
         self.dir = data_dir or Path(tempfile.mkdtemp(prefix="tabletop-postgres-"))
         self.dir.mkdir(parents=True, exist_ok=True)
         self.data = self.dir / "data"

@@ -152,7 +152,8 @@ class ProveCalls(grpc.aio.UnaryUnaryClientInterceptor):
         )
 
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        return await continuation(self._proven(details, request.SerializeToString()), request)
+        body = request if isinstance(request, bytes) else request.SerializeToString()
+        return await continuation(self._proven(details, body), request)
 
 
 def platform_channel(target: str, service: str, key: str) -> grpc.aio.Channel:

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -117,10 +118,19 @@ def _stop_local(process: subprocess.Popen[bytes]) -> str:
 
 async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: Path) -> None:
     """`make run`: the client finds the gateway with no flag; when a child keeps crashing the
-    supervisor stops everything but keeps Redis's data, and after a restart the games and the
-    players' tokens are all still there."""
+    supervisor stops everything but keeps Redis's and PostgreSQL's data, and after a restart
+    the games, the players' tokens and the accounts are all still there."""
     gateway_port, base_port = free_port(), _free_ports_in_a_row(16)
     state = tmp_path / "state"
+    try:
+        await _local_platform_keeps_its_games(state, gateway_port, base_port)
+    finally:
+        where = state / "postgres" / "WHERE"  # run as root: the cluster is kept elsewhere
+        if where.exists():
+            shutil.rmtree(where.read_text().strip(), ignore_errors=True)
+
+
+async def _local_platform_keeps_its_games(state: Path, gateway_port: int, base_port: int) -> None:
     target = f"127.0.0.1:{gateway_port}"
     process = _start_local(state, gateway_port, base_port)
     try:
@@ -152,6 +162,9 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
         )
         assert reply.status.version == 1
         await alice.close()
+        member = Session(target)
+        await member.register("member", "a long enough password")
+        await member.close()
         text = _crash_loop(process, "services.lobby")
     finally:
         if process.poll() is None:
@@ -182,6 +195,9 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
 
         assert (await eventually(view, 10, "the game is served again")).status.version == 1
         await again.close()
+        member = Session(target)
+        assert (await member.account_login("member", "a long enough password")).name == "member"
+        await member.close()
     finally:
         _stop_local(process)
 
