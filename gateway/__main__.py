@@ -7,6 +7,7 @@ import logging
 import os
 
 from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS
+from gateway.oidc import Issuer, issuers_from_json
 from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings, Network
 from runtime.config import (
@@ -59,6 +60,7 @@ def settings_from_env() -> GatewaySettings:
         ),
         reflection=env_bool("REFLECTION", True),
         trusted_proxies=trusted_proxies_from_env(),
+        oidc_issuers=oidc_issuers_from_env(),
     )
 
 
@@ -69,6 +71,13 @@ def trusted_proxies_from_env() -> tuple[Network, ...]:
         return tuple(ipaddress.ip_network(part.strip()) for part in text.split(",") if part.strip())
     except ValueError as error:
         raise SystemExit(f"TRUSTED_PROXIES: {error}") from None
+
+
+def oidc_issuers_from_env() -> list[Issuer]:
+    try:
+        return issuers_from_json(env_str("OIDC_ISSUERS", ""))
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
 
 
 def tls_from_env() -> TlsFiles | None:

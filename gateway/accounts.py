@@ -29,6 +29,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from gateway.auth import Identity, TokenIssuer
+from gateway.oidc import External
 from wire.errors import ApiError
 
 log = logging.getLogger("tabletop.accounts")
@@ -165,6 +166,62 @@ class Accounts:
             await self._set_password(account_id, await self._hash(password))
         async with self._connection() as connection, connection.transaction():
             return await self._open_session(connection, account_id, name, client)
+
+    async def external_login(self, who: External, client: str) -> Grant:
+        """A session of the account a provider's identity maps to; the account is made on the
+        identity's first login (a username from the provider's name, made unique; no
+        password)."""
+        for attempt in (1, 2):
+            async with self._connection() as connection:
+                try:
+                    async with connection.transaction():
+                        return await self._external_session(connection, who, client)
+                except psycopg.errors.UniqueViolation:
+                    if attempt == 2:  # the same identity's first logins at once: one won
+                        raise ApiError("UNAVAILABLE", "the account is being made; retry") from None
+        raise AssertionError("unreachable")
+
+    async def _external_session(
+        self, connection: psycopg.AsyncConnection[Any], who: External, client: str
+    ) -> Grant:
+        row = await (
+            await connection.execute(
+                "SELECT a.id, a.username FROM external_identities e"
+                " JOIN accounts a ON a.id = e.account_id"
+                " WHERE e.issuer = %s AND e.subject = %s",
+                (who.issuer, who.subject),
+            )
+        ).fetchone()
+        if row is None:
+            account_id = f"a-{secrets.token_hex(8)}"
+            username = await self._free_username(connection, who.name)
+            await connection.execute(
+                "INSERT INTO accounts (id, username, username_key, password_hash)"
+                " VALUES (%s, %s, %s, '')",
+                (account_id, username, username.lower()),
+            )
+            await connection.execute(
+                "INSERT INTO external_identities (issuer, subject, account_id) VALUES (%s, %s, %s)",
+                (who.issuer, who.subject, account_id),
+            )
+        else:
+            account_id, username = row
+        return await self._open_session(connection, account_id, username, client)
+
+    @staticmethod
+    async def _free_username(connection: psycopg.AsyncConnection[Any], hint: str) -> str:
+        base = re.sub(r"[^A-Za-z0-9_-]", "", hint).lstrip("_-")[:15]
+        if len(base) < 2:
+            base = "player"
+        for candidate in [base, *(f"{base}-{secrets.token_hex(2)}" for _ in range(5))]:
+            taken = await (
+                await connection.execute(
+                    "SELECT 1 FROM accounts WHERE username_key = %s", (candidate.lower(),)
+                )
+            ).fetchone()
+            if taken is None:
+                return candidate
+        return f"{base}-{secrets.token_hex(4)}"
 
     async def _open_session(
         self, connection: psycopg.AsyncConnection[Any], account_id: str, name: str, client: str

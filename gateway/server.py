@@ -30,6 +30,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS, Accounts, Grant, Revocations
 from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
+from gateway.oidc import Issuer, Providers
 from gateway.ratelimit import RateLimiter
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
 from runtime import db
@@ -101,6 +102,8 @@ class GatewaySettings:
     reflection)."""
     reflection: bool = True
     """Serve reflection on the public port."""
+    oidc_issuers: Sequence[Issuer] = ()
+    """Identity providers whose tokens ExternalLogin takes (gateway/oidc.py)."""
     trusted_proxies: Sequence[Network] = ()
     """Proxies in front of the gateway (networks) whose `x-forwarded-for` names the client:
     logins are limited by that address instead of the proxy's."""
@@ -227,8 +230,10 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         bot_key: str,
         accounts: Accounts | None = None,
         trusted_proxies: Sequence[Network] = (),
+        providers: Providers | None = None,
     ) -> None:
         self.trusted_proxies = trusted_proxies
+        self.providers = providers
         self.guard = guard
         self.issuer = guard.issuer
         self.login_limiter = login_limiter
@@ -397,6 +402,22 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         except ApiError as error:
             await abort(context, error)
         return lobby_pb2.LogoutResponse(sessions_ended=ended)
+
+    async def ExternalLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
+        try:
+            accounts = self._accounts()
+            self._limit_logins(context)
+            if self.providers is None or not self.providers.issuers:
+                raise ApiError(
+                    "ACCOUNTS_DISABLED", "this platform trusts no identity provider (OIDC_ISSUERS)"
+                )
+            if not request.token or len(request.token) > 16_384:
+                raise ApiError("INVALID_ARGUMENT", "give the provider's token (a JWT)")
+            who = await self.providers.verify(request.token)
+            grant = await accounts.external_login(who, self._client(context))
+        except ApiError as error:
+            await abort(context, error)
+        return _grant_response(grant)
 
     async def WhoAmI(self, request: Any, context: Context) -> lobby_pb2.WhoAmIResponse:
         try:
@@ -628,6 +649,7 @@ class Gateway:
                 settings.bot_key,
                 self.accounts,
                 settings.trusted_proxies,
+                Providers(list(settings.oidc_issuers)),
             ),
             self.base.server,
         )
