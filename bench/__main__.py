@@ -6,7 +6,7 @@ import logging
 import sys
 from collections.abc import Callable
 
-from bench import engines, gateway, solace, solo, stack, watchers, zoxso
+from bench import accounts, engines, gateway, solace, solo, stack, watchers, zoxso
 
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("engines (random legal moves, no I/O)", engines.run),
@@ -18,6 +18,10 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     (
         "watchers: Watch streams on one replica through one gateway (separate processes)",
         watchers.run,
+    ),
+    (
+        "accounts: logins and refreshes through the gateway (PostgreSQL, separate processes)",
+        accounts.run,
     ),
 ]
 
