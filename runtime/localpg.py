@@ -31,7 +31,8 @@ DATABASE = "tabletop"
 USER = "tabletop"
 
 
-def _binary(name: str) -> str:
+def program(name: str) -> str:
+    """The path of one of PostgreSQL's programs (initdb, postgres, pg_dump...)."""
     found = shutil.which(name) or next(
         iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None
     )
@@ -137,7 +138,7 @@ class LocalPostgres:
         self._own(password_file)
         try:
             subprocess.run(
-                [_binary("initdb"), "-D", str(self.data), "-U", USER, "--pwfile",
+                [program("initdb"), "-D", str(self.data), "-U", USER, "--pwfile",
                  str(password_file), "--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C",
                  "--no-sync"],
                 check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **self.as_user,
@@ -151,7 +152,7 @@ class LocalPostgres:
         with open(self.log, "ab") as log:
             self._own(self.log)
             return subprocess.Popen(
-                [_binary("postgres"), "-D", str(self.data), "-p", str(self.port),
+                [program("postgres"), "-D", str(self.data), "-p", str(self.port),
                  "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.dir}",
                  "-c", "max_connections=200"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, **self.as_user,
