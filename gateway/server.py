@@ -1,12 +1,14 @@
 """The gateway: the platform's one public port. Authentication, rate limits and routing only.
 
-It issues and checks tokens (AuthService), rate-limits each player, and forwards every call of
-the services behind it (each game's service, the lobby) to that service, round robin across its
-replicas, passing the request and response bytes through untouched: unary calls as messages on
-relay links, streams as calls of their own. Who calls travels with each call (the relay
-message's player fields, or the `x-tabletop-*` metadata of a stream); whatever the client sent
-under those keys is dropped. Only the services' public methods are routed; nothing else is
-reachable. The gateway knows no game rule and no lobby logic, and holds no connection to Redis.
+It issues and checks tokens (AuthService: guests, bot workers, and accounts kept in PostgreSQL,
+gateway/accounts.py, which no routed call reads), rate-limits each player, and forwards every
+call of the services behind it (each game's service, the lobby) to that service, round robin
+across its replicas, passing the request and response bytes through untouched: unary calls as
+messages on relay links, streams as calls of their own. Who calls travels with each call (the
+relay message's player fields, or the `x-tabletop-*` metadata of a stream); whatever the
+client sent under those keys is dropped. Only the services' public methods are routed; nothing
+else is reachable. The gateway knows no game rule and no lobby logic, and holds no connection
+to Redis.
 """
 
 from __future__ import annotations
