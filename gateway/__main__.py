@@ -50,6 +50,7 @@ def settings_from_env() -> GatewaySettings:
         tls=tls_from_env(),
         health_listen=env_str("HEALTH_LISTEN", ""),
         database_url=env_str("DATABASE_URL", ""),
+        database_timeout_seconds=env_float("DATABASE_TIMEOUT_SECONDS", 5.0),
         access_ttl_seconds=env_int("ACCESS_TOKEN_TTL_SECONDS", ACCESS_TTL_SECONDS),
         refresh_ttl_seconds=env_int("SESSION_TTL_SECONDS", REFRESH_TTL_SECONDS),
         revocation_poll_seconds=env_float("REVOCATION_POLL_SECONDS", 1.0),

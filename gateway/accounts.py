@@ -394,10 +394,18 @@ class Revocations:
                 del self._ended[session]
         self.polls += 1
 
+    async def first_poll(self, seconds: float) -> None:
+        """One poll, given up after `seconds` (the database out of reach)."""
+        try:
+            async with asyncio.timeout(seconds):
+                await self.poll()
+        except (psycopg.Error, OSError, TimeoutError) as error:
+            log.warning("cannot read ended sessions", extra={"error": str(error)})
+
     async def run(self) -> None:
         while True:
+            await asyncio.sleep(self.poll_seconds)
             try:
                 await self.poll()
             except (psycopg.Error, OSError) as error:
                 log.warning("cannot read ended sessions", extra={"error": str(error)})
-            await asyncio.sleep(self.poll_seconds)

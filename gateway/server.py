@@ -109,6 +109,8 @@ class GatewaySettings:
     trusted_proxies: Sequence[Network] = ()
     """Proxies in front of the gateway (networks) whose `x-forwarded-for` names the client:
     logins are limited by that address instead of the proxy's."""
+    database_timeout_seconds: float = 5.0
+    """How long the gateway waits for the database when it starts (then serves regardless)."""
     revocation_poll_seconds: float = 1.0
     """How often the gateway reads which sessions ended: an ended session's access tokens are
     refused at most this long (and a database round trip) after it ended."""
@@ -683,6 +685,9 @@ class Gateway:
     async def start(self) -> None:
         if self.database is not None and self.revocations is not None:
             await self.database.open(wait=False)
+            # The sessions ended lately are known before the first call is served (a database
+            # out of reach is read again at each poll).
+            await self.revocations.first_poll(self.settings.database_timeout_seconds)
             self._revocations = asyncio.create_task(self.revocations.run())
         await self.base.start()
         for backend in self.backends:
