@@ -158,6 +158,11 @@ check-manifests: .tools/checkov/.installed $(KUBECTL)
 	$(KUBECTL) kustomize deploy/k8s/overlays/prod > $(RENDERED)/prod.yaml
 	$(CHECKOV) --config-file deploy/checkov.yaml --framework kubernetes -f $(RENDERED)/prod.yaml
 	$(CHECKOV) --config-file deploy/checkov-dev.yaml --framework kubernetes -f $(RENDERED)/dev.yaml
+	# prod with the accounts component, as an operator's overlay adds it
+	mkdir -p $(RENDERED)/accounts
+	printf 'namespace: tabletop\nresources: [../../../deploy/k8s/overlays/prod]\ncomponents: [../../../deploy/k8s/components/accounts-database]\n' > $(RENDERED)/accounts/kustomization.yaml
+	$(KUBECTL) kustomize $(RENDERED)/accounts > $(RENDERED)/prod-accounts.yaml
+	$(CHECKOV) --config-file deploy/checkov.yaml --framework kubernetes -f $(RENDERED)/prod-accounts.yaml
 	$(CHECKOV) --config-file deploy/checkov.yaml --framework dockerfile -f deploy/Dockerfile
 
 $(BUF):

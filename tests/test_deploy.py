@@ -1348,3 +1348,35 @@ def test_operations_doc_names_what_an_operator_creates() -> None:
         assert f"`{flag}" in reference, flag
     assert "terminate TLS in front" in reference
     assert "make check-manifests" in reference
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_accounts_database_component_gives_the_gateway_its_database_and_a_migration(
+    overlay: str, tmp_path: Path
+) -> None:
+    """The component for accounts: the gateways get DATABASE_URL from the Secret
+    tabletop-database, a Job runs `tabletop migrate` with it (hardened like every pod), and the
+    gateways (and the Job) may reach PostgreSQL's port; nothing else changes."""
+    component = DEPLOY / "k8s" / "components" / "accounts-database"
+    docs = render_with(tmp_path, overlay, {"components": [os.path.relpath(component, tmp_path)]})
+    gateway = find(docs, "Deployment", "gateway")
+    (container,) = gateway["spec"]["template"]["spec"]["containers"]
+    assert {"secretRef": {"name": "tabletop-database"}} in container["envFrom"]
+    job = find(docs, "Job", "tabletop-migrate")
+    pod = job["spec"]["template"]["spec"]
+    (migrate,) = pod["containers"]
+    assert migrate["args"] == ["client.cli", "migrate"]
+    assert migrate["envFrom"] == [{"secretRef": {"name": "tabletop-database"}}]
+    assert migrate["image"] == container["image"]  # the same release's migrations
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["automountServiceAccountToken"] is False
+    assert migrate["securityContext"]["readOnlyRootFilesystem"] is True
+    assert migrate["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert migrate["resources"]["limits"]
+    cluster = Cluster(docs)
+    ingress, egress = _expected_edges(cluster, overlay)
+    assert cluster.edges("Ingress") == ingress
+    database = {("gateway", other, 5432, "TCP") for other in cluster.everyone()}
+    assert cluster.edges("Egress") == egress | database
+    # and the database the migration makes is the one the gateway's code reads: tested with a
+    # real PostgreSQL in tests/integration/test_database_backup.py (`tabletop migrate`)
