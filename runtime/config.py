@@ -115,6 +115,9 @@ class ServiceSettings:
     (a stop between a commit and its index write) left out."""
     internal_key: str
     """Calls must carry the gateway's (or the platform's) proof made with this key."""
+    accept_unbound_proofs: bool = False
+    """Also take the proofs of older gateways, lobbies and matchmakers, which do not cover the
+    request (ACCEPT_UNBOUND_PROOFS: during an upgrade only; wire/proof.py)."""
     wait_replicas: int = 0
     """A move is answered once this many Redis replicas hold it (0: once the primary does)."""
     wait_timeout_ms: int = 1000
@@ -140,6 +143,7 @@ class ServiceSettings:
             sweep_seconds=env_float("TIMEOUT_SWEEP_SECONDS", 1.0),
             repair_seconds=env_float("DEADLINE_REPAIR_SECONDS", 60.0),
             internal_key=internal_key_from_env(),
+            accept_unbound_proofs=env_bool("ACCEPT_UNBOUND_PROOFS", False),
             wait_replicas=wait_replicas,
             wait_timeout_ms=env_int("REDIS_WAIT_TIMEOUT_MS", 1000),
         )

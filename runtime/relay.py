@@ -24,7 +24,7 @@ from runtime.observability import RPC_SECONDS
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
 from wire.metadata import NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, Caller
-from wire.proof import FRESH_SECONDS, PROOF_METADATA, check, issued_at
+from wire.proof import FRESH_SECONDS, check, given_proof, issued_at
 
 log = logging.getLogger("tabletop.relay")
 
@@ -68,11 +68,18 @@ class RelayServicer:
     """Serves the unary methods of `service` (by `handlers`) over relay links."""
 
     def __init__(
-        self, service: ServiceDescriptor, handlers: Mapping[str, Handler], internal_key: str = ""
+        self,
+        service: ServiceDescriptor,
+        handlers: Mapping[str, Handler],
+        internal_key: str = "",
+        accept_unbound_proofs: bool = False,
     ) -> None:
         """`internal_key`: each call must carry a good proof made with it (wire.proof), and a
-        link takes calls only within its opening proof's window; empty: no proofs (tests)."""
+        link takes calls only within its opening proof's window; empty: no proofs (tests).
+        `accept_unbound_proofs`: an older gateway's calls, without proofs of their own, are
+        taken on a link it proved (during an upgrade)."""
         self.internal_key = internal_key
+        self.accept_unbound = accept_unbound_proofs
         self._methods: dict[str, tuple[str, Callable[[bytes], Any], Handler]] = {}
         for method in service.methods:
             if method.client_streaming or method.server_streaming:
@@ -108,20 +115,20 @@ class RelayServicer:
         if self.draining:  # opened just as the service began to stop
             await self._notify(context, writes)
         ends_ms = self._link_ends_ms(context)
+        told = False
         calls: set[asyncio.Task[None]] = set()
         try:
             while True:
                 request = await context.read()
                 if request is grpc.aio.EOF:
                     break
-                if ends_ms is not None and time.time() * 1000 > ends_ms:
-                    # Its opening proof has gone stale: no more calls here (the gateway
-                    # tries them again on a new link), whoever holds the link.
-                    if ends_ms > 0:
-                        ends_ms = 0
-                        await self._notify(context, writes)
-                    request.method = ""
-                call = asyncio.create_task(self._serve(request, context, writes))
+                # Past its opening proof's window a link takes no more calls (the gateway
+                # tries them again on a new link), whoever holds it.
+                stale = ends_ms is not None and time.time() * 1000 > ends_ms
+                if stale and not told:
+                    told = True
+                    await self._notify(context, writes)
+                call = asyncio.create_task(self._serve(request, context, writes, stale))
                 calls.add(call)
                 call.add_done_callback(calls.discard)
             if calls:
@@ -130,10 +137,16 @@ class RelayServicer:
             del self._links[context]
 
     async def _serve(
-        self, request: relay_pb2.RelayRequest, context: Any, writes: asyncio.Lock
+        self, request: relay_pb2.RelayRequest, context: Any, writes: asyncio.Lock, stale: bool
     ) -> None:
         self.calls += 1
-        response = await self.call(request)
+        if stale:
+            expired = ApiError(
+                "UNAVAILABLE", "this relay link has expired (its proof went stale); retry"
+            )
+            response = refusal(request.call_id, expired)
+        else:
+            response = await self.call(request)
         async with writes:
             try:
                 await context.write(response)
@@ -144,15 +157,12 @@ class RelayServicer:
         """When a link stops taking calls: its opening proof's window (None: no proofs here)."""
         if not self.internal_key:
             return None
-        metadata = dict(context.invocation_metadata() or ())
-        issued = issued_at(str(metadata.get(PROOF_METADATA, "")))
+        metadata = {k: v for k, v in context.invocation_metadata() or () if isinstance(v, str)}
+        issued = issued_at(given_proof(metadata))
         return 0 if issued is None else issued + FRESH_SECONDS * 1000
 
     async def call(self, request: relay_pb2.RelayRequest) -> relay_pb2.RelayResponse:
         """Serve one relayed call; its answer (never raises)."""
-        if not request.method:  # its link's window has passed
-            status = ApiError("UNAVAILABLE", "this relay link has expired; retry").to_status()
-            return failure(request.call_id, status.code, status.details, status.trailing_metadata)
         found = self._methods.get(request.method)
         if found is None:
             return failure(
@@ -161,7 +171,7 @@ class RelayServicer:
                 f"no unary method {request.method[:80]!r} here",
             )
         path, parse, handler = found
-        if self.internal_key:
+        if self.internal_key and (request.proof or not self.accept_unbound):
             wrong = check(
                 self.internal_key, path, request.proof, relayed_fields(request), request.request
             )

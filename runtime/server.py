@@ -180,8 +180,9 @@ class ProofCheck(grpc.aio.ServerInterceptor):
     refused too. (A stream of requests, the relay, is proven as it opens; each call it carries
     brings its own proof: runtime/relay.py.)"""
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, accept_unbound: bool = False) -> None:
         self.key = key
+        self.accept_unbound = accept_unbound
 
     async def intercept_service(
         self,
@@ -204,9 +205,9 @@ class ProofCheck(grpc.aio.ServerInterceptor):
             return _refusing(handler, _unproven(f"the call names {twice} twice"))
         metadata = dict(pairs)
         if handler.request_streaming:
-            wrong = proven(self.key, method, metadata)
+            wrong = proven(self.key, method, metadata, accept_unbound=self.accept_unbound)
             return handler if wrong is None else _refusing(handler, _unproven(wrong))
-        return _checking_body(handler, self.key, method, metadata)
+        return _checking_body(handler, self, method, metadata)
 
 
 def _unproven(wrong: str) -> ApiError:
@@ -218,7 +219,10 @@ def _unproven(wrong: str) -> ApiError:
 
 
 def _checking_body(
-    handler: grpc.RpcMethodHandler[Any, Any], key: str, method: str, metadata: dict[str, str]
+    handler: grpc.RpcMethodHandler[Any, Any],
+    checks: ProofCheck,
+    method: str,
+    metadata: dict[str, str],
 ) -> grpc.RpcMethodHandler[Any, Any]:
     """`handler`, taking its request as bytes to check that the proof covers them before it
     reads them (a proof's digest is of the bytes as sent)."""
@@ -227,7 +231,7 @@ def _checking_body(
     behaviours: Any = handler
 
     async def request_of(raw: bytes, context: Context) -> Any:
-        wrong = proven(key, method, metadata, body=raw)
+        wrong = proven(checks.key, method, metadata, body=raw, accept_unbound=checks.accept_unbound)
         if wrong is not None:
             await abort(context, _unproven(wrong))
         try:
@@ -411,6 +415,7 @@ class Server:
         health_listen: str = "",
         open_streams: OpenStreams | None = None,
         reflection: bool = True,
+        accept_unbound_proofs: bool = False,
     ) -> None:
         """`max_request_bytes`: the public port's MAX_REQUEST_BYTES at the gateway; internal
         servers (the default) allow for the relay's wrapping on top. `internal_key`: every
@@ -419,9 +424,11 @@ class Server:
         port speaks TLS only, with this certificate. `health_listen`: a second, plaintext
         port that serves the health service only (for probes that cannot speak TLS).
         `open_streams`: bounds on the streams served without a token (a public port).
-        `reflection`: serve reflection (off: clients load the protos themselves)."""
+        `reflection`: serve reflection (off: clients load the protos themselves).
+        `accept_unbound_proofs`: take older processes' proofs too, during an upgrade
+        (wire.proof)."""
         checks: list[grpc.aio.ServerInterceptor] = (
-            [ProofCheck(internal_key)] if internal_key else []
+            [ProofCheck(internal_key, accept_unbound_proofs)] if internal_key else []
         )
         if open_streams is not None:
             checks.append(BoundOpenStreams(open_streams))

@@ -19,6 +19,12 @@ not encrypt: on a network that others can read, run the internal traffic over a 
 or a mesh with TLS, as the operations guide says. A proof is good for FRESH_SECONDS either way
 of the service's clock (clock skew); within that time a captured proof could be replayed for
 the very same request only, which the request id makes harmless for moves.
+
+Upgrades: a call carries the bound proof (`x-tabletop-bound-proof`) and, for one release, the
+unbound one that older services check (`x-tabletop-proof`), so new gateways work with old
+services. New services take a call with only an unbound proof (an old gateway's, lobby's or
+matchmaker's) only while ACCEPT_UNBOUND_PROOFS is set: set it for the rollout, then remove it
+(docs/operations.md, "Upgrading with no lost games").
 """
 
 from __future__ import annotations
@@ -35,7 +41,11 @@ from wire.api import channel_options
 from wire.metadata import NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, SPONSOR_METADATA
 
 PROOF_METADATA = "x-tabletop-proof"
-"""`v2.<milliseconds since the epoch>.<hex HMAC>`."""
+"""`v1.<milliseconds since the epoch>.<hex HMAC>`: the method and the identity fields only, as
+the platform's processes made it before proofs covered the request (what an older service
+checks: it is sent along for one release, so that a rolling upgrade fails no call)."""
+BOUND_PROOF_METADATA = "x-tabletop-bound-proof"
+"""`v2.<milliseconds since the epoch>.<hex HMAC>`: the same, and the request's digest."""
 
 FRESH_SECONDS = 300
 """How far from the service's clock a proof's time may be."""
@@ -43,29 +53,31 @@ FRESH_SECONDS = 300
 MIN_KEY_BYTES = 16
 SIGNED = (PLAYER_METADATA, NAME_METADATA, SPONSOR_METADATA, REQUEST_METADATA)
 """The identity fields a proof covers (absent ones as empty)."""
-GUARDED = frozenset((*SIGNED, PROOF_METADATA))
-VERSION = "v2"
+GUARDED = frozenset((*SIGNED, PROOF_METADATA, BOUND_PROOF_METADATA))
+UNBOUND, BOUND = "v1", "v2"
 
 
-def _mac(key: str, method: str, issued_ms: int, fields: Mapping[str, str], body: bytes) -> str:
+def _mac(
+    key: str, version: str, method: str, issued_ms: int, fields: Mapping[str, str], body: bytes
+) -> str:
+    digest = [hashlib.sha256(body).hexdigest()] if version == BOUND else []
     text = "\n".join(
-        [
-            VERSION,
-            str(issued_ms),
-            method,
-            hashlib.sha256(body).hexdigest(),
-            *(fields.get(name, "") for name in SIGNED),
-        ]
+        [version, str(issued_ms), method, *digest, *(fields.get(name, "") for name in SIGNED)]
     )
     return hmac.digest(key.encode(), text.encode(), "sha256").hex()
 
 
 def proof(
-    key: str, method: str, fields: Mapping[str, str], body: bytes, now_ms: int | None = None
+    key: str,
+    method: str,
+    fields: Mapping[str, str],
+    body: bytes,
+    now_ms: int | None = None,
+    version: str = BOUND,
 ) -> str:
     """The proof of a call of `method` by `fields` (identity fields) with request `body`."""
     issued = int(time.time() * 1000) if now_ms is None else now_ms
-    return f"{VERSION}.{issued}.{_mac(key, method, issued, fields, body)}"
+    return f"{version}.{issued}.{_mac(key, version, method, issued, fields, body)}"
 
 
 def prove(
@@ -76,15 +88,20 @@ def prove(
     body: bytes = b"",
 ) -> tuple[tuple[str, str], ...]:
     """`metadata` (the identity fields of a call of `method` with request `body`) with its
-    proof added."""
-    return (*metadata, (PROOF_METADATA, proof(key, method, dict(metadata), body, now_ms)))
+    proofs added: the bound one, and the unbound one an older service checks."""
+    fields = dict(metadata)
+    return (
+        *metadata,
+        (BOUND_PROOF_METADATA, proof(key, method, fields, body, now_ms)),
+        (PROOF_METADATA, proof(key, method, fields, body, now_ms, UNBOUND)),
+    )
 
 
 def issued_at(given: str) -> int | None:
     """The time (ms) a proof says it was made; None for a malformed one."""
     version, _, rest = given.partition(".")
     issued_text, _, _mac_text = rest.partition(".")
-    if version != VERSION or not issued_text.isdigit() or len(issued_text) > 15:
+    if version not in (UNBOUND, BOUND) or not issued_text.isdigit() or len(issued_text) > 15:
         return None
     return int(issued_text)
 
@@ -96,27 +113,44 @@ def check(
     fields: Mapping[str, str],
     body: bytes,
     now_ms: int | None = None,
+    accept_unbound: bool = False,
 ) -> str | None:
-    """None when `given` is a good, fresh proof of this call; else what is wrong."""
+    """None when `given` is a good, fresh proof of this call; else what is wrong. An unbound
+    proof (v1: it does not cover the request) is good only with `accept_unbound`: while older
+    gateways still run, during an upgrade (ACCEPT_UNBOUND_PROOFS)."""
     if not given:
         return "no proof from the gateway"
     issued = issued_at(given)
     if issued is None:
         return "a malformed proof"
+    version = given.partition(".")[0]
+    if version == UNBOUND and not accept_unbound:
+        return "a proof that does not cover the request (an older gateway?)"
     now = int(time.time() * 1000) if now_ms is None else now_ms
     if abs(now - issued) > FRESH_SECONDS * 1000:
         return "a stale proof"
-    if not hmac.compare_digest(given.rsplit(".", 1)[1], _mac(key, method, issued, fields, body)):
+    made = _mac(key, version, method, issued, fields, body)
+    if not hmac.compare_digest(given.rsplit(".", 1)[1], made):
         return "a forged proof, or one made for another request"
     return None
 
 
+def given_proof(metadata: Mapping[str, str]) -> str:
+    """The proof a call's metadata carries: the bound one, else the unbound one."""
+    return metadata.get(BOUND_PROOF_METADATA) or metadata.get(PROOF_METADATA, "")
+
+
 def proven(
-    key: str, method: str, metadata: Mapping[str, str], now_ms: int | None = None, body: bytes = b""
+    key: str,
+    method: str,
+    metadata: Mapping[str, str],
+    now_ms: int | None = None,
+    body: bytes = b"",
+    accept_unbound: bool = False,
 ) -> str | None:
     """None when `metadata` carries a good, fresh proof for a call of `method` with request
     `body`; else what is wrong."""
-    return check(key, method, metadata.get(PROOF_METADATA, ""), metadata, body, now_ms)
+    return check(key, method, given_proof(metadata), metadata, body, now_ms, accept_unbound)
 
 
 def doubled(metadata: Sequence[tuple[str, Any]]) -> str | None:

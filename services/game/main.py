@@ -66,6 +66,7 @@ async def start_game_service(
         ready=ready,
         grace_seconds=settings.grace_seconds,
         internal_key=settings.internal_key,
+        accept_unbound_proofs=settings.accept_unbound_proofs,
     )
     hub = StreamHub(
         redis,
@@ -78,7 +79,12 @@ async def start_game_service(
     core = GameCore(games.get(game).adapter, store, hub, limits)
     servicer = GameServicer(core)
     game_api.add_servicer(servicer, server.server)
-    relay = RelayServicer(game_api.descriptor, servicer.handlers(), settings.internal_key)
+    relay = RelayServicer(
+        game_api.descriptor,
+        servicer.handlers(),
+        settings.internal_key,
+        settings.accept_unbound_proofs,
+    )
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()

@@ -14,7 +14,14 @@ from typing import Any
 from redis.asyncio import Redis
 
 from runtime import keys
-from runtime.config import env_float, env_int, env_str, game_backends, internal_key_from_env
+from runtime.config import (
+    env_bool,
+    env_float,
+    env_int,
+    env_str,
+    game_backends,
+    internal_key_from_env,
+)
 from runtime.fanout import StreamHub
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
@@ -47,6 +54,9 @@ class LobbySettings:
     internal_key: str
     """Calls must carry the gateway's proof made with this key; the lobby's own calls to the
     game services carry one."""
+    accept_unbound_proofs: bool = False
+    """Also take the proofs of older gateways, lobbies and matchmakers, which do not cover the
+    request (ACCEPT_UNBOUND_PROOFS: during an upgrade only; wire/proof.py)."""
 
     @staticmethod
     def from_env() -> LobbySettings:
@@ -58,6 +68,7 @@ class LobbySettings:
             metrics_port=env_int("METRICS_PORT", 0),
             limits=Limits.from_env(),
             internal_key=internal_key_from_env(),
+            accept_unbound_proofs=env_bool("ACCEPT_UNBOUND_PROOFS", False),
         )
 
 
@@ -128,12 +139,14 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         ready=ready,
         grace_seconds=settings.grace_seconds,
         internal_key=settings.internal_key,
+        accept_unbound_proofs=settings.accept_unbound_proofs,
     )
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyServicer(lobby), server.server)
     relay = RelayServicer(
         lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"],
         lobby.handlers(),
         settings.internal_key,
+        settings.accept_unbound_proofs,
     )
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)

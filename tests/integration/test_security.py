@@ -25,6 +25,7 @@ import grpc
 import jwt
 import pytest
 import pytest_asyncio
+from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 from redis.asyncio import Redis
@@ -32,9 +33,12 @@ from redis.exceptions import AuthenticationError
 
 from client.session import Session
 from gateway.relay import status_code
+from runtime.config import ServiceSettings
 from runtime.localredis import LocalRedis
 from runtime.relay import RELAY_METHOD, relayed_fields
 from runtime.server import REFLECTION_V1, OpenStreams
+from services.game.core import new_game_id
+from services.game.main import start_game_service
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -47,7 +51,7 @@ from tests.timing import eventually, patience
 from wire.api import api
 from wire.errors import error_info
 from wire.metadata import PLAYER_METADATA, REQUEST_METADATA
-from wire.proof import FRESH_SECONDS, proof, prove
+from wire.proof import FRESH_SECONDS, PROOF_METADATA, UNBOUND, proof, prove
 
 pytestmark = pytest.mark.integration
 __all__ = ["solo_platform"]
@@ -485,6 +489,11 @@ async def test_services_behind_the_gateway_refuse_calls_it_did_not_prove(
             *prove(TEST_INTERNAL_KEY, path, ((PLAYER_METADATA, bob.player_id),), body=body),
             *as_alice,
         ),
+        # the proof an older process sends along, alone: it does not cover the request
+        "an unbound proof alone": (
+            *as_alice,
+            (PROOF_METADATA, proof(TEST_INTERNAL_KEY, path, dict(as_alice), body, None, UNBOUND)),
+        ),
     }
     async with grpc.aio.insecure_channel(target) as channel:
         stub = api("esoloe").stub(channel)
@@ -584,6 +593,73 @@ async def test_a_relay_link_takes_only_proven_calls_and_only_within_its_window(
         assert "expired" in answer.details
         await old.done_writing()
     await close_all([alice, bob])
+
+
+@pytest.mark.parametrize("upgrading", [True, False])
+async def test_an_older_gateways_proofs_are_taken_only_during_an_upgrade(
+    redis_url: str, upgrading: bool
+) -> None:
+    """An older gateway proves a direct call with an unbound proof only, and relays calls with
+    no proof of their own: a service takes them while ACCEPT_UNBOUND_PROOFS is set (a rolling
+    upgrade fails no call), and refuses them otherwise."""
+    settings = ServiceSettings(
+        redis_url=redis_url,
+        listen="127.0.0.1:0",
+        grace_seconds=0.5,
+        internal_key=TEST_INTERNAL_KEY,
+        accept_unbound_proofs=upgrading,
+    )
+    service = await start_game_service("esoloe", settings)
+    path = "/tabletop.esoloe.v1.EsoloeService/GetView"
+    request = common_pb2.GetViewRequest(game_id=new_game_id("esoloe"))  # none such
+    as_alice = ((PLAYER_METADATA, "p-alice"),)
+    old_proof = proof(TEST_INTERNAL_KEY, path, dict(as_alice), b"", None, UNBOUND)
+    expected = "GAME_NOT_FOUND" if upgrading else "UNAUTHENTICATED"  # past the proof, or not
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{service.server.port}") as channel:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await (
+                    api("esoloe")
+                    .stub(channel)
+                    .GetView(request, metadata=(*as_alice, (PROOF_METADATA, old_proof)))
+                )
+            assert error_info(refused.value)[0] == expected
+            link_proof = proof(TEST_INTERNAL_KEY, RELAY_METHOD, {}, b"", None, UNBOUND)
+            link: Any = channel.stream_stream(
+                RELAY_METHOD,
+                request_serializer=relay_pb2.RelayRequest.SerializeToString,
+                response_deserializer=relay_pb2.RelayResponse.FromString,
+            )(metadata=((PROOF_METADATA, link_proof),))
+            call = relay_pb2.RelayRequest(
+                call_id=1,
+                method="GetView",
+                request=request.SerializeToString(),
+                player_id="p-alice",
+            )
+            if upgrading:
+                await link.write(call)
+                answer = await link.read()
+                assert error_info_of(answer) == "GAME_NOT_FOUND"
+                await link.done_writing()
+            else:  # the link itself is refused as it opens
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await link.write(call)
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await link.read()
+                assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        await service.server.stop(0)
+        await service.close()
+
+
+def error_info_of(answer: relay_pb2.RelayResponse) -> str:
+    """The reason in a relayed answer's trailers."""
+    trailers = {t.key: t.value for t in answer.trailers}
+    status = status_pb2.Status.FromString(trailers["grpc-status-details-bin"])
+    (detail,) = status.details
+    info = error_details_pb2.ErrorInfo()
+    detail.Unpack(info)
+    return str(info.reason)
 
 
 async def test_redis_takes_only_clients_with_its_password(monkeypatch: pytest.MonkeyPatch) -> None:
