@@ -10,14 +10,13 @@ import time
 import uvloop
 from argon2 import PasswordHasher
 
+from bench.gateway import INTERNAL_KEY, SECRET
 from client.session import Session
 from runtime import db
 from runtime.launch import Launch
 from runtime.localpg import LocalPostgres
 from runtime.localredis import LocalRedis
 
-SECRET = "bench-signing-key-0123456789-0123456789"
-INTERNAL_KEY = "bench-internal-key-0123456789"
 PASSWORD = "bench password 0123"
 SECONDS = 5.0
 

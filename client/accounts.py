@@ -13,6 +13,7 @@ import contextlib
 import getpass
 import sys
 import time
+from collections.abc import Awaitable, Callable
 
 import grpc
 
@@ -43,34 +44,42 @@ def _failed(command: str, error: grpc.aio.AioRpcError) -> int:
 async def register(args: argparse.Namespace) -> int:
     """A new account; the guest this client plays as here (if any) claims it: its games stay
     its own."""
-    session = Session(args.gateway, tls=args.tls)
-    try:
-        guest = load_identity(args.gateway)
-        if guest is not None and not guest.account and guest.valid():
+    guest = load_identity(args.gateway)
+    claims = guest is not None and not guest.account and guest.valid()
+
+    async def call(session: Session) -> lobby_pb2.LoginResponse:
+        if claims and guest is not None:
             session.token = guest.token
-        reply = await session.register(args.username, read_password())
-    except grpc.aio.AioRpcError as error:
-        return _failed("register", error)
-    finally:
-        await session.close()
-    with contextlib.suppress(OSError):
-        save_identity(args.gateway, identity_of(reply, reply.name))
-    kept = " (your games as a guest are yours)" if session.token and guest else ""
-    print(f"registered and logged in as {reply.name}{kept}")
-    return 0
+        return await session.register(args.username, read_password())
+
+    kept = " (your games as a guest are yours)" if claims else ""
+    return await _log_in(args, "register", call, "registered and logged in as {name}" + kept)
 
 
 async def login(args: argparse.Namespace) -> int:
+    async def call(session: Session) -> lobby_pb2.LoginResponse:
+        return await session.account_login(args.username, read_password())
+
+    return await _log_in(args, "login", call, "logged in as {name}")
+
+
+async def _log_in(
+    args: argparse.Namespace,
+    command: str,
+    call: Callable[[Session], Awaitable[lobby_pb2.LoginResponse]],
+    said: str,
+) -> int:
+    """A login (`call`) kept as the client's identity on the gateway; `said` once it is."""
     session = Session(args.gateway, tls=args.tls)
     try:
-        reply = await session.account_login(args.username, read_password())
+        reply = await call(session)
     except grpc.aio.AioRpcError as error:
-        return _failed("login", error)
+        return _failed(command, error)
     finally:
         await session.close()
     with contextlib.suppress(OSError):
         save_identity(args.gateway, identity_of(reply, reply.name))
-    print(f"logged in as {reply.name}")
+    print(said.format(name=reply.name))
     return 0
 
 

@@ -151,6 +151,8 @@ class Accounts:
                 ) from None
 
     async def login(self, username: str, password: str, client: str) -> Grant:
+        if len(password) > PASSWORD_MAX:  # no account has one so long: not worth a hash
+            raise ApiError("UNAUTHENTICATED", "wrong username or password")
         async with self._connection() as connection:
             row = await (
                 await connection.execute(
@@ -158,7 +160,8 @@ class Accounts:
                     (username.lower(),),
                 )
             ).fetchone()
-        stored = row[2] if row else self._decoy
+        # unknown, or without a password (an identity provider's): as long as a wrong password
+        stored = row[2] if row and row[2] else self._decoy
         if not await self._verify(stored, password) or row is None:
             raise ApiError("UNAUTHENTICATED", "wrong username or password")
         account_id, name = row[0], row[1]

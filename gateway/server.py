@@ -134,7 +134,10 @@ class Guard:
             raise ApiError("UNAUTHENTICATED", str(error)) from None
         revocations = self.revocations
         if identity.session and (revocations is None or revocations.ended(identity.session)):
-            raise ApiError("UNAUTHENTICATED", "this session has ended (logged out); log in again")
+            raise ApiError(
+                "UNAUTHENTICATED",
+                "this session has ended (logged out, or the password changed); log in again",
+            )
         return identity
 
     def admit(self, context: Context, acting: bool = True) -> Identity:
@@ -341,7 +344,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
             self._limit_logins(context)
             guest = ""
             if any(key == "authorization" for key, _ in context.invocation_metadata() or ()):
-                caller = self.guard.admit(context)
+                caller = self.guard.admit(context, acting=False)
                 if _kind(caller) != "guest":
                     raise ApiError(
                         "INVALID_ARGUMENT",
