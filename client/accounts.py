@@ -1,5 +1,6 @@
-"""`tabletop register`, `login`, `logout`, `whoami`: an account on a gateway, kept as the
-client's identity there (client/identity.py).
+"""`tabletop register`, `login`, `logout`, `whoami`, `tokens`: an account on a gateway, kept as
+the client's identity there (client/identity.py), and its API tokens (for the account's
+programs: a bot, a client of its own).
 
 The password is asked at the terminal without echo; from a pipe it is the first line of the
 standard input (`printf '%s\n' "$PASSWORD" | tabletop login alice`), never an argument (a
@@ -14,6 +15,7 @@ import getpass
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import grpc
 
@@ -27,6 +29,8 @@ from client.identity import (
 from client.session import Session
 from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import error_info
+
+T = TypeVar("T")
 
 
 def read_password(prompt: str = "password: ") -> str:
@@ -50,7 +54,7 @@ async def register(args: argparse.Namespace) -> int:
     async def call(session: Session) -> lobby_pb2.LoginResponse:
         if claims and guest is not None:
             session.token = guest.token
-        return await session.register(args.username, read_password())
+        return await session.register(args.username, read_password(), bot=args.bot)
 
     kept = " (your games as a guest are yours)" if claims else ""
     return await _log_in(args, "register", call, "registered and logged in as {name}" + kept)
@@ -105,7 +109,10 @@ async def logout(args: argparse.Namespace) -> int:
     return 0
 
 
-async def whoami(args: argparse.Namespace) -> int:
+async def _as_saved(
+    args: argparse.Namespace, command: str, call: Callable[[Session], Awaitable[T]]
+) -> T | int:
+    """`call` as the identity saved for the gateway; an exit status when it could not be."""
     saved = load_identity(args.gateway)
     if saved is None:
         print(f"nobody yet on {args.gateway}: `tabletop play` plays as a guest")
@@ -115,15 +122,80 @@ async def whoami(args: argparse.Namespace) -> int:
     try:
         account.use_saved()
         await account.sign_in()
-        me = await account.call(
-            lambda: session.auth.WhoAmI(lobby_pb2.WhoAmIRequest(), metadata=session.metadata)
-        )
+        return await account.call(lambda: call(session))
     except grpc.aio.AioRpcError as error:
-        return _failed("whoami", error)
+        return _failed(command, error)
     finally:
         await session.close()
+
+
+async def whoami(args: argparse.Namespace) -> int:
+    me = await _as_saved(
+        args,
+        "whoami",
+        lambda session: session.auth.WhoAmI(lobby_pb2.WhoAmIRequest(), metadata=session.metadata),
+    )
+    if isinstance(me, int):
+        return me
     left = max(0, int(me.expires_at.seconds - time.time()))
     print(f"{me.name} ({me.kind}, player id {me.player_id}) on {args.gateway}")
     if me.kind == "guest":
         print(f"a guest for {left // 3600} h more; `tabletop register NAME` keeps you for good")
     return 0
+
+
+async def tokens(args: argparse.Namespace) -> int:
+    """List, make or revoke the account's API tokens. A new token is printed once: the
+    gateway keeps only its digest."""
+    if args.action == "create":
+        request = lobby_pb2.CreateApiTokenRequest(
+            name=args.what, scopes=args.scope, expires_in_days=args.days
+        )
+        made = await _as_saved(
+            args,
+            "tokens",
+            lambda session: session.auth.CreateApiToken(request, metadata=session.metadata),
+        )
+        if isinstance(made, int):
+            return made
+        print(
+            f"{made.token_id} {made.name!r} ({', '.join(made.scopes) or 'read only'}), "
+            f"until {_day(made.expires_at.seconds)}:"
+        )
+        print(made.token)
+        print("keep it secret: it is shown this once (a program exchanges it with TokenLogin)")
+        return 0
+    if args.action == "revoke":
+        revoked = await _as_saved(
+            args,
+            "tokens",
+            lambda session: session.auth.RevokeApiToken(
+                lobby_pb2.RevokeApiTokenRequest(token_id=args.what), metadata=session.metadata
+            ),
+        )
+        if isinstance(revoked, int):
+            return revoked
+        print(f"revoked {args.what}")
+        return 0
+    listed = await _as_saved(
+        args,
+        "tokens",
+        lambda session: session.auth.ListApiTokens(
+            lobby_pb2.ListApiTokensRequest(), metadata=session.metadata
+        ),
+    )
+    if isinstance(listed, int):
+        return listed
+    if not listed.tokens:
+        print("no API tokens: `tabletop tokens create NAME --scope play` makes one")
+    for token in listed.tokens:
+        used = _day(token.last_used_at.seconds) if token.HasField("last_used_at") else "never"
+        print(
+            f"{token.token_id}  {token.name!r}  {', '.join(token.scopes) or 'read only'}  "
+            f"until {_day(token.expires_at.seconds)}  last used {used}"
+        )
+    return 0
+
+
+def _day(seconds: int) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(seconds))

@@ -10,7 +10,8 @@ tabletop watch GAME [GAME_ID]
 tabletop replay GAME [--seed N] [--options JSON] [--setup JSON] [--edition N] SEAT:MOVE ...
 tabletop hotseat GAME [MOVE ...]  (esoloe)
 tabletop health
-tabletop register USERNAME | login USERNAME | logout [--everywhere] | whoami
+tabletop register USERNAME [--bot] | login USERNAME | logout [--everywhere] | whoami
+tabletop tokens [list] | tokens create NAME [--scope play|bot] [--days N] | tokens revoke ID
 tabletop migrate [--database URL]   (operators: the database's schema)
 
 Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
@@ -292,6 +293,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "register", help="make an account (your games as a guest here stay yours)"
     )
     rg.add_argument("username")
+    rg.add_argument(
+        "--bot", action="store_true", help="a bot account (it plays with a 'bot' API token)"
+    )
     _gateway_flag(rg)
     li = commands.add_parser("login", help="log in to your account")
     li.add_argument("username")
@@ -301,6 +305,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     _gateway_flag(lo)
     wh = commands.add_parser("whoami", help="who you play as on this gateway")
     _gateway_flag(wh)
+    tk = commands.add_parser("tokens", help="your account's API tokens (for your programs)")
+    tk.add_argument("action", nargs="?", choices=("list", "create", "revoke"), default="list")
+    tk.add_argument("what", nargs="?", default="", help="create: its name; revoke: its id")
+    tk.add_argument(
+        "--scope", action="append", choices=("play", "bot"), default=[], help="what it may do"
+    )
+    tk.add_argument("--days", type=int, default=0, help="how long it works (default 90)")
+    _gateway_flag(tk)
 
     mg = commands.add_parser(
         "migrate", help="bring the database's schema up to date (operators: DATABASE_URL)"
@@ -324,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.time_control = _time_control(pl, args) if args.command == "play" else None
     if args.command == "health":
         return asyncio.run(_health(args.gateway, args.tls))
-    if args.command in ("register", "login", "logout", "whoami"):
+    if args.command in ("register", "login", "logout", "whoami", "tokens"):
         from client import accounts
 
         command = {
@@ -332,6 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "login": accounts.login,
             "logout": accounts.logout,
             "whoami": accounts.whoami,
+            "tokens": accounts.tokens,
         }[args.command]
         return asyncio.run(command(args))
     if args.command in ("play", "watch", "games"):

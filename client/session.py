@@ -68,11 +68,13 @@ class Session:
         self.player_id = reply.player_id
         return reply
 
-    async def register(self, username: str, password: str) -> lobby_pb2.LoginResponse:
-        """A new account, logged in; a guest logged in on this session claims it (keeps its
-        player id and games)."""
+    async def register(
+        self, username: str, password: str, bot: bool = False
+    ) -> lobby_pb2.LoginResponse:
+        """A new account (a `bot` account: shown as a bot), logged in; a guest logged in on
+        this session claims it (keeps its player id and games)."""
         reply: lobby_pb2.LoginResponse = await self.auth.Register(
-            lobby_pb2.RegisterRequest(username=username, password=password),
+            lobby_pb2.RegisterRequest(username=username, password=password, bot=bot),
             metadata=self.metadata if self.token else (),
         )
         return self._logged_in(reply)
@@ -80,6 +82,14 @@ class Session:
     async def account_login(self, username: str, password: str) -> lobby_pb2.LoginResponse:
         reply: lobby_pb2.LoginResponse = await self.auth.AccountLogin(
             lobby_pb2.AccountLoginRequest(username=username, password=password)
+        )
+        return self._logged_in(reply)
+
+    async def token_login(self, api_token: str) -> lobby_pb2.LoginResponse:
+        """An access token for an account's API token (with its scopes); exchange the API token
+        again for the next one."""
+        reply: lobby_pb2.LoginResponse = await self.auth.TokenLogin(
+            lobby_pb2.TokenLoginRequest(api_token=api_token)
         )
         return self._logged_in(reply)
 

@@ -6,6 +6,12 @@ refresh token shown a second time means someone else has a copy: the session end
 out, logging out everywhere and changing the password end sessions; a gateway refuses the
 access tokens of an ended session within one poll of the database (`Revocations`), without a
 database call on the calls it serves.
+
+API tokens are an account's credentials for programs (a bot, a client of its own): named, with
+scopes and an expiry, listed and revoked by the account. A program exchanges one for an access
+token (TokenLogin) as a person logs in; the access token names the API token as its session, so
+revoking the API token ends its access tokens as logging out does. A bot account is shown as a
+bot and plays only with an API token of the `bot` scope.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from psycopg_pool import AsyncConnectionPool
 from gateway.auth import Identity, TokenIssuer
 from gateway.oidc import External
 from wire.errors import ApiError
+from wire.players import BOT_ACCOUNT_PREFIX
 
 log = logging.getLogger("tabletop.accounts")
 
@@ -38,6 +45,15 @@ USERNAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{1,19}")
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
 ACCESS_TTL_SECONDS = 15 * 60
 REFRESH_TTL_SECONDS = 30 * 24 * 3600
+SCOPES = ("play", "bot")
+"""What an API token may do beyond reading (views, legal moves, watching, listing games):
+`play` (an account's games: make, join, play, resign, find matches) and `bot` (the same, for a
+bot account: its only way to play)."""
+TOKENS_PER_ACCOUNT = 50
+"""API tokens an account may hold at once (not revoked, not expired)."""
+TOKEN_DAYS_DEFAULT, TOKEN_DAYS_MAX = 90, 365
+TOKEN_PREFIX = "tt_"
+"""API tokens start with it (secret scanners can find one pasted where it should not be)."""
 HASHES_AT_ONCE = 2
 """Password hashes computed at once by one gateway (each takes 64 MiB and ~70 ms of a core):
 more logins wait their turn instead of taking every core."""
@@ -126,21 +142,29 @@ class Accounts:
 
     # ------------------------------------------------------------------ logins
 
-    async def register(self, username: str, password: str, client: str, guest: str = "") -> Grant:
-        """A new account (with `guest`'s player id when a guest claims it), logged in."""
+    async def register(
+        self, username: str, password: str, client: str, guest: str = "", bot: bool = False
+    ) -> Grant:
+        """A new account (with `guest`'s player id when a guest claims it; a `bot` account:
+        shown as a bot), logged in."""
         check_username(username)
         check_password(password)
+        if bot and guest:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                "a guest's games are a person's: register a bot account without a guest's token",
+            )
         stored = await self._hash(password)
-        account_id = guest or f"a-{secrets.token_hex(8)}"
+        account_id = guest or f"{BOT_ACCOUNT_PREFIX if bot else 'a-'}{secrets.token_hex(8)}"
         async with self._connection() as connection:
             try:
                 async with connection.transaction():
                     await connection.execute(
-                        "INSERT INTO accounts (id, username, username_key, password_hash)"
-                        " VALUES (%s, %s, %s, %s)",
-                        (account_id, username, username.lower(), stored),
+                        "INSERT INTO accounts (id, username, username_key, password_hash, bot)"
+                        " VALUES (%s, %s, %s, %s, %s)",
+                        (account_id, username, username.lower(), stored, bot),
                     )
-                    return await self._open_session(connection, account_id, username, client)
+                    return await self._open_session(connection, account_id, username, client, bot)
             except psycopg.errors.UniqueViolation as error:
                 if "username_key" in str(error.diag.constraint_name or ""):
                     raise ApiError(
@@ -156,7 +180,7 @@ class Accounts:
         async with self._connection() as connection:
             row = await (
                 await connection.execute(
-                    "SELECT id, username, password_hash FROM accounts WHERE username_key = %s",
+                    "SELECT id, username, password_hash, bot FROM accounts WHERE username_key = %s",
                     (username.lower(),),
                 )
             ).fetchone()
@@ -164,11 +188,11 @@ class Accounts:
         stored = row[2] if row and row[2] else self._decoy
         if not await self._verify(stored, password) or row is None:
             raise ApiError("UNAUTHENTICATED", "wrong username or password")
-        account_id, name = row[0], row[1]
+        account_id, name, bot = row[0], row[1], row[3]
         if self.hasher.check_needs_rehash(stored):
             await self._set_password(account_id, await self._hash(password))
         async with self._connection() as connection, connection.transaction():
-            return await self._open_session(connection, account_id, name, client)
+            return await self._open_session(connection, account_id, name, client, bot)
 
     async def external_login(self, who: External, client: str) -> Grant:
         """A session of the account a provider's identity maps to; the account is made on the
@@ -189,12 +213,13 @@ class Accounts:
     ) -> Grant:
         row = await (
             await connection.execute(
-                "SELECT a.id, a.username FROM external_identities e"
+                "SELECT a.id, a.username, a.bot FROM external_identities e"
                 " JOIN accounts a ON a.id = e.account_id"
                 " WHERE e.issuer = %s AND e.subject = %s",
                 (who.issuer, who.subject),
             )
         ).fetchone()
+        bot = False
         if row is None:
             account_id = f"a-{secrets.token_hex(8)}"
             username = await self._free_username(connection, who.name)
@@ -208,8 +233,8 @@ class Accounts:
                 (who.issuer, who.subject, account_id),
             )
         else:
-            account_id, username = row
-        return await self._open_session(connection, account_id, username, client)
+            account_id, username, bot = row
+        return await self._open_session(connection, account_id, username, client, bot)
 
     @staticmethod
     async def _free_username(connection: psycopg.AsyncConnection[Any], hint: str) -> str:
@@ -227,7 +252,12 @@ class Accounts:
         return f"{base}-{secrets.token_hex(4)}"
 
     async def _open_session(
-        self, connection: psycopg.AsyncConnection[Any], account_id: str, name: str, client: str
+        self,
+        connection: psycopg.AsyncConnection[Any],
+        account_id: str,
+        name: str,
+        client: str,
+        bot: bool,
     ) -> Grant:
         session = f"s-{secrets.token_hex(12)}"
         expires = _now() + timedelta(seconds=self.refresh_ttl)
@@ -235,7 +265,7 @@ class Accounts:
             "INSERT INTO sessions (id, account_id, expires_at, client) VALUES (%s, %s, %s, %s)",
             (session, account_id, expires, client[:100]),
         )
-        return await self._grant(connection, account_id, name, session, expires)
+        return await self._grant(connection, account_id, name, session, expires, bot)
 
     async def _grant(
         self,
@@ -244,13 +274,16 @@ class Accounts:
         name: str,
         session: str,
         expires: datetime,
+        bot: bool,
     ) -> Grant:
         refresh = f"rt-{secrets.token_urlsafe(32)}"
         await connection.execute(
             "INSERT INTO refresh_tokens (hash, session_id) VALUES (%s, %s)",
             (_digest(refresh), session),
         )
-        token, identity = self.issuer.issue(account_id, name, self.access_ttl, session=session)
+        token, identity = self.issuer.issue(
+            account_id, name, self.access_ttl, session=session, bot=bot
+        )
         return Grant(token, identity, refresh, expires)
 
     async def refresh(self, refresh_token: str) -> Grant:
@@ -260,7 +293,7 @@ class Accounts:
             row = await (
                 await connection.execute(
                     "SELECT t.session_id, t.used_at, s.revoked_at, s.expires_at,"
-                    " a.id, a.username FROM refresh_tokens t"
+                    " a.id, a.username, a.bot FROM refresh_tokens t"
                     " JOIN sessions s ON s.id = t.session_id"
                     " JOIN accounts a ON a.id = s.account_id"
                     " WHERE t.hash = %s FOR UPDATE OF t, s",
@@ -269,7 +302,7 @@ class Accounts:
             ).fetchone()
             if row is None:
                 raise ApiError("UNAUTHENTICATED", "unknown refresh token; log in again")
-            session, used_at, revoked_at, expires, account_id, name = row
+            session, used_at, revoked_at, expires, account_id, name, bot = row
             if revoked_at is not None:
                 raise ApiError("UNAUTHENTICATED", "this session has ended; log in again")
             if expires <= _now():
@@ -282,7 +315,7 @@ class Accounts:
                 await connection.execute(
                     "UPDATE sessions SET last_used_at = now() WHERE id = %s", (session,)
                 )
-                return await self._grant(connection, account_id, name, session, expires)
+                return await self._grant(connection, account_id, name, session, expires, bot)
             await self._end(connection, "id = %s", (session,), "a refresh token was reused")
         log.warning("a used refresh token came back: its session is ended", extra={"sid": session})
         raise ApiError(
@@ -355,12 +388,152 @@ class Accounts:
                 (stored, account_id),
             )
 
+    # ------------------------------------------------------------------ API tokens
+
+    async def create_token(
+        self, identity: Identity, name: str, scopes: list[str], days: int
+    ) -> tuple[str, dict[str, Any]]:
+        """A new API token of the caller's account: the token (shown this once) and its
+        record."""
+        name = check_token_name(name)
+        wanted = check_scopes(scopes, identity.bot)
+        days = days or TOKEN_DAYS_DEFAULT
+        if not 1 <= days <= TOKEN_DAYS_MAX:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"an API token lives 1 to {TOKEN_DAYS_MAX} days (0: {TOKEN_DAYS_DEFAULT}); "
+                f"got {days}",
+            )
+        secret = f"{TOKEN_PREFIX}{secrets.token_urlsafe(32)}"
+        token_id = f"t-{secrets.token_hex(8)}"
+        async with self._connection() as connection, connection.transaction():
+            # one account's token creations in turn: the count below stays true
+            await connection.execute(
+                "SELECT 1 FROM accounts WHERE id = %s FOR UPDATE", (identity.player_id,)
+            )
+            held = await (
+                await connection.execute(
+                    "SELECT count(*) FROM api_tokens WHERE account_id = %s"
+                    " AND revoked_at IS NULL AND expires_at > now()",
+                    (identity.player_id,),
+                )
+            ).fetchone()
+            if held is not None and held[0] >= TOKENS_PER_ACCOUNT:
+                raise ApiError(
+                    "LIMIT_REACHED",
+                    f"this account has {held[0]} API tokens: at most {TOKENS_PER_ACCOUNT}; "
+                    "revoke one first",
+                    limit="api_tokens",
+                    max=str(TOKENS_PER_ACCOUNT),
+                )
+            cursor = connection.cursor(row_factory=dict_row)
+            await cursor.execute(
+                "INSERT INTO api_tokens (id, account_id, name, scopes, hash, expires_at)"
+                " VALUES (%s, %s, %s, %s, %s, now() + make_interval(days => %s))"
+                " RETURNING id, name, scopes, created_at, expires_at, last_used_at",
+                (token_id, identity.player_id, name, list(wanted), _digest(secret), days),
+            )
+            record = await cursor.fetchone()
+        assert record is not None
+        return secret, record
+
+    async def tokens(self, identity: Identity) -> list[dict[str, Any]]:
+        """The account's API tokens that still work."""
+        async with self._connection() as connection:
+            cursor = connection.cursor(row_factory=dict_row)
+            await cursor.execute(
+                "SELECT id, name, scopes, created_at, expires_at, last_used_at FROM api_tokens"
+                " WHERE account_id = %s AND revoked_at IS NULL AND expires_at > now()"
+                " ORDER BY created_at",
+                (identity.player_id,),
+            )
+            return await cursor.fetchall()
+
+    async def revoke_token(self, identity: Identity, token_id: str) -> None:
+        """Revokes one of the account's API tokens: it logs in no more, and the access tokens
+        it got are refused from the next poll of `Revocations`."""
+        async with self._connection() as connection:
+            cursor = await connection.execute(
+                "UPDATE api_tokens SET revoked_at = clock_timestamp()"
+                " WHERE id = %s AND account_id = %s AND revoked_at IS NULL",
+                (token_id[:40], identity.player_id),
+            )
+        if cursor.rowcount == 0:
+            raise ApiError(
+                "TOKEN_NOT_FOUND", f"this account has no API token {token_id[:40]!r} that works"
+            )
+
+    async def token_login(self, secret: str) -> tuple[str, Identity]:
+        """An access token for an API token: with its scopes, naming it as the session."""
+        if not secret.startswith(TOKEN_PREFIX) or len(secret) > 100:
+            raise ApiError("UNAUTHENTICATED", "not an API token (they start with 'tt_')")
+        async with self._connection() as connection:
+            row = await (
+                await connection.execute(
+                    "UPDATE api_tokens t SET last_used_at = now() FROM accounts a"
+                    " WHERE t.hash = %s AND a.id = t.account_id"
+                    " AND t.revoked_at IS NULL AND t.expires_at > now()"
+                    " RETURNING t.id, t.scopes, a.id, a.username, a.bot",
+                    (_digest(secret),),
+                )
+            ).fetchone()
+        if row is None:
+            raise ApiError(
+                "UNAUTHENTICATED", "unknown, revoked or expired API token; make a new one"
+            )
+        token_id, scopes, account_id, name, bot = row
+        return self.issuer.issue(
+            account_id, name, self.access_ttl, session=token_id, scopes=tuple(scopes), bot=bot
+        )
+
+
+def check_token_name(name: str) -> str:
+    if not 1 <= len(name) <= 40 or not name.isprintable():
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"an API token's name is 1 to 40 printable characters; got {name[:40]!r}",
+        )
+    return name
+
+
+def check_scopes(scopes: list[str], bot: bool) -> tuple[str, ...]:
+    """The scopes asked for, checked: known ones, each once; `bot` only for a bot account,
+    and `play` only for a person's."""
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"unknown scope {unknown[0][:20]!r}: the scopes are {', '.join(SCOPES)}",
+        )
+    if bot and "play" in scopes:
+        raise ApiError("INVALID_ARGUMENT", "a bot account plays with the 'bot' scope, not 'play'")
+    if not bot and "bot" in scopes:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            "the 'bot' scope is for bot accounts (registered as bots); a person's token "
+            "plays with 'play'",
+        )
+    return tuple(sorted(set(scopes)))
+
+
+def may_act(identity: Identity) -> str:
+    """Why `identity` may not act (make, join, play, resign, find matches), or "" when it
+    may: an API token needs its `play` scope (a bot account's, `bot`), and a bot account
+    acts only through such a token."""
+    if identity.bot:
+        if identity.scopes is None or "bot" not in identity.scopes:
+            return "a bot account plays only with an API token of the 'bot' scope (TokenLogin)"
+        return ""
+    if identity.scopes is not None and "play" not in identity.scopes:
+        return "this API token may only read: it has no 'play' scope"
+    return ""
+
 
 class Revocations:
-    """The sessions that ended, as this gateway knows them: loaded from the database when it
-    starts and polled every `poll_seconds` after (one indexed query per poll, whatever the
-    traffic). An access token of an ended session is refused from the poll after it ended
-    (`ended`); tokens live `access_ttl` at most, so older endings are forgotten."""
+    """The sessions (and API tokens) that ended, as this gateway knows them: loaded from the
+    database when it starts and polled every `poll_seconds` after (one indexed query per poll,
+    whatever the traffic). An access token of an ended session is refused from the poll after
+    it ended (`ended`); tokens live `access_ttl` at most, so older endings are forgotten."""
 
     def __init__(self, pool: AsyncConnectionPool, access_ttl: int, poll_seconds: float) -> None:
         self.pool = pool
@@ -386,8 +559,10 @@ class Revocations:
             rows = await (
                 await connection.execute(
                     "SELECT id, revoked_at FROM sessions"
+                    " WHERE revoked_at >= now() - make_interval(secs => %s)"
+                    " UNION ALL SELECT id, revoked_at FROM api_tokens"
                     " WHERE revoked_at >= now() - make_interval(secs => %s)",
-                    (back,),
+                    (back, back),
                 )
             ).fetchall()
         for session, revoked_at in rows:

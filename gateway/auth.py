@@ -1,6 +1,7 @@
 """Signed, expiring bearer tokens (HS256 JWTs) for guests, bots and account sessions (an
-account's access token names its session, `sid`: a session that ended is refused, see
-gateway/accounts.py)."""
+account's access token names its session, `sid`, or the API token it was exchanged for: one
+that ended is refused, see gateway/accounts.py; an API token's access tokens carry its scopes,
+`scp`, and a bot account's say so, `bot`)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ class Identity:
     """An account's session id; empty for guests and bot seats."""
     worker: bool = False
     """The platform's bot worker: it acts for the bot seat each call names (BOT_SEAT_METADATA)."""
+    scopes: tuple[str, ...] | None = None
+    """An API token's scopes (gateway/accounts.py SCOPES); None: not an API token's (a guest,
+    a bot seat, a worker, an account's login)."""
+    bot: bool = False
+    """A bot account's (shown as a bot; plays with a `bot`-scoped API token only)."""
 
 
 class TokenIssuer:
@@ -59,6 +65,8 @@ class TokenIssuer:
         ttl_seconds: int | None = None,
         session: str = "",
         worker: bool = False,
+        scopes: tuple[str, ...] | None = None,
+        bot: bool = False,
     ) -> tuple[str, Identity]:
         now = time.time()
         expires = now + (self.ttl_seconds if ttl_seconds is None else ttl_seconds)
@@ -68,8 +76,12 @@ class TokenIssuer:
             claims["jti"] = secrets.token_hex(8)  # two tokens of a session are never equal
         if worker:
             claims["wkr"] = True
+        if scopes is not None:
+            claims["scp"] = list(scopes)
+        if bot:
+            claims["bot"] = True
         token = jwt.encode(claims, self._secret, algorithm=ALGORITHM)
-        return token, Identity(player_id, name, float(int(expires)), session, worker)
+        return token, Identity(player_id, name, float(int(expires)), session, worker, scopes, bot)
 
     def verify(self, token: str) -> Identity:
         cached = self._cache.get(token)
@@ -90,12 +102,15 @@ class TokenIssuer:
             raise AuthError(
                 "the token is malformed; send 'authorization: Bearer <token>'"
             ) from None
+        scopes = claims.get("scp")
         identity = Identity(
             str(claims["sub"]),
             str(claims.get("name", "")),
             float(claims["exp"]),
             str(claims.get("sid", "")),
             claims.get("wkr") is True,
+            tuple(str(s) for s in scopes) if isinstance(scopes, list) else None,
+            claims.get("bot") is True,
         )
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()

@@ -30,7 +30,14 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from psycopg_pool import AsyncConnectionPool
 
-from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS, Accounts, Grant, Revocations
+from gateway.accounts import (
+    ACCESS_TTL_SECONDS,
+    REFRESH_TTL_SECONDS,
+    Accounts,
+    Grant,
+    Revocations,
+    may_act,
+)
 from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.oidc import Issuer, Providers
 from gateway.ratelimit import RateLimiter
@@ -53,6 +60,9 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_TIMEOUT = 10.0
 """The deadline of a call whose caller set none (CALL_TIMEOUT_SECONDS)."""
 LOBBY_DESCRIPTOR: ServiceDescriptor = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
+READS = frozenset(("GetView", "LegalMoves", "Watch", "ListGames", "WatchTicket"))
+"""The routed methods that only read: an API token without a scope to act may call these (every
+other method acts: `gateway.accounts.may_act`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -279,9 +289,17 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         return self.accounts
 
     def _account_caller(self, context: Context) -> Identity:
+        """The caller, logged in to an account (by a login, not with an API token: a program
+        holding a token cannot make more, nor end the account's sessions)."""
         identity = self.guard.admit(context)
         if not identity.session:
             raise ApiError("UNAUTHENTICATED", "this needs an account's token (AccountLogin)")
+        if identity.scopes is not None:
+            raise ApiError(
+                "NOT_PERMITTED",
+                "an API token's access token cannot do this: log in to the account "
+                "(AccountLogin); to end an API token, revoke it (RevokeApiToken)",
+            )
         return identity
 
     async def BotLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
@@ -326,6 +344,12 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                 self._limit_logins(context)
                 return _grant_response(await self._accounts().refresh(request.refresh_token))
             identity = self.guard.admit(context, acting=False)
+            if identity.scopes is not None:
+                raise ApiError(
+                    "INVALID_ARGUMENT",
+                    "an API token's access token is renewed by exchanging the API token again "
+                    "(TokenLogin)",
+                )
             if identity.session:
                 raise ApiError(
                     "INVALID_ARGUMENT",
@@ -353,7 +377,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     )
                 guest = caller.player_id
             grant = await accounts.register(
-                request.username, request.password, self._client(context), guest
+                request.username, request.password, self._client(context), guest, request.bot
             )
         except ApiError as error:
             await abort(context, error)
@@ -437,7 +461,69 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
             kind=_kind(identity),
             session_id=identity.session,
             expires_at=_timestamp(identity.expires_at),
+            bot_account=identity.bot,
+            scopes=identity.scopes or (),
+            api_token=identity.scopes is not None,
         )
+
+    async def CreateApiToken(self, request: Any, context: Context) -> lobby_pb2.ApiToken:
+        try:
+            accounts = self._accounts()
+            identity = self._account_caller(context)
+            secret, record = await accounts.create_token(
+                identity, request.name, list(request.scopes), request.expires_in_days
+            )
+        except ApiError as error:
+            await abort(context, error)
+        answer = _api_token(record)
+        answer.token = secret
+        return answer
+
+    async def ListApiTokens(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListApiTokensResponse:
+        try:
+            accounts = self._accounts()
+            rows = await accounts.tokens(self._account_caller(context))
+        except ApiError as error:
+            await abort(context, error)
+        return lobby_pb2.ListApiTokensResponse(tokens=[_api_token(row) for row in rows])
+
+    async def RevokeApiToken(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.RevokeApiTokenResponse:
+        try:
+            accounts = self._accounts()
+            await accounts.revoke_token(self._account_caller(context), request.token_id)
+            if self.guard.revocations is not None:
+                self.guard.revocations.end(request.token_id)
+        except ApiError as error:
+            await abort(context, error)
+        return lobby_pb2.RevokeApiTokenResponse()
+
+    async def TokenLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
+        try:
+            accounts = self._accounts()
+            self._limit_logins(context)
+            token, identity = await accounts.token_login(request.api_token)
+        except ApiError as error:
+            await abort(context, error)
+        response = _login_response(token, identity)
+        response.session_id = identity.session
+        return response
+
+
+def _api_token(row: Mapping[str, Any]) -> lobby_pb2.ApiToken:
+    answer = lobby_pb2.ApiToken(
+        token_id=row["id"],
+        name=row["name"],
+        scopes=row["scopes"],
+        created_at=_timestamp(row["created_at"].timestamp()),
+        expires_at=_timestamp(row["expires_at"].timestamp()),
+    )
+    if row["last_used_at"] is not None:
+        answer.last_used_at.CopyFrom(_timestamp(row["last_used_at"].timestamp()))
+    return answer
 
 
 @dataclass(frozen=True)
@@ -475,13 +561,14 @@ class Proxy(grpc.GenericRpcHandler):
             service = backend.descriptor
             for method in service.methods:
                 path = f"/{service.full_name}/{method.name}"
+                acts = method.name not in READS
                 if method.server_streaming:
                     self.handlers[path] = grpc.unary_stream_rpc_method_handler(
-                        self._streaming(backend.replicas, path)
+                        self._streaming(backend.replicas, path, acts)
                     )
                 else:
                     self.handlers[path] = grpc.unary_unary_rpc_method_handler(
-                        self._unary(backend.relay, method.name)
+                        self._unary(backend.relay, method.name, acts)
                     )
 
     def service(
@@ -489,10 +576,14 @@ class Proxy(grpc.GenericRpcHandler):
     ) -> grpc.RpcMethodHandler[bytes, bytes] | None:
         return self.handlers.get(handler_call_details.method)
 
-    async def _admit(self, context: Context) -> tuple[Identity, str]:
-        """Authenticate and rate-limit; the caller and a new request id."""
+    async def _admit(self, context: Context, acts: bool) -> tuple[Identity, str]:
+        """Authenticate and rate-limit (and, for a method that `acts`, check that the caller
+        may act: an API token's scopes); the caller and a new request id."""
         try:
             identity = self.guard.admit(context)
+            refused = may_act(identity) if acts else ""
+            if refused:
+                raise ApiError("NOT_PERMITTED", refused)
         except ApiError as error:
             await abort(context, error)
         return identity, f"{self._request_prefix}{next(self._request_counter)}"
@@ -503,9 +594,9 @@ class Proxy(grpc.GenericRpcHandler):
             return self.call_timeout_seconds
         return max(0.001, remaining)
 
-    def _unary(self, relay: Relay, method: str) -> Any:
+    def _unary(self, relay: Relay, method: str, acts: bool) -> Any:
         async def forward(request: bytes, context: Context) -> bytes:
-            identity, request_id = await self._admit(context)
+            identity, request_id = await self._admit(context, acts)
             answer = await relay.call(
                 method,
                 request,
@@ -527,9 +618,9 @@ class Proxy(grpc.GenericRpcHandler):
 
         return forward
 
-    def _streaming(self, replicas: Replicas, path: str) -> Any:
+    def _streaming(self, replicas: Replicas, path: str, acts: bool) -> Any:
         async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
-            identity, request_id = await self._admit(context)
+            identity, request_id = await self._admit(context, acts)
             player = identity.player_id
             open_now = self.streams.get(player, 0)
             if open_now >= self.streams_per_player:

@@ -43,6 +43,8 @@ class Reason(enum.StrEnum):
     TIME_UP = "TIME_UP"
     USERNAME_TAKEN = "USERNAME_TAKEN"
     ACCOUNTS_DISABLED = "ACCOUNTS_DISABLED"
+    NOT_PERMITTED = "NOT_PERMITTED"
+    TOKEN_NOT_FOUND = "TOKEN_NOT_FOUND"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -60,8 +62,10 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
     Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.TICKET_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.TOKEN_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     Reason.NOT_YOUR_SEAT: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.NOT_PERMITTED: grpc.StatusCode.PERMISSION_DENIED,
     Reason.RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Reason.TOO_SLOW: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Reason.LIMIT_REACHED: grpc.StatusCode.RESOURCE_EXHAUSTED,

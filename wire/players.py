@@ -1,5 +1,7 @@
-"""Player ids: `p-<hex>` for people (AuthService.Login makes them), `bot-<level>-<hex>` for bot
-seats (only the platform seats bots, and only BotLogin, with the bot key, acts for them)."""
+"""Player ids: `p-<hex>` for guests (AuthService.Login makes them) and `a-<hex>` for accounts
+(a guest that claims an account keeps its `p-`), `b-<hex>` for bot accounts (programs registered
+as bots), `bot-<level>-<hex>` for the platform's bot seats (only the platform seats bots, and
+only a bot worker, with the bot key, acts for them)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,17 @@ BOT_PREFIX = "bot-"
 BOT_ID_PATTERN = re.compile(r"bot-[a-z]+-[0-9a-f]{8,32}")
 
 
+BOT_ACCOUNT_PREFIX = "b-"
+
+
 def is_bot(player_id: str) -> bool:
+    """One of the platform's bot seats."""
     return player_id.startswith(BOT_PREFIX)
+
+
+def plays_as_bot(player_id: str) -> bool:
+    """A bot holds it: one of the platform's bot seats, or a bot account."""
+    return is_bot(player_id) or player_id.startswith(BOT_ACCOUNT_PREFIX)
 
 
 def new_bot_id(level: str) -> str:

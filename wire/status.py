@@ -10,7 +10,7 @@ from typing import Any
 from games.clock import TimeControl
 from tabletop.common.v1 import common_pb2
 from wire.clock import clocks, time_control_message, timestamp
-from wire.players import display_name
+from wire.players import display_name, plays_as_bot
 
 
 def status_message(
@@ -23,7 +23,7 @@ def status_message(
         game=meta["game"],
         version=version,
         seats=[
-            common_pb2.Seat(index=i, player_id=p, name=name)
+            common_pb2.Seat(index=i, player_id=p, name=name, bot=plays_as_bot(p))
             for i, (p, name) in enumerate(zip(seats, names_of(meta, status), strict=True))
         ],
         to_act=status["to_act"],

@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import grpc
 import pytest
 import pytest_asyncio
 
 from client.identity import load_identity
+from client.session import Session
 from tests.integration.test_client import state_dir, tabletop
 from tests.platform import Platform
 
@@ -96,3 +98,32 @@ async def test_an_expiring_token_is_renewed_and_an_ended_session_is_reported(
         assert "your session as bea has ended" in told.err
         assert "tabletop login" in told.err
         assert load_identity(platform.target) is None
+
+
+async def test_the_client_makes_lists_and_revokes_api_tokens(
+    platform: Platform, state_dir: Path
+) -> None:
+    await tabletop(platform, "register", "cal", script=PASSWORD + "\n")
+    empty = await tabletop(platform, "tokens")
+    assert "no API tokens" in empty.out
+    made = await tabletop(platform, "tokens", "create", "my bot", "--scope", "play", "--days", "7")
+    assert made.code == 0, made.err
+    token_id = made.out.split()[0]
+    secret = made.out.splitlines()[1]
+    assert secret.startswith("tt_")
+    assert secret not in (state_dir / "identity.json").read_text()
+    program = Session(platform.target)
+    assert (await program.token_login(secret)).name == "cal"
+    listed = await tabletop(platform, "tokens", "list")
+    assert f"{token_id}  'my bot'  play" in listed.out
+    assert secret not in listed.out
+    wrong = await tabletop(platform, "tokens", "create", "x", "--days", "999")
+    assert wrong.code == 1
+    assert "INVALID_ARGUMENT" in wrong.err
+    revoked = await tabletop(platform, "tokens", "revoke", token_id)
+    assert f"revoked {token_id}" in revoked.out
+    again = await tabletop(platform, "tokens", "revoke", token_id)
+    assert "TOKEN_NOT_FOUND" in again.err
+    with pytest.raises(grpc.aio.AioRpcError):
+        await Session(platform.target).token_login(secret)
+    await program.close()
