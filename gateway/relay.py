@@ -187,6 +187,7 @@ class Relay:
         request_id: str,
         seconds: float,
         player_name: str = "",
+        guest: bool = False,
     ) -> relay_pb2.RelayResponse:
         """The answer to one call of `method` within `seconds` (UNAVAILABLE or DEADLINE_EXCEEDED
         when none came)."""
@@ -198,6 +199,7 @@ class Relay:
             player_id=player_id,
             request_id=request_id,
             player_name=player_name,
+            guest=guest,
         )
         message.proof = proof(
             self.internal_key, f"/{self.service}/{method}", relayed_fields(message), request

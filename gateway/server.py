@@ -49,7 +49,13 @@ from runtime.tasks import stop_tasks
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import AUTH_SERVICE, api, channel_options
 from wire.errors import ApiError, abort
-from wire.metadata import BOT_SEAT_METADATA, NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA
+from wire.metadata import (
+    BOT_SEAT_METADATA,
+    GUEST_METADATA,
+    NAME_METADATA,
+    PLAYER_METADATA,
+    REQUEST_METADATA,
+)
 from wire.players import BOT_ID_PATTERN
 from wire.proof import prove
 
@@ -604,6 +610,7 @@ class Proxy(grpc.GenericRpcHandler):
                 player_name=identity.name,
                 request_id=request_id,
                 seconds=self._timeout(context),
+                guest=_kind(identity) == "guest",
             )
             if answer.code:
                 await context.abort(
@@ -646,6 +653,7 @@ class Proxy(grpc.GenericRpcHandler):
                         (PLAYER_METADATA, identity.player_id),
                         (NAME_METADATA, identity.name),
                         (REQUEST_METADATA, request_id),
+                        *([(GUEST_METADATA, "1")] if _kind(identity) == "guest" else []),
                     ),
                     body=request,
                 ),

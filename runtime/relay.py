@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError, Message
 from runtime.observability import RPC_SECONDS
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
-from wire.metadata import NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, Caller
+from wire.metadata import GUEST_METADATA, NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, Caller
 from wire.proof import FRESH_SECONDS, check, given_proof, issued_at
 
 log = logging.getLogger("tabletop.relay")
@@ -187,7 +187,12 @@ class RelayServicer:
             async with asyncio.timeout(seconds):
                 reply = await handler(
                     _parsed(path, parse, request.request),
-                    Caller(request.player_id, request.request_id, request.player_name),
+                    Caller(
+                        request.player_id,
+                        request.request_id,
+                        request.player_name,
+                        guest=request.guest,
+                    ),
                 )
             answer = relay_pb2.RelayResponse(
                 call_id=request.call_id, response=reply.SerializeToString()
@@ -227,6 +232,7 @@ def relayed_fields(request: relay_pb2.RelayRequest) -> dict[str, str]:
         PLAYER_METADATA: request.player_id,
         NAME_METADATA: request.player_name,
         REQUEST_METADATA: request.request_id,
+        GUEST_METADATA: "1" if request.guest else "",
     }
 
 

@@ -31,6 +31,7 @@ from runtime.observability import MetricsInterceptor
 from runtime.tasks import stop_tasks
 from wire.errors import ApiError, abort
 from wire.metadata import (
+    GUEST_METADATA,
     NAME_METADATA,
     PLAYER_METADATA,
     REQUEST_METADATA,
@@ -108,6 +109,7 @@ def caller_of(context: Context) -> Caller:
         metadata_value(context, REQUEST_METADATA),
         metadata_value(context, NAME_METADATA),
         metadata_value(context, SPONSOR_METADATA),
+        metadata_value(context, GUEST_METADATA) == "1",
     )
 
 

@@ -21,6 +21,10 @@ BOT_SEAT_METADATA = "x-tabletop-bot-seat"
 the call acts for. Only a worker's token may name one; the gateway forwards the call as that
 bot's."""
 
+GUEST_METADATA = "x-tabletop-guest"
+"""`1` when the player (on a platform component's call, the sponsor) is a guest: guests have
+tighter limits (services/game/limits.py). Absent for everyone else."""
+
 REQUEST_METADATA = "x-tabletop-request"
 """A request id the gateway attaches to each call it forwards: used when the client sent none,
 so the gateway's own retries are applied once."""
@@ -38,3 +42,5 @@ class Caller:
     """The player's display name, as their token says."""
     sponsor: str = ""
     """On a platform component's call: the player it acts for (see SPONSOR_METADATA)."""
+    guest: bool = False
+    """The player (or the sponsor) is a guest (GUEST_METADATA)."""

@@ -38,7 +38,13 @@ from typing import Any
 import grpc
 
 from wire.api import channel_options
-from wire.metadata import NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, SPONSOR_METADATA
+from wire.metadata import (
+    GUEST_METADATA,
+    NAME_METADATA,
+    PLAYER_METADATA,
+    REQUEST_METADATA,
+    SPONSOR_METADATA,
+)
 
 PROOF_METADATA = "x-tabletop-proof"
 """`v1.<milliseconds since the epoch>.<hex HMAC>`: the method and the identity fields only, as
@@ -53,7 +59,11 @@ FRESH_SECONDS = 300
 MIN_KEY_BYTES = 16
 SIGNED = (PLAYER_METADATA, NAME_METADATA, SPONSOR_METADATA, REQUEST_METADATA)
 """The identity fields a proof covers (absent ones as empty)."""
-GUARDED = frozenset((*SIGNED, PROOF_METADATA, BOUND_PROOF_METADATA))
+SIGNED_IF_SET = (GUEST_METADATA,)
+"""Identity fields a bound proof covers when they are set (`name=value`): added later, they
+leave the proofs of calls without them as they were, so a service of the release before
+checks those alike (upgrade the services before the gateways)."""
+GUARDED = frozenset((*SIGNED, *SIGNED_IF_SET, PROOF_METADATA, BOUND_PROOF_METADATA))
 UNBOUND, BOUND = "v1", "v2"
 
 
@@ -61,8 +71,16 @@ def _mac(
     key: str, version: str, method: str, issued_ms: int, fields: Mapping[str, str], body: bytes
 ) -> str:
     digest = [hashlib.sha256(body).hexdigest()] if version == BOUND else []
+    extra = [f"{n}={fields[n]}" for n in SIGNED_IF_SET if fields.get(n)] if digest else []
     text = "\n".join(
-        [version, str(issued_ms), method, *digest, *(fields.get(name, "") for name in SIGNED)]
+        [
+            version,
+            str(issued_ms),
+            method,
+            *digest,
+            *(fields.get(name, "") for name in SIGNED),
+            *extra,
+        ]
     )
     return hmac.digest(key.encode(), text.encode(), "sha256").hex()
 

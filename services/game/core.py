@@ -357,7 +357,7 @@ class GameCore:
         sponsor = caller.player or caller.sponsor
         game_id = new_game_id(self.game)
         if sponsor:  # a table of their own, or bots they watch: it counts like any game they play
-            await self.store.reserve(sponsor, game_id, players, self.limits)
+            await self.store.reserve(sponsor, game_id, players, self.limits.of(caller.guest))
         # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
         # move log it rebuilds every position, which audits use (bench/soak.py).
         meta = {

@@ -26,6 +26,13 @@ class Limits:
     """Of those, games with a bot at the table (watching bots play counts too)."""
     bot_games_by_level: Mapping[str, int] = field(default_factory=lambda: {"strong": 3})
     """Of those, games with a bot of a level (the strong bots think longest)."""
+    guests: Limits | None = None
+    """A guest's limits (tighter: a guest is for trying the platform, and costs nothing to
+    make); None: the same as everyone's."""
+
+    def of(self, guest: bool) -> Limits:
+        """The limits of a player who is a `guest` or not."""
+        return self.guests if guest and self.guests is not None else self
 
     @staticmethod
     def from_env() -> Limits:
@@ -33,6 +40,11 @@ class Limits:
             live_games=env_int("MAX_LIVE_GAMES", 20),
             bot_games=env_int("MAX_BOT_GAMES", 10),
             bot_games_by_level={"strong": env_int("MAX_STRONG_BOT_GAMES", 3)},
+            guests=Limits(
+                live_games=env_int("GUEST_MAX_LIVE_GAMES", 5),
+                bot_games=env_int("GUEST_MAX_BOT_GAMES", 3),
+                bot_games_by_level={"strong": env_int("GUEST_MAX_STRONG_BOT_GAMES", 1)},
+            ),
         )
 
 

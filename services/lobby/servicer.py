@@ -27,7 +27,7 @@ from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
 from wire.clock import requested
 from wire.errors import ApiError
-from wire.metadata import SPONSOR_METADATA, Caller
+from wire.metadata import GUEST_METADATA, SPONSOR_METADATA, Caller
 from wire.players import new_bot_id
 from wire.status import status_message
 
@@ -114,15 +114,16 @@ class Lobby:
                 await self.games.remember_name(player, caller.name)
         return player
 
-    async def _check_load(self, player: str, seats: Sequence[str]) -> None:
+    async def _check_load(self, caller: Caller, seats: Sequence[str]) -> None:
         """Refuse a game with `seats` for a player who holds as many games as they may (the
         game service checks again, at once, when it makes the game)."""
+        player, limits = _player(caller), self.limits.of(caller.guest)
         with _lobby_reachable():
-            if over(await self.games.live_load(player), self.limits, seats) is None:
+            if over(await self.games.live_load(player), limits, seats) is None:
                 return
             await self.games.prune_live(player)
             load = await self.games.live_load(player)
-        check_load(load, self.limits, seats)
+        check_load(load, limits, seats)
 
     def _game_request(self, request: Any) -> tuple[str, Any]:
         """The game and its CreateGame request with the request's options (checked)."""
@@ -181,7 +182,7 @@ class Lobby:
         level = request.level or "random"
         fill = _BOT_FILL[request.bots]
         maybe_bots = [] if fill == "never" else [new_bot_id(level)]
-        await self._check_load(player, [player, *maybe_bots])
+        await self._check_load(caller, [player, *maybe_bots])
         check_options(game, options, [player])
         tc = requested(create, found.time_control)
         try:
@@ -266,7 +267,7 @@ class Lobby:
                 )
             bots[seat] = player
         create.players.extend(bots)
-        await self._check_load(player, bots)
+        await self._check_load(caller, bots)
         replicas = self.channels.get(game)
         if replicas is None:
             raise ApiError("UNAVAILABLE", f"the lobby has no {game} service to create games on")
@@ -278,7 +279,11 @@ class Lobby:
                     .CreateGame(
                         create,
                         timeout=CREATE_TIMEOUT_SECONDS,
-                        metadata=((SPONSOR_METADATA, player),),  # made for this player
+                        # made for this player (a guest's: a guest's limits)
+                        metadata=(
+                            (SPONSOR_METADATA, player),
+                            *([(GUEST_METADATA, "1")] if caller.guest else []),
+                        ),
                     )
                 )
         except grpc.aio.AioRpcError as error:

@@ -16,6 +16,7 @@ import pytest_asyncio
 from client.session import Session
 from gateway.server import Gateway
 from runtime import db
+from services.game.limits import Limits
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2
@@ -247,3 +248,34 @@ def test_migrations_apply_once_and_in_order(database_url: str) -> None:
     with psycopg.connect(database_url) as connection:
         versions = [r[0] for r in connection.execute("SELECT version FROM schema_migrations")]
     assert versions == [m.version for m in db.migrations()]
+
+
+async def test_a_guest_has_tighter_limits_until_it_claims_an_account(
+    redis_url: str, database_url: str
+) -> None:
+    limits = Limits(
+        live_games=3,
+        bot_games=2,
+        bot_games_by_level={"strong": 2},
+        guests=Limits(live_games=2, bot_games=1, bot_games_by_level={"strong": 1}),
+    )
+    async with Platform(redis_url, database_url=database_url, limits=limits) as platform:
+        guest = Session(platform.target)
+        await guest.login("una")
+        against_strong = lobby_pb2.PlayAgainstBotsRequest(game="esoloe", level="strong")
+        await guest.lobby.PlayAgainstBots(against_strong, metadata=guest.metadata)
+        assert (
+            await refused(guest.lobby.PlayAgainstBots, against_strong, metadata=guest.metadata)
+            == "LIMIT_REACHED"
+        )  # a guest: one game with bots
+        own = esoloe_pb2.CreateGameRequest(players=[guest.player_id] * 2)
+        await guest.game("esoloe").CreateGame(own, metadata=guest.metadata)
+        assert (
+            await refused(guest.game("esoloe").CreateGame, own, metadata=guest.metadata)
+            == "LIMIT_REACHED"
+        )  # and two live games
+        await guest.register("una", PASSWORD)  # the same player, now an account
+        await guest.lobby.PlayAgainstBots(against_strong, metadata=guest.metadata)  # 3 live
+        error = await refused(guest.game("esoloe").CreateGame, own, metadata=guest.metadata)
+        assert error == "LIMIT_REACHED"  # an account's limits: three live games
+        await guest.close()
