@@ -7,13 +7,13 @@ BUF     := .tools/node_modules/.bin/buf
 KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
 .PHONY: setup test-tools proto redis-server postgres run play stop test test-busy lint format bench soak \
-        clean check-manifests e2e partition partition-tools
+        clean check-manifests e2e partition partition-tools api-release
 
 setup: $(VENV)/.installed gen/.stamp redis-server postgres
 
 # What only the tests need beyond that: the Compose schema and a kubectl (tests/test_deploy.py),
-# and the Node.js example client's packages.
-test-tools: .tools/compose_spec.json $(KUBECTL) examples/node/node_modules/.installed
+# the Node.js example client's packages, and buf (tests/test_api_stability.py).
+test-tools: .tools/compose_spec.json $(KUBECTL) examples/node/node_modules/.installed $(BUF)
 
 # The Node.js example client's packages (tests/integration/test_node_client.py runs it).
 examples/node/node_modules/.installed: examples/node/package.json examples/node/package-lock.json
@@ -167,6 +167,11 @@ check-manifests: .tools/checkov/.installed $(KUBECTL)
 
 $(BUF):
 	npm install --silent --prefix .tools @bufbuild/buf@1.75.0
+
+# A release's API: what later versions must keep (buf breaking in tests/test_api_stability.py).
+# Run it when cutting a release (docs/api.md, "API stability"), then tag the commit.
+api-release: $(BUF)
+	cd proto && ../$(BUF) build --exclude-source-info -o released.binpb
 
 # RLCard, only to compare Solo's speed with its UNO in `make bench`: not a product dependency.
 .bench-venv/.installed:
