@@ -1,13 +1,17 @@
 """The whole stack as separate processes: bot-vs-bot games finished per minute (1 and 4 bot
-workers) and matchmaking throughput and latency (FindMatch to matched)."""
+workers), matchmaking throughput and latency (FindMatch to matched), and how soon a player's
+bot answers a move, alone and while another player churns bot games (makes and resigns them as
+fast as its rate limit lets it: each one queues a bot job)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import time
 from typing import Any
 
+import grpc
 import uvloop
 
 import games
@@ -77,10 +81,108 @@ async def _matchmaking(sessions: list[Session], seconds: float) -> tuple[int, li
     return len(latencies), latencies
 
 
+CHURN_RATE = 50.0
+"""Calls a second of the churning player: the gateway's default per-player rate limit."""
+
+
+async def _churn(session: Session, until: float) -> int:
+    """Make bot games in which the bot moves first, and resign each at once; how many."""
+    lobby: Any = lobby_pb2_grpc.LobbyServiceStub(session.channel)
+    made = 0
+    while time.perf_counter() < until:
+        started = time.perf_counter()
+        reply = await lobby.PlayAgainstBots(
+            lobby_pb2.PlayAgainstBotsRequest(game="esoloe", seat=1), metadata=session.metadata
+        )
+        await session.game("esoloe").Resign(
+            common_pb2.ResignRequest(game_id=reply.status.game_id), metadata=session.metadata
+        )
+        made += 1
+        await asyncio.sleep(max(0.0, 2 / CHURN_RATE - (time.perf_counter() - started)))
+    return made
+
+
+async def _bot_answers(session: Session, seconds: float) -> list[float]:
+    """Games against a random bot, played as fast as the bot answers for `seconds`: the time
+    from each accepted move to the bot's answer (seen on Watch)."""
+    lobby: Any = lobby_pb2_grpc.LobbyServiceStub(session.channel)
+    stub = session.game("esoloe")
+    waits: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        reply = await lobby.PlayAgainstBots(
+            lobby_pb2.PlayAgainstBotsRequest(game="esoloe", seat=0), metadata=session.metadata
+        )
+        game_id = reply.status.game_id
+        over = False
+        updates = stub.Watch(
+            common_pb2.WatchRequest(game_id=game_id, from_version=1), metadata=session.metadata
+        )
+        try:
+            while time.perf_counter() < deadline:
+                legal = await stub.LegalMoves(
+                    common_pb2.LegalMovesRequest(game_id=game_id), metadata=session.metadata
+                )
+                if not legal.moves:
+                    break
+                await stub.Play(
+                    common_pb2.PlayRequest(game_id=game_id, move=legal.moves[0]),
+                    metadata=session.metadata,
+                )
+                played = time.perf_counter()
+                mine = await updates.read()
+                over = mine.status.finished
+                if over:
+                    break
+                answer = await updates.read()
+                waits.append(time.perf_counter() - played)
+                over = answer.status.finished
+                if over:
+                    break
+        finally:
+            updates.cancel()
+        if not over:
+            with contextlib.suppress(grpc.aio.AioRpcError):  # over already
+                await stub.Resign(
+                    common_pb2.ResignRequest(game_id=game_id), metadata=session.metadata
+                )
+    return waits
+
+
+def _spread(waits: list[float]) -> str:
+    waits = sorted(waits)
+    return (
+        f"p50 {statistics.median(waits) * 1e3:.0f} ms, "
+        f"p99 {waits[int(0.99 * (len(waits) - 1))] * 1e3:.0f} ms, max {waits[-1] * 1e3:.0f} ms "
+        f"({len(waits)} moves)"
+    )
+
+
+async def _fair_bots(gateway: str) -> list[str]:
+    honest, churner = Session(gateway), Session(gateway)
+    await honest.login("honest")
+    await churner.login("churner")
+    alone = await _bot_answers(honest, 8.0)
+    until = time.perf_counter() + 10.0
+    churning = asyncio.create_task(_churn(churner, until))
+    await asyncio.sleep(2.0)  # the churn's backlog builds first
+    beside = await _bot_answers(honest, 8.0)
+    made = await churning
+    await honest.close()
+    await churner.close()
+    return [
+        f"a random bot's answer, 1 worker, alone: {_spread(alone)}",
+        f"the same while another player churns bot games ({made / 10.0:.0f} made and resigned "
+        f"a second): {_spread(beside)}",
+    ]
+
+
 async def _bench(gateway: str, add_workers: Any) -> list[str]:
     session = Session(gateway)
     await session.login("bench")
     lines = []
+    add_workers(1)
+    lines += await _fair_bots(gateway)
     for workers in (1, 4):
         add_workers(workers)
         await asyncio.sleep(1.0)
