@@ -482,7 +482,7 @@ def audit_game(
             problems.append(f"{name}: version {entry.version} replays with other events")
         if position.table_event != entry.table_event:
             problems.append(f"{name}: version {entry.version} replays with another table event")
-        if entry.move in replay.PLATFORM_MOVES:
+        if entry.move in replay.DEADLINE_MOVES:
             assert due is not None
             if entry.time_ms < due.at_ms:
                 problems.append(f"{name}: version {entry.version} applied before its deadline")

@@ -35,10 +35,12 @@ def actor_names(game: str, status: common_pb2.GameStatus, me: int) -> list[str]:
 
 
 def describe_table_event(event: common_pb2.TableEvent, names: Sequence[str]) -> str:
-    """What the platform did instead of a move (a timeout, an abort), as a sentence; `names`
-    are the seats' names before it (a bot that took a seat over has its own)."""
+    """What the platform did instead of a move (a timeout, an abort, a stop), as a sentence;
+    `names` are the seats' names before it (a bot that took a seat over has its own)."""
     if event.kind == common_pb2.TableEvent.KIND_ABORTED:
         return "Nobody moved in time: the game is aborted (no result, nobody loses)."
+    if event.kind == common_pb2.TableEvent.KIND_STOPPED:
+        return "The player watching these bots stopped the game (no result, nobody loses)."
     seat = event.seat
     who = names[seat] if 0 <= seat < len(names) else f"seat {seat}"
     if event.outcome != common_pb2.TIMEOUT_BOT:
@@ -120,6 +122,8 @@ def _platform_ending(status: common_pb2.GameStatus, me: int) -> str | None:
         return "no result: nobody moved in time, so the game was aborted (nobody loses)"
     if reason == "abandoned":
         return "no result: nobody is left at the table (bots took over every seat on time)"
+    if reason == "stopped_by_sponsor":
+        return "no result: stopped by the player watching the bots"
     seat = detail.get("seat")
     if reason != "timeout" or not isinstance(seat, (int, float)):
         return None

@@ -2,8 +2,9 @@
 
 The engine knows the rules; the table knows the time: whose time runs, what is left on each
 seat's clock, which seats a bot took over after their time ran out, and whether the platform
-ended the game (an abort). Both are stored with every version (the game service commits them
-together), and both are replayed from the log the same way (`games.replay.replay_log`).
+ended the game (an abort; a stop, which gives an untimed game a table only to say so). Both are
+stored with every version (the game service commits them together), and both are replayed from
+the log the same way (`games.replay.replay_log`).
 
 Pure: no I/O and no wall clock. Every function is told the time (milliseconds since the epoch),
 so the game service, the replays and the tests (with a made-up time) compute the same tables.
@@ -153,7 +154,8 @@ class Table:
     replaced: Mapping[int, str] = field(default_factory=dict)
     """The seats bots took over, and the bot player ids that hold them now."""
     ended: str | None = None
-    """"aborted" or "abandoned" when the platform ended the game without a result."""
+    """"aborted", "abandoned" or "stopped_by_sponsor" when the platform ended the game without a
+    result."""
     forfeited: int | None = None
     """The seat that lost on time (the engine's game ended by its resignation)."""
 
@@ -221,6 +223,10 @@ class Table:
     def aborted(self, now_ms: int) -> Table:
         return replace(self, since_ms=now_ms, running=(), ended="aborted")
 
+    def stopped(self, now_ms: int) -> Table:
+        """The table once the player who asked for a game of bots stopped it (no result)."""
+        return replace(self, since_ms=now_ms, running=(), ended="stopped_by_sponsor")
+
     # -- reading ---------------------------------------------------------------------------
 
     @property
@@ -266,8 +272,8 @@ class Table:
 
     def result_json(self, engine: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The game's result as stored (`Result.to_json`): the engine's, said to be a loss on
-        time for a forfeit; none (no winner, reason "aborted"/"abandoned") when the platform
-        ended the game."""
+        time for a forfeit; none (no winner, reason "aborted", "abandoned" or
+        "stopped_by_sponsor") when the platform ended the game."""
         if self.ended is not None:
             return {"winners": [], "scores": {}, "detail": {"reason": self.ended}}
         if self.forfeited is not None and engine is not None:

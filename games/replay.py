@@ -1,9 +1,10 @@
 """Replaying games (pure): one step function that the game service plays with, the audit and
 the `tabletop replay` command replay logs with, so that a log replays exactly as it was played.
 
-A step is a seat's move ("resign" included) or what the platform did at a deadline: "timeout"
-(the seat ran out of time) and "abort" (no person moved in time). A timed game's table
-(games.clock) moves along with the engine's state.
+A step is a seat's move ("resign" included) or what the platform did: at a deadline, "timeout"
+(the seat ran out of time) and "abort" (no person moved in time); at any time, "stop_game" (the
+player who asked for a game of bots ended it). A timed game's table (games.clock) moves along
+with the engine's state; a stop gives an untimed game a table, which says it ended.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import games
 from engines.contract import Event, GameError, GameOver, IllegalMove, State
 from games.clock import Table, TimeControl, apply_due
 
-PLATFORM_MOVES = ("timeout", "abort")
+STOP = "stop_game"
+DEADLINE_MOVES = ("timeout", "abort")
+"""Log moves that the platform applies at a deadline."""
+PLATFORM_MOVES = (*DEADLINE_MOVES, STOP)
 """Log moves that are the platform's, not a seat's."""
 
 
@@ -25,7 +29,8 @@ class Step:
     """One version of a game's log, as a replay needs it."""
 
     actor: int
-    """The seat that moved (for a timeout: the seat whose time ran out; -1 for an abort)."""
+    """The seat that moved (for a timeout: the seat whose time ran out; -1 for an abort or a
+    stop)."""
     move: str
     time_ms: int = 0
     """When it was committed (the table counts time with it)."""
@@ -80,7 +85,14 @@ def step(position: Position, tc: TimeControl, played: Step) -> Position:
     the platform ended the game, and a timeout or abort that was not what was due."""
     state, table = position.state, position.table
     if table is not None and table.over:
-        raise GameOver("the game is over: " + (table.ended or "a seat ran out of time"))
+        ended = (table.ended or "a seat ran out of time").replace("_", " ")
+        raise GameOver(f"the game is over: {ended}")
+    if played.move == STOP:
+        if state.finished:
+            raise GameOver("the game is over: there is nothing left to stop")
+        if table is None:  # untimed: a table of bots, only to say how the game ended
+            table = Table.new(tc, [False] * state.num_seats, (), played.time_ms)
+        return Position(state, table.stopped(played.time_ms), [], {"kind": "stopped"})
     if played.move in PLATFORM_MOVES:
         due = None if table is None or state.finished else table.due(tc)
         kind = "abort" if played.move == "abort" else "timeout"
@@ -104,12 +116,12 @@ def step(position: Position, tc: TimeControl, played: Step) -> Position:
 
 
 def parse_seat_move(text: str) -> tuple[int, str]:
-    """`SEAT:MOVE`, e.g. `0:c12` or `2:play W4:b`; `SEAT:timeout`; `abort` alone."""
-    if text.strip() == "abort":
-        return -1, "abort"
+    """`SEAT:MOVE`, e.g. `0:c12` or `2:play W4:b`; `SEAT:timeout`; `abort` or `stop_game` alone."""
+    if text.strip() in ("abort", STOP):
+        return -1, text.strip()
     seat, sep, move = text.partition(":")
     if not sep or not seat.strip().isdigit():
-        raise ValueError(f"{text!r} is not SEAT:MOVE (e.g. 0:c12, 1:timeout) nor abort")
+        raise ValueError(f"{text!r} is not SEAT:MOVE (e.g. 0:c12, 1:timeout) nor abort, stop_game")
     return int(seat), move
 
 

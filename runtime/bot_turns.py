@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 import games
 from runtime import game_log, keys
 from runtime.redis import unavailable_when_unreachable
-from wire.players import is_bot
+from wire.players import is_bot, sponsor_of
 from wire.status import holders_of
 
 Job = dict[str, str | int]
@@ -41,7 +41,7 @@ def jobs(
     players."""
     acting = range(len(holders)) if games.get(meta["game"]).out_of_turn else to_act
     seats: Sequence[str] = meta["seats"]
-    sponsor = meta.get("sponsor") or next((p for p in seats if not is_bot(p)), "")
+    sponsor = sponsor_of(seats, meta.get("sponsor") or "")
     return [
         {
             "game": meta["game"],

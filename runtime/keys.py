@@ -62,6 +62,23 @@ it for games waiting on a bot seat whose job was lost (a service stopped between
 queueing the job, or Redis was away just then)."""
 
 
+def level_live(level: str) -> str:
+    """Hash: every game not finished yet with a bot of `level` at the table, platform-wide, for
+    the levels the platform caps (services/game/limits.py): game id -> "<created ms>:<player it
+    counts for>" (its sponsor, else its first person; "" for neither). The exact count the
+    platform-wide caps read, and who holds what for the fair share. A game joins it as it is
+    made (checked and listed in one script) and leaves it as it finishes (or, found finished or
+    gone, when a cap is checked). Every level's hash shares LIVE_GAMES's hash tag: one script
+    checks every level at a table on a Redis Cluster."""
+    return f"games:{{live}}:level:{level}"
+
+
+def level_prune_lock(level: str) -> str:
+    """String: held for a moment by the one process that looks for finished or vanished games
+    in `level_live(level)` (at most one look every few seconds, however many refusals)."""
+    return f"games:{{live}}:level:{level}:prune"
+
+
 def player_games(player: str) -> str:
     """Sorted set: the ids of the games a player (not a bot) holds a seat in, scored by creation
     time (ms); the most recent PLAYER_GAMES_KEPT, for as long as games live (ListGames)."""

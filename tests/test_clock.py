@@ -447,13 +447,39 @@ def test_replay_and_its_seat_moves() -> None:
     }  # fmt: skip
     untimed = replay("esoloe", [(0, "c12"), (1, "timeout")], time_control=UNTIMED)
     assert (untimed["applied"], untimed["error"]["reason"]) == (1, "ILLEGAL_MOVE")
-    assert PLATFORM_MOVES == ("timeout", "abort")
+    assert PLATFORM_MOVES == ("timeout", "abort", "stop_game")
     assert parse_seat_move("1:timeout") == (1, "timeout")
     assert parse_seat_move(" abort ") == (-1, "abort")
+    assert parse_seat_move("stop_game") == (-1, "stop_game")
     assert parse_seat_move("2:play W4:b") == (2, "play W4:b")
     for bad in ("timeout", "c12", "x:c12", ":c12", "-1:c12", ""):
         with pytest.raises(ValueError, match="SEAT:MOVE"):
             parse_seat_move(bad)
+
+
+def test_a_stop_ends_a_game_of_bots_without_a_result_timed_or_not() -> None:
+    """A stop ends the game at once, whoever's turn it is: no winner, reason
+    "stopped_by_sponsor", the table event "stopped"; an untimed game gets a table only to say
+    so. Nothing steps after it, and a finished game cannot be stopped."""
+    bots = TimeControl(move_seconds=30, abort_seconds=120)
+    for tc in (UNTIMED, bots):
+        position = start("esoloe", 3, time_control=tc, people=[False, False], time_ms=1_000)
+        position = play(position, tc, 2_000)
+        stopped = step(position, tc, Step(-1, "stop_game", 3_000))
+        assert stopped.finished
+        assert stopped.result() == {
+            "winners": [], "scores": {}, "detail": {"reason": "stopped_by_sponsor"},
+        }  # fmt: skip
+        assert (stopped.events, stopped.table_event) == ([], {"kind": "stopped"})
+        assert table_of(stopped).running == ()
+        assert table_of(stopped).due(tc) is None
+        assert_nothing_steps(stopped, tc)
+        with pytest.raises(GameOver, match="stopped by sponsor"):
+            step(stopped, tc, Step(-1, "stop_game", 4_000))
+    resigned = step(start("esoloe", 3), UNTIMED, Step(0, "resign", 1))
+    with pytest.raises(GameOver, match="nothing left to stop"):
+        step(resigned, UNTIMED, Step(-1, "stop_game", 2))
+    assert replay("esoloe", [(0, "c12"), (-1, "stop_game")])["result"]["winners"] == []
 
 
 # -- properties -------------------------------------------------------------------------------

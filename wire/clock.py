@@ -83,11 +83,14 @@ def clocks(clock: Mapping[str, Any], seats: int) -> list[common_pb2.Clock]:
 
 
 def table_event(event: Mapping[str, Any]) -> common_pb2.TableEvent:
-    """The wire form of a timeout or abort as the log stores it (games.clock.apply_due)."""
+    """The wire form of a timeout, an abort (games.clock.apply_due) or a stop
+    (games.replay.step) as the log stores it."""
     if event["kind"] == "aborted":
         return common_pb2.TableEvent(
             kind=common_pb2.TableEvent.KIND_ABORTED, deadline=timestamp(event["deadline"])
         )
+    if event["kind"] == "stopped":
+        return common_pb2.TableEvent(kind=common_pb2.TableEvent.KIND_STOPPED)
     return common_pb2.TableEvent(
         kind=common_pb2.TableEvent.KIND_TIMEOUT,
         seat=event["seat"],

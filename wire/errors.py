@@ -45,6 +45,8 @@ class Reason(enum.StrEnum):
     ACCOUNTS_DISABLED = "ACCOUNTS_DISABLED"
     NOT_PERMITTED = "NOT_PERMITTED"
     TOKEN_NOT_FOUND = "TOKEN_NOT_FOUND"
+    NOT_YOUR_GAME = "NOT_YOUR_GAME"
+    PEOPLE_SEATED = "PEOPLE_SEATED"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -58,6 +60,7 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.TICKET_LIVE: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.TIME_UP: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.ACCOUNTS_DISABLED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.PEOPLE_SEATED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.USERNAME_TAKEN: grpc.StatusCode.ALREADY_EXISTS,
     Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
     Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
@@ -66,6 +69,7 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     Reason.NOT_YOUR_SEAT: grpc.StatusCode.PERMISSION_DENIED,
     Reason.NOT_PERMITTED: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.NOT_YOUR_GAME: grpc.StatusCode.PERMISSION_DENIED,
     Reason.RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Reason.TOO_SLOW: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Reason.LIMIT_REACHED: grpc.StatusCode.RESOURCE_EXHAUSTED,

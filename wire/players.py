@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 
 PLAYER_ID_PATTERN = re.compile(r"[\x21-\x7e]{1,64}")
 """Any player id: 1..64 printable ASCII characters without spaces (what can travel in metadata)."""
@@ -46,3 +47,9 @@ def display_name(player_id: str, name: str | None) -> str:
         level = level_of(player_id)
         return f"{level} bot" if level else player_id
     return name or player_id
+
+
+def sponsor_of(seats: Sequence[str], sponsor: str = "") -> str:
+    """The player a game's bots work for, and whose share of the bots it counts in: its sponsor
+    (who asked for it: PlayAgainstBots), else its first person; "" for neither."""
+    return sponsor or next((p for p in seats if not is_bot(p)), "")

@@ -1,12 +1,13 @@
 """A game, played: the game service's logic, free of any transport.
 
 `GameCore` answers every call of a game's API (CreateGame, GetView, LegalMoves, Play, Resign,
-Watch) given the request and the `Caller`; the gRPC servicer and the relay links both call it,
-and neither it nor they fake the other's context. It loads the game from Redis, asks the engine,
-commits the result with a version check, and builds the answer. Everything game-specific sits in
-the engine (rules) and in the game's adapter (protobuf <-> engine values). The authoritative state
-is in Redis: any replica serves any game, two replicas can serve one game interleaved, and
-killing one loses nothing (a replica only keeps version-checked hints, see `Hints`).
+StopGame, Watch) given the request and the `Caller`; the gRPC servicer and the relay links both
+call it, and neither it nor they fake the other's context. It loads the game from Redis, asks
+the engine, commits the result with a version check, and builds the answer. Everything
+game-specific sits in the engine (rules) and in the game's adapter (protobuf <-> engine values).
+The authoritative state is in Redis: any replica serves any game, two replicas can serve one
+game interleaved, and killing one loses nothing (a replica only keeps version-checked hints, see
+`Hints`).
 
 The caller is who the gateway says it is; the core maps the player to its seat, and cuts every
 view and event to that seat.
@@ -29,7 +30,7 @@ import games
 from engines.contract import Event, GameError, State, visible_events
 from games.adapter import Adapter
 from games.clock import BadTimeControl, Due, Table, TimeControl, time_control_of
-from games.replay import PLATFORM_MOVES, Position, Step, step
+from games.replay import PLATFORM_MOVES, STOP, Position, Step, step
 from runtime import bot_turns, keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.game_log import Entry, entry_of, now_ms
@@ -159,8 +160,9 @@ def status_of(
         "to_act": [] if final is not None else list(state.public_to_act()),
         "finished": final is not None,
         "result": final,
-        "clock": table.clock_json(tc or TimeControl()),
     }
+    if tc is None or tc.kept:  # an untimed game that was stopped has a table, not a clock
+        status["clock"] = table.clock_json(tc or TimeControl())
     if table.replaced:
         status["replaced"] = {str(seat): bot for seat, bot in table.replaced.items()}
     return status
@@ -376,7 +378,13 @@ class GameCore:
             people = [not is_bot(player) for player in players]
             table = Table.new(tc, people, state.public_to_act(), now)
         status = status_of(state, table, tc)
-        await self.store.opened(self.game, game_id, [*players, sponsor] if sponsor else players)
+        await self.store.opened(
+            self.game,
+            game_id,
+            [*players, sponsor] if sponsor else players,
+            levels=self.limits.capped_levels(players),
+            sponsor=sponsor,
+        )
         opening = [event.to_json() for event in state.opening_events()]
         stored_table = None if table is None else table.to_json()
         await self.store.create(
@@ -454,6 +462,49 @@ class GameCore:
             raise
         MOVES.labels(self.game, "accepted").inc()
         return response
+
+    async def stop(
+        self, request: common_pb2.StopGameRequest, caller: Caller
+    ) -> common_pb2.StopGameResponse:
+        """StopGame: the player who asked for a game of bots (its sponsor) ends it, without a
+        result. The stop is a version of the game like a move (move "stop"), written through
+        the same versioned commit as a move or a timeout, and what follows a game's last
+        version follows it too: watchers get it, the game leaves the live indexes, pending bot
+        jobs find the game moved on. A game already over answers its final status (so a
+        retried stop is harmless)."""
+        loaded = await self._load(request.game_id)
+        for _attempt in range(COMMIT_ATTEMPTS):
+            stored = loaded.stored
+            who = caller.player or caller.sponsor
+            if not who or who != stored.meta.get("sponsor"):
+                raise ApiError(
+                    "NOT_YOUR_GAME",
+                    f"game {stored.game_id} was not made for you: only the player who asked for "
+                    "a game of bots (LobbyService.PlayAgainstBots, watch_only) may stop it",
+                )
+            if any(not is_bot(player) for player in stored.meta["seats"]):
+                raise ApiError(
+                    "PEOPLE_SEATED",
+                    f"a person holds a seat in game {stored.game_id}: it ends by its moves, a "
+                    "resignation or its clock; StopGame stops only games played by bots",
+                )
+            if loaded.finished:
+                return common_pb2.StopGameResponse(status=self._status(loaded))
+            played = self._played(loaded, Step(-1, STOP, now_ms()))
+            written = await self._write(loaded, played, "")
+            if written.outcome == "OK":
+                log.info(
+                    "game stopped", extra={"game_id": stored.game_id, "version": written.version}
+                )
+                return common_pb2.StopGameResponse(
+                    status=status_message(
+                        stored.game_id, written.version, stored.meta, played.status
+                    )
+                )
+            if written.current is None:
+                raise ApiError("GAME_NOT_FOUND", f"no game with id {stored.game_id}")
+            loaded = written.current  # a bot moved first: stop the game as it is now
+        raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
 
     # -- acting ----------------------------------------------------------------------------
 

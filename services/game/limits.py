@@ -1,15 +1,25 @@
 """What one player may hold at once, so that nobody can make the platform work for them alone:
-live games, games against bots (and against the strong level), and the options of a game.
+live games, games against bots (and against the strong level), and the options of a game; and
+what the whole platform runs at once of a bot level, shared fairly between players.
 
 The game service checks them when a player creates a table of their own; the lobby when it makes
 a game for a player (PlayAgainstBots) or queues a ticket (FindMatch). A refusal is
 LIMIT_REACHED (RESOURCE_EXHAUSTED) naming the limit and its value; ending a game frees room.
+
+Platform-wide, a bot level may have a cap (`platform_bot_games_by_level`, strong: 200): the
+live games with a bot of that level, whoever holds them. Its fair share: while fewer than half
+of the cap are in use, anyone may start one (within their own limits); from half on, a player
+may start another only while they hold fewer than their share of the free places, which is the
+free places divided by the players holding such games (counting them), rounded up. So a player
+who holds none gets one while any place is free, and nobody holds more than half of the cap.
+The game service checks the cap, the share and lists the game in one script
+(services/game/store.py, `_CLAIM`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import games
@@ -26,13 +36,20 @@ class Limits:
     """Of those, games with a bot at the table (watching bots play counts too)."""
     bot_games_by_level: Mapping[str, int] = field(default_factory=lambda: {"strong": 3})
     """Of those, games with a bot of a level (the strong bots think longest)."""
+    platform_bot_games_by_level: Mapping[str, int] = field(default_factory=lambda: {"strong": 200})
+    """Games with a bot of a level live at once on the whole platform, whoever holds them (a
+    level absent or 0: no cap); from half of a cap on, each player gets a fair share of the
+    free places (module doc)."""
     guests: Limits | None = None
     """A guest's limits (tighter: a guest is for trying the platform, and costs nothing to
     make); None: the same as everyone's."""
 
     def of(self, guest: bool) -> Limits:
         """The limits of a player who is a `guest` or not."""
-        return self.guests if guest and self.guests is not None else self
+        if not guest or self.guests is None:
+            return self
+        # The platform-wide caps are the platform's, whoever asks.
+        return replace(self.guests, platform_bot_games_by_level=self.platform_bot_games_by_level)
 
     @staticmethod
     def from_env() -> Limits:
@@ -45,7 +62,12 @@ class Limits:
                 bot_games=env_int("GUEST_MAX_BOT_GAMES", 3),
                 bot_games_by_level={"strong": env_int("GUEST_MAX_STRONG_BOT_GAMES", 1)},
             ),
+            platform_bot_games_by_level={"strong": env_int("MAX_PLATFORM_STRONG_BOT_GAMES", 200)},
         )
+
+    def capped_levels(self, seats: Sequence[str]) -> list[str]:
+        """The bot levels at a table with these seats that the platform caps."""
+        return [level for level in levels_at(seats) if self.platform_bot_games_by_level.get(level)]
 
 
 @dataclass(frozen=True)
@@ -90,6 +112,25 @@ def refusal(limit: str, held: int, value: int) -> ApiError:
         limit=limit,
         max=str(value),
     )
+
+
+def platform_refusal(limit: str, level: str, held: int, most: int, used: int) -> ApiError:
+    """LIMIT_REACHED for a platform-wide cap of a bot level (`limit`
+    "platform_<level>_bot_games": `used` games are going on, `most` is the cap) or for a
+    player's fair share of it ("<level>_bot_games_share": they hold `held`, `most` is their
+    share now, `used` games of the cap are going on)."""
+    if limit.startswith("platform_"):
+        message = (
+            f"the platform already runs {used} games against {level} bots, as many as it runs "
+            f"at once ({most}); try again when some have ended, or choose another level"
+        )
+    else:
+        message = (
+            f"{level} bots are in demand: {used} games against them are going on, so each "
+            f"player may hold no more than an equal share of the places left ({most} now); "
+            f"you hold {held}: finish or stop one first, or choose another level"
+        )
+    return ApiError("LIMIT_REACHED", message, limit=limit, max=str(most))
 
 
 def over(load: Load, limits: Limits, seats: Sequence[str]) -> tuple[str, int, int] | None:

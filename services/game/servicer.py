@@ -16,7 +16,7 @@ from wire.metadata import Caller
 
 
 class GameServicer:
-    """Serves CreateGame, GetView, LegalMoves, Play, Resign and Watch for one game."""
+    """Serves CreateGame, GetView, LegalMoves, Play, Resign, StopGame and Watch for one game."""
 
     def __init__(self, core: GameCore) -> None:
         self.core = core
@@ -38,6 +38,11 @@ class GameServicer:
     async def Resign(self, request: common_pb2.ResignRequest, context: Context) -> Message:
         return await answer(self.core.resign(request, caller_of(context)), context)
 
+    async def StopGame(
+        self, request: common_pb2.StopGameRequest, context: Context
+    ) -> common_pb2.StopGameResponse:
+        return await answer(self.core.stop(request, caller_of(context)), context)
+
     async def Watch(
         self, request: common_pb2.WatchRequest, context: Context
     ) -> AsyncIterator[Message]:
@@ -57,4 +62,5 @@ class GameServicer:
             "LegalMoves": core.legal_moves,
             "Play": core.play,
             "Resign": core.resign,
+            "StopGame": core.stop,
         }

@@ -23,10 +23,10 @@ from runtime.redis import (
     unavailable_when_unreachable,
     wait_for_replicas,
 )
-from services.game.limits import Limits, Load, levels_at, load_of, refusal
+from services.game.limits import Limits, Load, levels_at, load_of, platform_refusal, refusal
 from wire.errors import ApiError
 from wire.metadata import Caller
-from wire.players import display_name, is_bot
+from wire.players import display_name, is_bot, sponsor_of
 
 # KEYS: state, events, requests.
 # ARGV: 1 expected version, 2 snapshot, 3 request id ("" for none), 4 actor, 5 move, 6 events
@@ -182,6 +182,50 @@ return {'OK'}
 """
 
 
+# KEYS: the live games of each capped bot level at the table (keys.level_live).
+# ARGV: 1 game id, 2 its entry ("<created ms>:<player>"), 3 the player it counts for, 4 "1" to
+#       check only (list nothing), then each level's cap, in the order of KEYS.
+# The fair share (services/game/limits.py): from half of a cap on, a player may take another
+# place only while they hold fewer than the free places divided by the players holding one
+# (counting them), rounded up.
+# Returns {"OK"} (listed in each: within every cap and share, or listed already)
+#       | {"platform", the level's index in KEYS, games going on, cap}
+#       | {"share", the level's index in KEYS, held, share, games going on}.
+_CLAIM = """
+for i, key in ipairs(KEYS) do
+  if redis.call('HEXISTS', key, ARGV[1]) == 0 then
+    local cap = tonumber(ARGV[4 + i])
+    local used, held, players, seen = 0, 0, 0, {}
+    for _, entry in ipairs(redis.call('HVALS', key)) do
+      used = used + 1
+      local owner = string.match(entry, '^%d+:(.*)$') or ''
+      if not seen[owner] then
+        seen[owner] = true
+        players = players + 1
+      end
+      if owner == ARGV[3] then held = held + 1 end
+    end
+    if used >= cap then return {'platform', i, used, cap} end
+    if 2 * used >= cap then
+      if held == 0 then players = players + 1 end
+      local share = math.ceil((cap - used) / players)
+      if held >= share then return {'share', i, held, share, used} end
+    end
+  end
+end
+if ARGV[4] ~= '1' then
+  for _, key in ipairs(KEYS) do redis.call('HSETNX', key, ARGV[1], ARGV[2]) end
+end
+return {'OK'}
+"""
+
+PRUNE_MS = 2000
+"""A level's platform-wide list is looked through for finished or vanished games at most this
+often (each look reads every game listed)."""
+MADE_LATELY_MS = 60_000
+"""A listed game that does not exist yet may still be being made: it is dropped only after this."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerGame:
     """One of a player's games as ListGames shows it."""
@@ -246,6 +290,7 @@ class GameStore:
         self._index = redis.register_script(_INDEX)
         self._due = redis.register_script(_DUE)
         self._reserve = redis.register_script(_RESERVE)
+        self._claim = redis.register_script(_CLAIM)
 
     @unavailable_when_unreachable
     async def create(
@@ -279,9 +324,17 @@ class GameStore:
         self, player: str, game_id: str, seats: Sequence[str], limits: Limits
     ) -> None:
         """List a new game among `player`'s live games if it stays within their limits, at
-        once (two calls at the same moment cannot both take the last place); else
-        LIMIT_REACHED. A refusal first drops games found finished or gone since (a process
-        that stopped between a game's last move and its unlisting left them)."""
+        once (two calls at the same moment cannot both take the last place), then among the
+        platform's live games of each capped bot level at the table if it stays within those
+        caps and the player's fair share (`claim`); else LIMIT_REACHED, and the game is listed
+        nowhere. A refusal first drops games found finished or gone since (a process that
+        stopped between a game's last move and its unlisting left them).
+
+        Two scripts, not one: a player's live games and a level's live games are in different
+        Redis Cluster slots (the player's, and one for the whole platform), which no script
+        may span. Each check-and-list is atomic; should this process stop between the two, the
+        player's list names a game that was never made, which is dropped like any game gone
+        (`prune_live`)."""
         entry = _live_entry(seats)
         args: list[Any] = [game_id, entry, self.ttl_seconds, limits.live_games, limits.bot_games]
         for level, most in sorted(limits.bot_games_by_level.items()):
@@ -289,22 +342,81 @@ class GameStore:
         for attempt in (1, 2):
             outcome = await self._reserve(keys=[keys.player_live(player)], args=args)
             if outcome[0] == b"OK":
-                return
+                break
             if attempt == 1 and await self.prune_live(player):
                 continue
             raise refusal(outcome[0].decode(), int(outcome[1]), int(outcome[2]))
+        try:
+            await self.claim(player, game_id, seats, limits)
+        except ApiError:
+            await self.redis.hdel(keys.player_live(player), game_id)
+            raise
 
     @unavailable_when_unreachable
-    async def opened(self, game: str, game_id: str, players: Sequence[str] = ()) -> None:
-        """Count a new game and list it among the live games and each seated player's games
-        and live games (before it is created, so that a game can never exist unlisted; a
-        listed id that was never created is dropped by the sweep, and by ListGames)."""
+    async def claim(
+        self,
+        player: str,
+        game_id: str,
+        seats: Sequence[str],
+        limits: Limits,
+        *,
+        check_only: bool = False,
+    ) -> None:
+        """List a new game with these `seats` among the platform's live games of each bot
+        level at the table that has a platform-wide cap, counting for `player`, if it stays
+        within every such cap and the player's fair share of it (services/game/limits.py), at
+        once; else LIMIT_REACHED. `check_only`: list nothing, only say whether it would be
+        refused (the lobby, before it queues a ticket). A refusal first drops games found
+        finished or gone."""
+        levels = limits.capped_levels(seats)
+        if not levels:
+            return
+        caps = [limits.platform_bot_games_by_level[level] for level in levels]
+        args = [game_id, f"{now_ms()}:{player}", player, "1" if check_only else "", *caps]
+        for attempt in (1, 2):
+            outcome = await self._claim(
+                keys=[keys.level_live(level) for level in levels], args=args
+            )
+            if outcome[0] == b"OK":
+                return
+            level = levels[int(outcome[1]) - 1]
+            if attempt == 1 and await self.prune_level(level):
+                continue
+            if outcome[0] == b"platform":
+                raise platform_refusal(
+                    f"platform_{level}_bot_games", level, 0, int(outcome[3]), int(outcome[2])
+                )
+            raise platform_refusal(
+                f"{level}_bot_games_share",
+                level,
+                int(outcome[2]),
+                int(outcome[3]),
+                int(outcome[4]),
+            )
+
+    @unavailable_when_unreachable
+    async def opened(
+        self,
+        game: str,
+        game_id: str,
+        players: Sequence[str] = (),
+        *,
+        levels: Sequence[str] = (),
+        sponsor: str = "",
+    ) -> None:
+        """Count a new game and list it among the live games, each seated player's games and
+        live games, and the platform's live games of each of `levels` (the capped bot levels
+        at the table, counting for `sponsor`, else the first person: a game made by the
+        matchmaker, whose tickets were checked when they were queued), before it is created,
+        so that a game can never exist unlisted; a listed id that was never created is dropped
+        by the sweep, and by ListGames and the limits."""
         now = now_ms()
         await self.redis.zadd(keys.LIVE_GAMES, {game_id: now})
         await self.redis.incrby(keys.active_games(game), 1)
         people = sorted({p for p in players if not is_bot(p)})
-        if people:
+        if people or levels:
             entry = _live_entry(players, now)
+            owner = f"{now}:{sponsor_of(players, sponsor)}"
             async with self.redis.pipeline(transaction=False) as pipe:
                 for player in people:
                     key = keys.player_games(player)
@@ -313,6 +425,8 @@ class GameStore:
                     pipe.expire(key, self.ttl_seconds)
                     pipe.hsetnx(keys.player_live(player), game_id, entry)
                     pipe.expire(keys.player_live(player), self.ttl_seconds)
+                for level in levels:
+                    pipe.hsetnx(keys.level_live(level), game_id, owner)
                 await pipe.execute()
 
     @unavailable_when_unreachable
@@ -333,6 +447,27 @@ class GameStore:
         """Drop the player's live games found finished, or gone (but for games made this last
         minute, which may not be stored yet); whether any were."""
         listed = await self.live(player)
+        return await self._prune(
+            keys.player_live(player), {game_id: ms for game_id, (ms, _) in listed.items()}
+        )
+
+    @unavailable_when_unreachable
+    async def prune_level(self, level: str) -> bool:
+        """Drop the games found finished or gone (`prune_live`) from the platform's live games
+        of a bot level; whether any were. One process looks at a time, at most once every
+        PRUNE_MS (a full platform refuses often, and each look reads every game listed)."""
+        if not await self.redis.set(keys.level_prune_lock(level), "1", nx=True, px=PRUNE_MS):
+            return False
+        found: Any = await self.redis.hgetall(keys.level_live(level))
+        listed = {
+            game_id.decode(): int(entry.decode().partition(":")[0] or 0)
+            for game_id, entry in found.items()
+        }
+        return await self._prune(keys.level_live(level), listed)
+
+    async def _prune(self, key: str, listed: Mapping[str, int]) -> bool:
+        """Drop from the hash `key` the games of `listed` (id -> created ms) found finished, or
+        gone (but for games made within MADE_LATELY_MS, which may not be stored yet)."""
         ids = list(listed)
         stale = [
             game_id
@@ -340,11 +475,20 @@ class GameStore:
                 ids, await game_log.latest(self.redis, ids), strict=True
             )
             if (last is not None and last.status["finished"])
-            or (meta is None and now_ms() - listed[game_id][0] > 60_000)
+            or (meta is None and now_ms() - listed[game_id] > MADE_LATELY_MS)
         ]
         if stale:
-            await self.redis.hdel(keys.player_live(player), *stale)
+            await self.redis.hdel(key, *stale)
         return bool(stale)
+
+    @unavailable_when_unreachable
+    async def level_load(self, level: str) -> dict[str, str]:
+        """The platform's live games with a bot of `level` (a capped one): id -> the player
+        each counts for."""
+        found: Any = await self.redis.hgetall(keys.level_live(level))
+        return {
+            game_id.decode(): entry.decode().partition(":")[2] for game_id, entry in found.items()
+        }
 
     @unavailable_when_unreachable
     async def remember_name(self, player: str, name: str) -> None:
@@ -392,13 +536,17 @@ class GameStore:
 
     @unavailable_when_unreachable
     async def closed(self, game_id: str, players: Sequence[str] = ()) -> None:
-        """The game is over: no longer counted or listed, nor among `players`' live games."""
+        """The game is over: no longer counted or listed, nor among `players`' live games nor
+        the platform's live games of the bot levels among `players`."""
         await game_log.unlist(self.redis, [game_id])
         people = sorted({p for p in players if p and not is_bot(p)})
-        if people:
+        levels = levels_at(players)
+        if people or levels:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for player in people:
                     pipe.hdel(keys.player_live(player), game_id)
+                for level in levels:
+                    pipe.hdel(keys.level_live(level), game_id)
                 await pipe.execute()
 
     @unavailable_when_unreachable

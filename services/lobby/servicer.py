@@ -115,15 +115,15 @@ class Lobby:
         return player
 
     async def _check_load(self, caller: Caller, seats: Sequence[str]) -> None:
-        """Refuse a game with `seats` for a player who holds as many games as they may (the
-        game service checks again, at once, when it makes the game)."""
+        """Refuse a game with `seats` for a player who holds as many games as they may, or
+        whose bots the platform runs as many games of as it may (or the player's share of
+        them): the game service checks again, at once, when it makes the game."""
         player, limits = _player(caller), self.limits.of(caller.guest)
         with _lobby_reachable():
-            if over(await self.games.live_load(player), limits, seats) is None:
-                return
-            await self.games.prune_live(player)
-            load = await self.games.live_load(player)
-        check_load(load, limits, seats)
+            if over(await self.games.live_load(player), limits, seats) is not None:
+                await self.games.prune_live(player)
+                check_load(await self.games.live_load(player), limits, seats)
+            await self.games.claim(player, "", seats, limits, check_only=True)
 
     def _game_request(self, request: Any) -> tuple[str, Any]:
         """The game and its CreateGame request with the request's options (checked)."""

@@ -19,20 +19,30 @@ from client.session import Session
 from engines.bots.base import Turn
 from games import Game
 from runtime import keys
-from runtime.localredis import free_port
+from runtime.localredis import LocalRedis, free_port
 from runtime.redis import connect_redis
 from services.bots.worker import BotWorker, choose_move
+from services.game.limits import Limits
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solace.v1 import solace_pb2
 from tabletop.solo.v1 import solo_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
-from tests.platform import TEST_BOT_KEY, Platform, play_until_finished
+from tests.integration.test_crowd import own_redis
+from tests.platform import (
+    TEST_BOT_KEY,
+    Platform,
+    assert_refused,
+    logged_in,
+    play_until_finished,
+    watch_all,
+)
 from tests.timing import eventually, patience
 from wire.players import new_bot_id
 
 pytestmark = pytest.mark.integration
+__all__ = ["own_redis"]
 
 GAMES = ("esoloe", "solo", "solace", "zoxso")
 
@@ -275,3 +285,129 @@ async def test_a_bot_letting_a_jump_in_pass_acknowledges_its_job(redis_url: str)
             await running
             await worker.close()
             await redis.aclose()
+
+
+async def _jobs_all_done(redis: Redis) -> bool:
+    """Every bot-turn job was read and acknowledged (a Redis of the test's own)."""
+    groups = await redis.xinfo_groups(keys.BOT_TURNS)
+    return all(group["pending"] == 0 and group["lag"] == 0 for group in groups)
+
+
+async def test_the_player_who_watches_bots_stops_their_game(own_redis: LocalRedis) -> None:
+    """The sponsor of a game of bots stops it mid-game: their watcher sees a last version
+    ("stop_game", no result) and the end of the stream; the game frees its place (a second
+    game, refused before, is made); the bots play it no more; a second stop answers the same
+    final status. Nobody else may stop it."""
+    limits = Limits(bot_games=1)
+    async with Platform(own_redis.url, games=("esoloe",), limits=limits) as platform:
+        # Slow bots: the game is still going on when it is stopped.
+        await platform.start_bot_worker("slow", delay_seconds=0.2)
+        sponsor, other = await logged_in(platform, "sponsor", "other")
+        made = await _new_bot_game(sponsor, "esoloe", watch_only=True)
+        game_id = made.status.game_id
+        watching = asyncio.create_task(watch_all(sponsor, "esoloe", game_id, public=True))
+        await assert_refused(
+            _new_bot_game(sponsor, "esoloe", watch_only=True),
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "LIMIT_REACHED",
+            "1 games with bots",
+        )
+        esoloe = sponsor.game("esoloe")
+        view = common_pb2.GetViewRequest(game_id=game_id, public=True)
+
+        async def moved() -> bool:
+            status = (await esoloe.GetView(view, metadata=sponsor.metadata)).status
+            return int(status.version) >= 2
+
+        await eventually(moved, 30, "the bots play a move or two")
+        stop = common_pb2.StopGameRequest(game_id=game_id)
+        await assert_refused(
+            other.game("esoloe").StopGame(stop, metadata=other.metadata),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_YOUR_GAME",
+            "only the player who asked for",
+        )
+        stopped = (await esoloe.StopGame(stop, metadata=sponsor.metadata)).status
+        assert stopped.finished
+        assert not stopped.to_act
+        assert not any(clock.running for clock in stopped.clocks)
+        assert list(stopped.result.winners) == []
+        assert stopped.result.detail["reason"] == "stopped_by_sponsor"
+        updates = await asyncio.wait_for(watching, patience(10))
+        last = updates[-1]
+        assert (last.envelope.version, last.envelope.move) == (stopped.version, "stop_game")
+        assert not last.envelope.HasField("actor")
+        assert last.envelope.table_event.kind == common_pb2.TableEvent.KIND_STOPPED
+        assert last.status.finished
+        assert [u.envelope.version for u in updates] == list(range(stopped.version + 1))
+        again = (await esoloe.StopGame(stop, metadata=sponsor.metadata)).status
+        assert again == stopped
+        await assert_refused(
+            esoloe.StopGame(stop, metadata=other.metadata),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_YOUR_GAME",
+        )
+        # Its place is free: the game refused before is made now (untimed, this one: it has
+        # no clock, before or after its stop).
+        untimed = lobby_pb2.PlayAgainstBotsRequest(
+            game="esoloe", watch_only=True, time_control=common_pb2.TimeControl()
+        )
+        lobby = lobby_pb2_grpc.LobbyServiceStub(sponsor.channel)
+        second = await lobby.PlayAgainstBots(untimed, metadata=sponsor.metadata)
+        ended = await esoloe.StopGame(
+            common_pb2.StopGameRequest(game_id=second.status.game_id), metadata=sponsor.metadata
+        )
+        assert ended.status.finished
+        assert ended.status.result.detail["reason"] == "stopped_by_sponsor"
+        assert not ended.status.clocks
+        assert not ended.status.HasField("time_control")
+        redis = Redis.from_url(own_redis.url)
+        try:
+            await eventually(lambda: _jobs_all_done(redis), 30, "the workers drop the jobs left")
+            assert await redis.zscore(keys.LIVE_GAMES, game_id) is None
+            assert not await redis.hlen(keys.player_live(sponsor.player_id))
+        finally:
+            await redis.aclose()
+        final = (await esoloe.GetView(view, metadata=sponsor.metadata)).status
+        assert final.version == stopped.version  # no bot played it after the stop
+        await sponsor.close()
+        await other.close()
+
+
+async def test_only_a_game_of_bots_can_be_stopped(redis_url: str) -> None:
+    """StopGame refuses a game with a person at the table (theirs against bots, a table of
+    their own), an unknown game and a malformed id, changing nothing."""
+    async with Platform(redis_url, games=("esoloe",)) as platform:
+        (player,) = await logged_in(platform, "seated")
+        esoloe = player.game("esoloe")
+        against = await _new_bot_game(player, "esoloe")
+        table = await esoloe.CreateGame(
+            esoloe_pb2.CreateGameRequest(players=[player.player_id] * 2), metadata=player.metadata
+        )
+        for status in (against.status, table.status):
+            await assert_refused(
+                esoloe.StopGame(
+                    common_pb2.StopGameRequest(game_id=status.game_id), metadata=player.metadata
+                ),
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "PEOPLE_SEATED",
+                "resignation",
+            )
+            view = await esoloe.GetView(
+                common_pb2.GetViewRequest(game_id=status.game_id, public=True),
+                metadata=player.metadata,
+            )
+            assert not view.status.finished
+        await assert_refused(
+            esoloe.StopGame(
+                common_pb2.StopGameRequest(game_id="esoloe-" + "0" * 20), metadata=player.metadata
+            ),
+            grpc.StatusCode.NOT_FOUND,
+            "GAME_NOT_FOUND",
+        )
+        await assert_refused(
+            esoloe.StopGame(common_pb2.StopGameRequest(game_id="nope"), metadata=player.metadata),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_ARGUMENT",
+        )
+        await player.close()
