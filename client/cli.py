@@ -7,6 +7,7 @@ tabletop play GAME ... [--clock MIN+INC] [--move-time SECONDS] [--abort-after SE
 tabletop play --game ID            sit back down at one of your games (any kind)
 tabletop games [--live]            your live and recent games
 tabletop watch GAME [GAME_ID]
+tabletop stop GAME_ID              end a game of bots you watch (one `watch GAME` made)
 tabletop replay GAME [--seed N] [--options JSON] [--setup JSON] [--edition N] SEAT:MOVE ...
 tabletop hotseat GAME [MOVE ...]  (esoloe)
 tabletop health
@@ -289,6 +290,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _gateway_flag(wt)
     wt.add_argument("--name", default=None, help=NAME_HELP)
 
+    st = commands.add_parser(
+        "stop", help="end a game of bots that you watch (one `tabletop watch GAME` made)"
+    )
+    st.add_argument("game_id", metavar="GAME_ID")
+    _gateway_flag(st)
+
     rg = commands.add_parser(
         "register", help="make an account (your games as a guest here stay yours)"
     )
@@ -347,11 +354,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "tokens": accounts.tokens,
         }[args.command]
         return asyncio.run(command(args))
-    if args.command in ("play", "watch", "games"):
+    if args.command in ("play", "watch", "games", "stop"):
         from client.games import list_games
-        from client.play import run_table
+        from client.play import run_table, stop_game
 
-        work = list_games(args) if args.command == "games" else run_table(args)
+        if args.command in ("games", "stop"):
+            work = list_games(args) if args.command == "games" else stop_game(args)
+        else:
+            work = run_table(args)
         try:
             return asyncio.run(_interruptible(work))
         except (KeyboardInterrupt, asyncio.CancelledError):

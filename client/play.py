@@ -805,7 +805,9 @@ async def run_table(args: argparse.Namespace) -> int:
         game, game_id, seat, mode = await _seat(args, session, account, console, options)
         names = f", playing as {account.name}" if account.name else ""
         if seat < 0:
-            console.print(f"watching {game} game {game_id}")
+            made = args.command == "watch" and not args.game_id  # theirs to stop
+            ending = f"; `tabletop stop {game_id}` ends it" if made else ""
+            console.print(f"watching {game} game {game_id}{ending}")
         elif mode == "rejoin":
             console.print(f"{game} game {game_id}, you are back in {seat_label(game, seat)}{names}")
         else:
@@ -915,3 +917,36 @@ async def _seat(
             )
         )
     return args.game, game_id, seat, "new"
+
+
+async def stop_game(args: argparse.Namespace) -> int:
+    """`tabletop stop GAME_ID`: end a game of bots that the player watches (one `tabletop watch
+    GAME` made), through the game's StopGame; says how it ended."""
+    session = Session(args.gateway, tls=args.tls)
+    account = Account(session, None, args.default_name)
+    try:
+        game = game_of_id(args.game_id)
+        if not account.use_saved():
+            raise UsageError(
+                f"you have not played on {args.gateway} from here (or your login expired): only "
+                "the player who watches a game of bots may stop it"
+            )
+        request = common_pb2.StopGameRequest(game_id=args.game_id)
+        reply = await account.call(
+            lambda: session.game(game).StopGame(request, metadata=session.metadata, timeout=10)
+        )
+    except UsageError as error:
+        print(f"tabletop stop: {error}", file=sys.stderr)
+        return 2
+    except SessionEnded as error:
+        print(f"tabletop stop: {error}", file=sys.stderr)
+        return 1
+    except grpc.aio.AioRpcError as error:
+        reason, _ = error_info(error)
+        print(f"tabletop stop: {reason or error.code().name}: {error.details()}", file=sys.stderr)
+        return 1
+    finally:
+        await session.close()
+    status = reply.status
+    print(f"{game} game {status.game_id} is over: {describe_result(status, -1)}")
+    return 0

@@ -1,5 +1,5 @@
-"""The terminal client (`tabletop play`, `tabletop watch`) driven by scripted input, as a separate
-process, against the real gateway, game services, Redis and bot workers."""
+"""The terminal client (`tabletop play`, `tabletop watch`, `tabletop stop`) driven by scripted
+input, as a separate process, against the real gateway, game services, Redis and bot workers."""
 
 from __future__ import annotations
 
@@ -230,6 +230,55 @@ async def test_an_unreachable_gateway_or_a_bad_request_exits_with_a_message(
     run = await tabletop(platform, "watch", "zoxso", "zoxso-" + "0" * 20)
     assert run.code == 1
     assert "GAME_NOT_FOUND" in run.err
+
+
+async def test_the_watcher_of_a_game_of_bots_stops_it(platform: Platform, tmp_path: Path) -> None:
+    """`tabletop watch esoloe` makes a game of (strong, so slow) bots and says how to stop it;
+    `tabletop stop ID` from the same player ends it, and the watch shows the stop and exits.
+    Another player's stop is refused."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    watch = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client.cli", "watch", "esoloe", "--level", "strong",
+        "--gateway", platform.target,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )  # fmt: skip
+    try:
+        assert watch.stdout is not None
+        first = (await asyncio.wait_for(watch.stdout.readline(), patience(30))).decode()
+        found = re.search(r"watching esoloe game (\S+); `tabletop stop (\S+)` ends it", first)
+        assert found, first
+        game_id = found.group(1)
+        assert found.group(2) == game_id
+        nobody = await tabletop(platform, "stop", game_id, state=tmp_path / "nobody")
+        assert nobody.code == 2
+        assert "only the player who watches a game of bots may stop it" in nobody.err
+        elsewhere = tmp_path / "elsewhere"  # another player, who played a game of their own
+        played = await tabletop(platform, "play", "esoloe", script="quit\n", state=elsewhere)
+        assert played.code == 0, played.err
+        stranger = await tabletop(platform, "stop", game_id, state=elsewhere)
+        assert stranger.code == 1
+        assert "NOT_YOUR_GAME" in stranger.err
+        stopped = await tabletop(platform, "stop", game_id)
+        assert stopped.code == 0, stopped.err
+        assert stopped.out.strip() == (
+            f"esoloe game {game_id} is over: no result: stopped by the player watching the bots"
+        )
+        out, err = await asyncio.wait_for(watch.communicate(), patience(30))
+    finally:
+        if watch.returncode is None:
+            watch.kill()
+            await watch.wait()
+    assert watch.returncode == 0, err.decode()
+    assert "The player watching these bots stopped the game (no result" in out.decode()
+    again = await tabletop(platform, "stop", game_id)  # over already: said again
+    assert again.code == 0, again.err
+    assert "is over: no result: stopped by the player watching the bots" in again.out
+    bad = await tabletop(platform, "stop", "chess-123")
+    assert bad.code == 2
+    assert "is not a game id" in bad.err
 
 
 async def test_hotseat_still_draws_the_esoloe_board(platform: Platform) -> None:

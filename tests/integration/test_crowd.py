@@ -479,3 +479,161 @@ async def test_bot_seats_name_real_levels_and_the_level_is_part_of_the_pool(
         await redis.aclose()
     mine = [p for p in pools if p.startswith("esoloe:2:") and p.endswith("after600")]
     assert {p.split(":")[-2] for p in mine} >= {"random", "strong"}
+
+
+# -- platform-wide caps of a bot level, and each player's fair share ------------------------------
+
+
+def _strong(*, watch_only: bool = True) -> lobby_pb2.PlayAgainstBotsRequest:
+    return lobby_pb2.PlayAgainstBotsRequest(game="esoloe", level="strong", watch_only=watch_only)
+
+
+async def _refused_for(call: Any, limit: str, most: str, *words: str) -> None:
+    """Await a call that must be refused LIMIT_REACHED for `limit` at `most`."""
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call
+    error = caught.value
+    reason, info = error_info(error)
+    assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error.details()
+    assert (reason, info.get("limit"), info.get("max")) == ("LIMIT_REACHED", limit, most)
+    for word in words:
+        assert word in (error.details() or ""), error.details()
+
+
+async def _listed(redis: Redis, key: str) -> dict[str, str]:
+    """A hash of live games: game id -> what follows the created time (a level's list: the
+    player each game counts for)."""
+    found: Any = await redis.hgetall(key)
+    return {k.decode(): v.decode().partition(":")[2] for k, v in found.items()}
+
+
+async def test_strong_bots_are_capped_platform_wide_and_shared_fairly(
+    own_redis: LocalRedis,
+) -> None:
+    """Room for 4 games against strong bots on the whole platform (10 a player): from 2 on,
+    each player holds at most an equal share of the places left, so the greedy player stops
+    at 2 while others still get one; at 4 everyone is refused, the lobby's FindMatch too.
+    The platform's list holds exactly the live games, whom they count for, as games are
+    made, refused, stopped and resigned."""
+    limits = Limits(bot_games_by_level={"strong": 10}, platform_bot_games_by_level={"strong": 4})
+    async with Platform(own_redis.url, limits=limits) as platform:
+        greedy, modest, late, last = await logged_in(platform, "greedy", "modest", "late", "last")
+
+        async def strong(session: Any, *, watch_only: bool = True) -> str:
+            lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
+            reply = await lobby.PlayAgainstBots(
+                _strong(watch_only=watch_only), metadata=session.metadata
+            )
+            return str(reply.status.game_id)
+
+        def lobby_of(session: Any) -> Any:
+            return lobby_pb2_grpc.LobbyServiceStub(session.channel)
+
+        g1, g2 = await strong(greedy), await strong(greedy)
+        await _refused_for(
+            lobby_of(greedy).PlayAgainstBots(_strong(), metadata=greedy.metadata),
+            "strong_bot_games_share", "2", "equal share", "you hold 2",
+        )  # fmt: skip
+        m1 = await strong(modest, watch_only=False)
+        await _refused_for(
+            lobby_of(modest).PlayAgainstBots(_strong(), metadata=modest.metadata),
+            "strong_bot_games_share", "1", "you hold 1",
+        )  # fmt: skip
+        l1 = await strong(late)
+        for call in (
+            lobby_of(last).PlayAgainstBots(_strong(), metadata=last.metadata),
+            lobby_of(last).FindMatch(
+                lobby_pb2.FindMatchRequest(
+                    game="esoloe", level="strong", bots=lobby_pb2.BOT_FILL_NOW
+                ),
+                metadata=last.metadata,
+            ),
+        ):
+            await _refused_for(
+                call, "platform_strong_bot_games", "4", "as many as it runs at once (4)"
+            )
+        redis = Redis.from_url(own_redis.url)
+        try:
+            strong_games = keys.level_live("strong")
+            ids = {g1: greedy, g2: greedy, m1: modest, l1: late}
+            assert await _listed(redis, strong_games) == {g: s.player_id for g, s in ids.items()}
+            for session, held in ((greedy, {g1, g2}), (modest, {m1}), (last, set())):
+                assert set(await _listed(redis, keys.player_live(session.player_id))) == held
+            await greedy.game("esoloe").StopGame(
+                common_pb2.StopGameRequest(game_id=g1), metadata=greedy.metadata
+            )
+            x1 = await strong(last)  # the place the stop freed
+            await modest.game("esoloe").Resign(
+                common_pb2.ResignRequest(game_id=m1), metadata=modest.metadata
+            )
+            ids = {g2: greedy, l1: late, x1: last}
+            assert await _listed(redis, strong_games) == {g: s.player_id for g, s in ids.items()}
+        finally:
+            await redis.aclose()
+        for session in (greedy, modest, late, last):
+            await session.close()
+
+
+async def test_games_made_at_the_same_moment_cannot_pass_the_platform_cap(
+    own_redis: LocalRedis,
+) -> None:
+    """Twelve players ask for a game against strong bots at once, with room for three on the
+    platform: three are made, nine refused, and the platform's list and the players' own
+    lists hold the three only."""
+    limits = Limits(platform_bot_games_by_level={"strong": 3})
+    async with Platform(own_redis.url, limits=limits) as platform:
+        players = await logged_in(platform, *(f"racer-{n}" for n in range(12)))
+        answers = await asyncio.gather(
+            *(
+                lobby_pb2_grpc.LobbyServiceStub(p.channel).PlayAgainstBots(
+                    _strong(), metadata=p.metadata
+                )
+                for p in players
+            ),
+            return_exceptions=True,
+        )
+        made = {a.status.game_id for a in answers if not isinstance(a, BaseException)}
+        refused = [
+            error_info(a)[1].get("limit") for a in answers if isinstance(a, grpc.aio.AioRpcError)
+        ]
+        assert len(made) == 3
+        assert refused == ["platform_strong_bot_games"] * 9
+        redis = Redis.from_url(own_redis.url)
+        try:
+            assert set(await _listed(redis, keys.level_live("strong"))) == made
+            listed = [await _listed(redis, keys.player_live(p.player_id)) for p in players]
+            assert {g for games in listed for g in games} == made  # the refused: nowhere
+        finally:
+            await redis.aclose()
+        for player in players:
+            await player.close()
+
+
+async def test_a_finished_or_vanished_game_left_on_the_platforms_list_is_dropped(
+    own_redis: LocalRedis,
+) -> None:
+    """A process that stopped between a game's end and its unlisting (or between listing a
+    game and making it) left it on the platform's list of strong-bot games: when that would
+    refuse a new game, it is found finished (or gone) and dropped."""
+    limits = Limits(platform_bot_games_by_level={"strong": 2})
+    async with Platform(own_redis.url, limits=limits) as platform:
+        first, second = await logged_in(platform, "first", "second")
+        lobby = lobby_pb2_grpc.LobbyServiceStub(first.channel)
+        ended = (await lobby.PlayAgainstBots(_strong(), metadata=first.metadata)).status.game_id
+        await first.game("esoloe").StopGame(
+            common_pb2.StopGameRequest(game_id=ended), metadata=first.metadata
+        )
+        redis = Redis.from_url(own_redis.url)
+        try:
+            strong_games = keys.level_live("strong")
+            assert await _listed(redis, strong_games) == {}
+            ghost = "esoloe-" + "0" * 20  # never made, listed long ago
+            await redis.hset(strong_games, mapping={ended: f"1:{first.player_id}", ghost: "1:"})
+            made = await lobby_pb2_grpc.LobbyServiceStub(second.channel).PlayAgainstBots(
+                _strong(), metadata=second.metadata
+            )
+            assert await _listed(redis, strong_games) == {made.status.game_id: second.player_id}
+        finally:
+            await redis.aclose()
+        await first.close()
+        await second.close()

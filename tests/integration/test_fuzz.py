@@ -137,7 +137,7 @@ async def _answer(call: Any) -> grpc.StatusCode:
 )
 @given(
     game=st.sampled_from(GAMES),
-    rpc=st.sampled_from(["Play", "Resign", "GetView", "LegalMoves", "Watch"]),
+    rpc=st.sampled_from(["Play", "Resign", "GetView", "LegalMoves", "Watch", "StopGame"]),
     who=st.sampled_from(["second", "outsider", "forged", "none"]),
     move=moves,
     game_id=game_ids,
@@ -174,6 +174,8 @@ def test_bad_calls_get_clean_refusals_and_change_nothing(
             request = common_pb2.GetViewRequest(**fields)
         elif rpc == "LegalMoves":
             request = common_pb2.LegalMovesRequest(**fields)
+        elif rpc == "StopGame":
+            request = common_pb2.StopGameRequest(game_id=target)
         else:
             request = common_pb2.WatchRequest(from_version=expected or 0, **fields)
         timeout = 1 if rpc == "Watch" else 10

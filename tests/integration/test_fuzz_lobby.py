@@ -445,7 +445,9 @@ async def _victim_ticket_is_queued(world: World) -> None:
 @given(
     valid=st.booleans(),
     game=st.sampled_from(GAMES),
-    rpc=st.sampled_from(["CreateGame", "GetView", "LegalMoves", "Play", "Play", "Resign", "Watch"]),
+    rpc=st.sampled_from(
+        ["CreateGame", "GetView", "LegalMoves", "Play", "Play", "Resign", "Watch", "StopGame"]
+    ),
     request_key=st.one_of(st.none(), metadata_texts),
     public=st.booleans(),
     request_id=st.text(max_size=80),
@@ -494,6 +496,8 @@ def test_game_services_called_directly_refuse_cleanly(
             request = common_pb2.GetViewRequest(public=public, **fields)
         elif rpc == "LegalMoves":
             request = common_pb2.LegalMovesRequest(**fields)
+        elif rpc == "StopGame":  # no game here is one of bots made for a player: refused
+            request = common_pb2.StopGameRequest(game_id=target)
         else:
             request = common_pb2.WatchRequest(from_version=expected or 0, public=public, **fields)
         before = await world.games()
