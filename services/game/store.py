@@ -482,15 +482,6 @@ class GameStore:
         return bool(stale)
 
     @unavailable_when_unreachable
-    async def level_load(self, level: str) -> dict[str, str]:
-        """The platform's live games with a bot of `level` (a capped one): id -> the player
-        each counts for."""
-        found: Any = await self.redis.hgetall(keys.level_live(level))
-        return {
-            game_id.decode(): entry.decode().partition(":")[2] for game_id, entry in found.items()
-        }
-
-    @unavailable_when_unreachable
     async def remember_name(self, player: str, name: str) -> None:
         """A player's display name, as they last called the lobby (kept as long as games)."""
         await self.redis.set(keys.player_name(player), name, ex=self.ttl_seconds)

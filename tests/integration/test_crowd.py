@@ -25,6 +25,7 @@ from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solace.v1 import solace_pb2
 from tabletop.solo.v1 import solo_pb2
+from tests.integration.test_matchmaking import final, find
 from tests.platform import TEST_INTERNAL_KEY, Platform, assert_refused, logged_in
 from tests.timing import eventually, patience
 from wire.api import LOBBY_SERVICE, api
@@ -637,3 +638,26 @@ async def test_a_finished_or_vanished_game_left_on_the_platforms_list_is_dropped
             await redis.aclose()
         await first.close()
         await second.close()
+
+
+async def test_a_matchmade_game_with_strong_bots_counts_on_the_platform_until_it_ends(
+    own_redis: LocalRedis,
+) -> None:
+    """A game the matchmaker makes with a strong bot (its ticket checked when queued) is on the
+    platform's list of strong-bot games, for its person, as it is made, and leaves it as it
+    ends."""
+    async with Platform(own_redis.url, matchmakers=1) as platform:
+        (player,) = await logged_in(platform, "matched")
+        ticket = await find(player, "esoloe", level="strong", bots=lobby_pb2.BOT_FILL_NOW)
+        matched = await final(player, ticket.ticket_id)
+        redis = Redis.from_url(own_redis.url)
+        try:
+            strong_games = keys.level_live("strong")
+            assert await _listed(redis, strong_games) == {matched.game_id: player.player_id}
+            await player.game("esoloe").Resign(
+                common_pb2.ResignRequest(game_id=matched.game_id), metadata=player.metadata
+            )
+            assert await _listed(redis, strong_games) == {}
+        finally:
+            await redis.aclose()
+        await player.close()
