@@ -20,6 +20,7 @@ from runtime.fanout import StreamHub, TooSlow
 from runtime.localredis import LocalRedis, LocalRedisCluster
 from runtime.redis import connect_redis
 from services.game.limits import Limits
+from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -29,7 +30,7 @@ from tests.integration.test_matchmaking import final, find
 from tests.platform import TEST_INTERNAL_KEY, Platform, assert_refused, logged_in
 from tests.timing import eventually, patience
 from wire.api import LOBBY_SERVICE, api
-from wire.errors import error_info
+from wire.errors import ApiError, error_info
 from wire.metadata import PLAYER_METADATA
 from wire.players import new_bot_id
 from wire.proof import prove
@@ -661,3 +662,28 @@ async def test_a_matchmade_game_with_strong_bots_counts_on_the_platform_until_it
         finally:
             await redis.aclose()
         await player.close()
+
+
+async def test_the_platform_list_and_a_players_list_work_on_a_redis_cluster() -> None:
+    """On a Redis Cluster, a player's live games and the platform's list of strong-bot games
+    are in different slots: each is checked and joined by a script of its own, a refusal by the
+    platform's takes the game off the player's, and closing a game takes it off both."""
+    cluster = await asyncio.to_thread(LocalRedisCluster, masters=3, appendonly=False)
+    redis = connect_redis(cluster.url, cluster=True)
+    store = GameStore(redis)
+    limits = Limits(platform_bot_games_by_level={"strong": 1})
+    first, second = "esoloe-" + "1" * 20, "esoloe-" + "2" * 20
+    seats = [new_bot_id("strong"), new_bot_id("strong")]
+    try:
+        await store.reserve("p-first", first, seats, limits)
+        with pytest.raises(ApiError) as refused:
+            await store.reserve("p-second", second, seats, limits)
+        assert refused.value.metadata["limit"] == "platform_strong_bot_games"
+        assert await store.live("p-second") == {}
+        await store.closed(first, [*seats, "p-first"])
+        assert await store.live("p-first") == {}
+        await store.reserve("p-second", second, seats, limits)
+        assert await _listed(redis, keys.level_live("strong")) == {second: "p-second"}
+    finally:
+        await redis.aclose()
+        await asyncio.to_thread(cluster.stop)
