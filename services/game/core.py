@@ -467,7 +467,7 @@ class GameCore:
         self, request: common_pb2.StopGameRequest, caller: Caller
     ) -> common_pb2.StopGameResponse:
         """StopGame: the player who asked for a game of bots (its sponsor) ends it, without a
-        result. The stop is a version of the game like a move (move "stop"), written through
+        result. The stop is a version of the game like a move (move "stop_game"), written through
         the same versioned commit as a move or a timeout, and what follows a game's last
         version follows it too: watchers get it, the game leaves the live indexes, pending bot
         jobs find the game moved on. A game already over answers its final status (so a
