@@ -525,7 +525,9 @@ class GameCore:
 
         The move is judged on the game at `expected` when given, else on the latest version the
         service has read. If another move is committed between that read and this write, the
-        call fails with ABORTED (STALE_VERSION) and the current version: the first one wins.
+        call fails with ABORTED (STALE_VERSION) and the current version: the first one wins. A
+        resignation without `expected` is applied to the game as it is then (a player who
+        resigns means it whatever a bot just played).
         In a timed game a move must reach Redis before the game's next deadline (by Redis's
         clock); one that comes later is refused and the timeout (or abort) applied instead.
         """
@@ -573,10 +575,11 @@ class GameCore:
                 raise await self._too_late(loaded, due, seat)
             if commit.outcome == "NOT_FOUND" or commit.current is None:
                 raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
-            if expected is not None or not from_hint:
+            if move is not None and (expected is not None or not from_hint):
                 # A move accepted between our read and our write: the first one wins (S11).
                 raise await self._stale(game_id, commit.current.stored.version, stored.version)
-            # Only this replica's hint was behind: judge the move on the game as it is now.
+            # Only this replica's hint was behind, or a resignation (which asked for no
+            # version): judge it on the game as it is now.
             loaded, hint = commit.current, None
         raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
 

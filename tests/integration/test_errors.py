@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import time
+from typing import Any
 
 import grpc
 import jwt
@@ -502,3 +503,37 @@ async def test_guest_logins_are_limited_by_the_address_a_trusted_proxy_forwards(
         other = await login("198.51.100.2")
         assert other == (None if behind_proxy else "RATE_LIMITED")
         await session.close()
+
+
+async def test_a_resignation_is_applied_whatever_move_came_between_its_read_and_its_write(
+    redis_url: str,
+) -> None:
+    """A move judged on a position another move changed meanwhile is refused (the first one
+    wins); a resignation asks for no position: it is applied to the game as it is then."""
+    async with Platform(redis_url, games=("esoloe",)) as platform:
+        (alice,) = await logged_in(platform, "alice")
+        created = await alice.game("esoloe").CreateGame(
+            esoloe_pb2.CreateGameRequest(players=[alice.player_id] * 2), metadata=alice.metadata
+        )
+        game_id = created.status.game_id
+        core = platform.services[0].sweep.core
+        write = core._write
+        raced: list[int] = []
+
+        async def write_after_another_move(*args: Any, **kwargs: Any) -> Any:
+            if not raced:  # seat 0 moves between the resignation's read and its write
+                raced.append(1)
+                await alice.game("esoloe").Play(
+                    common_pb2.PlayRequest(game_id=game_id, move="a12", seat=0),
+                    metadata=alice.metadata,
+                )
+            return await write(*args, **kwargs)
+
+        core._write = write_after_another_move  # type: ignore[method-assign,assignment]
+        resigned = await alice.game("esoloe").Resign(
+            common_pb2.ResignRequest(game_id=game_id, seat=1), metadata=alice.metadata
+        )
+        assert raced
+        assert resigned.status.finished
+        assert resigned.status.version == 2  # after the move that came between
+        assert list(resigned.status.result.winners) == [0]
