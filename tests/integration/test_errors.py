@@ -529,7 +529,7 @@ async def test_a_resignation_is_applied_whatever_move_came_between_its_read_and_
                 )
             return await write(*args, **kwargs)
 
-        core._write = write_after_another_move  # type: ignore[method-assign,assignment]
+        core._write = write_after_another_move  # type: ignore[method-assign]
         resigned = await alice.game("esoloe").Resign(
             common_pb2.ResignRequest(game_id=game_id, seat=1), metadata=alice.metadata
         )
