@@ -12,8 +12,10 @@ KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 setup: $(VENV)/.installed gen/.stamp redis-server postgres
 
 # What only the tests need beyond that: the Compose schema and a kubectl (tests/test_deploy.py),
-# the Node.js example client's packages, and buf (tests/test_api_stability.py).
-test-tools: .tools/compose_spec.json $(KUBECTL) examples/node/node_modules/.installed $(BUF)
+# the Node.js example client's packages, buf (tests/test_api_stability.py) and the bench's
+# RLCard virtualenv (tests/integration/test_bench.py runs every `make bench` section briefly).
+test-tools: .tools/compose_spec.json $(KUBECTL) examples/node/node_modules/.installed $(BUF) \
+            .bench-venv/.installed
 
 # The Node.js example client's packages (tests/integration/test_node_client.py runs it).
 examples/node/node_modules/.installed: examples/node/package.json examples/node/package-lock.json

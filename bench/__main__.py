@@ -6,18 +6,22 @@ import logging
 import sys
 from collections.abc import Callable
 
-from bench import accounts, engines, gateway, solace, solo, stack, watchers, zoxso
+from bench import accounts, engines, gateway, sized, solace, solo, stack, watchers, zoxso
 
+SECONDS = sized(3.0, 0.2)
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
-    ("engines (random legal moves, no I/O)", engines.run),
-    ("Solo next to RLCard's UNO (engine only)", solo.run),
-    ("Solace (engine only)", solace.run),
-    ("ZoxSo (engine only)", zoxso.run),
-    ("e-SOLO-e Play through the gateway (separate processes, local redis-server)", gateway.run),
+    ("engines (random legal moves, no I/O)", lambda: engines.run(SECONDS)),
+    ("Solo next to RLCard's UNO (engine only)", lambda: solo.run(SECONDS)),
+    ("Solace (engine only)", lambda: solace.run(SECONDS, int(sized(500, 5)))),
+    ("ZoxSo (engine only)", lambda: zoxso.run(SECONDS)),
+    (
+        "e-SOLO-e Play through the gateway (separate processes, local redis-server)",
+        lambda: gateway.run(sized(5.0, 0.5)),
+    ),
     ("the whole stack: bots and matchmaking (separate processes)", stack.run),
     (
         "watchers: Watch streams on one replica through one gateway (separate processes)",
-        watchers.run,
+        lambda: watchers.run(int(sized(1000, 10)), int(sized(10, 2))),
     ),
     (
         "accounts: logins and refreshes through the gateway (PostgreSQL, separate processes)",

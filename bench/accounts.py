@@ -10,6 +10,7 @@ import time
 import uvloop
 from argon2 import PasswordHasher
 
+from bench import sized
 from bench.gateway import INTERNAL_KEY, SECRET
 from client.session import Session
 from runtime import db
@@ -18,7 +19,7 @@ from runtime.localpg import LocalPostgres
 from runtime.localredis import LocalRedis
 
 PASSWORD = "bench password 0123"
-SECONDS = 5.0
+SECONDS = sized(5.0, 0.5)
 
 
 def _hash_cost() -> float:

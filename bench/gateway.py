@@ -199,7 +199,7 @@ def run(seconds: float = 5.0) -> list[str]:
         # One bench player holds as many games at once as it drives: no per-player limits.
         env={"TOKEN_SECRET": SECRET, "INTERNAL_KEY": INTERNAL_KEY,
              "RATE_LIMIT_PER_SECOND": "1000000", "RATE_LIMIT_BURST": "1000000",
-             "MAX_LIVE_GAMES": "1000000"},
+             "MAX_LIVE_GAMES": "1000000", "GUEST_MAX_LIVE_GAMES": "1000000"},
         games=["esoloe"],
         lobby=False,
         matchmakers=0,

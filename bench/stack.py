@@ -15,6 +15,7 @@ import grpc
 import uvloop
 
 import games
+from bench import sized
 from client.session import Session
 from runtime.launch import Launch
 from runtime.localredis import LocalRedis
@@ -24,7 +25,9 @@ from tabletop.solo.v1 import solo_pb2
 
 SECRET = "bench-signing-key-0123456789-0123456789"
 BOT_KEY = "bench-bot-key-0123456789"
-GAMES_AT_ONCE = 8
+GAMES_AT_ONCE = int(sized(8, 2))
+SECONDS = sized(10.0, 1.0)
+"""How long the matchmaking players and the churning player go on."""
 
 
 def _options(game: str) -> lobby_pb2.GameOptions:
@@ -162,17 +165,17 @@ async def _fair_bots(gateway: str) -> list[str]:
     honest, churner = Session(gateway), Session(gateway)
     await honest.login("honest")
     await churner.login("churner")
-    alone = await _bot_answers(honest, 8.0)
-    until = time.perf_counter() + 10.0
+    alone = await _bot_answers(honest, SECONDS * 0.8)
+    until = time.perf_counter() + SECONDS
     churning = asyncio.create_task(_churn(churner, until))
-    await asyncio.sleep(2.0)  # the churn's backlog builds first
-    beside = await _bot_answers(honest, 8.0)
+    await asyncio.sleep(SECONDS * 0.2)  # the churn's backlog builds first
+    beside = await _bot_answers(honest, SECONDS * 0.8)
     made = await churning
     await honest.close()
     await churner.close()
     return [
         f"a random bot's answer, 1 worker, alone: {_spread(alone)}",
-        f"the same while another player churns bot games ({made / 10.0:.0f} made and resigned "
+        f"the same while another player churns bot games ({made / SECONDS:.0f} made and resigned "
         f"a second): {_spread(beside)}",
     ]
 
@@ -183,10 +186,10 @@ async def _bench(gateway: str, add_workers: Any) -> list[str]:
     lines = []
     add_workers(1)
     lines += await _fair_bots(gateway)
-    for workers in (1, 4):
+    for workers in sized((1, 4), (1,)):
         add_workers(workers)
         await asyncio.sleep(1.0)
-        for game in games.names():
+        for game in sized(games.names(), ["esoloe", "solace"]):
             elapsed = await _bot_games(session, game, GAMES_AT_ONCE)
             lines.append(
                 f"bot-vs-bot {game:<7} {workers} worker(s): {GAMES_AT_ONCE / elapsed * 60:7.1f} "
@@ -195,10 +198,11 @@ async def _bench(gateway: str, add_workers: Any) -> list[str]:
     players = [Session(gateway) for _ in range(16)]
     for index, player in enumerate(players):
         await player.login(f"player{index}")
-    matched, latencies = await _matchmaking(players, 10.0)
+    matched, latencies = await _matchmaking(players, SECONDS)
     latencies.sort()
     lines.append(
-        f"matchmaking (16 players, pairs, 1 matchmaker): {matched / 10.0:.1f} tickets matched/s, "
+        f"matchmaking (16 players, pairs, 1 matchmaker): {matched / SECONDS:.1f} tickets "
+        "matched/s, "
         f"FindMatch to matched p50 {statistics.median(latencies) * 1e3:.1f} ms, "
         f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1e3:.1f} ms"
     )
@@ -210,7 +214,9 @@ def run() -> list[str]:
     launch = Launch(
         redis_url=redis.url,
         env={"TOKEN_SECRET": SECRET, "BOT_KEY": BOT_KEY, "MATCHMAKER_SCAN_SECONDS": "0.5",
-             "RATE_LIMIT_PER_SECOND": "100000", "RATE_LIMIT_BURST": "100000"},
+             "RATE_LIMIT_PER_SECOND": "100000", "RATE_LIMIT_BURST": "100000",
+             # its guests watch 8 games of bots at once
+             "GUEST_MAX_LIVE_GAMES": "20", "GUEST_MAX_BOT_GAMES": "10"},
         bot_workers=0,
         quiet=True,
     )  # fmt: skip

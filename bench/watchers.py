@@ -233,6 +233,7 @@ def run(games: int = 1000, per_game: int = 10, rate: float = 200.0, plies: int =
             "LOGIN_RATE_LIMIT_BURST": "1000",
             "MAX_STREAMS_PER_PLAYER": str(games * per_game),
             "MAX_LIVE_GAMES": str(games + 10),
+            "GUEST_MAX_LIVE_GAMES": str(games + 10),
         },
         games=["esoloe"],
         lobby=False,
