@@ -13,7 +13,7 @@ tabletop hotseat GAME [MOVE ...]  (esoloe)
 tabletop health
 tabletop register USERNAME [--bot] | login USERNAME | logout [--everywhere] | whoami
 tabletop tokens [list] | tokens create NAME [--scope play|bot] [--days N] | tokens revoke ID
-tabletop migrate [--database URL]   (operators: the database's schema)
+tabletop migrate [--database URL] [--wait SECONDS]   (operators: the database's schema)
 
 Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
 else the address a local platform (`make run`) announced, else 127.0.0.1:50050. A gateway that
@@ -329,10 +329,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=os.environ.get("DATABASE_URL", ""),
         help="the PostgreSQL URL (default: DATABASE_URL)",
     )
+    mg.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait up to this long for the database to answer (one starting beside it)",
+    )
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["migrate"]:
-        return _migrate(mg.parse_args(argv[1:]).database)
+        migrating = mg.parse_args(argv[1:])
+        return _migrate(migrating.database, migrating.wait)
     if argv[:1] == ["replay"]:
         # Options may come anywhere among the moves: `replay solo --seed 3 0:draw 1:pass`.
         return _replay(rp.parse_intermixed_args(argv[1:]))
@@ -371,15 +379,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return asyncio.run(hotseat(args.gateway, args.game, args.moves, args.tls))
 
 
-def _migrate(url: str) -> int:
-    """Applies the migrations the database lacks (each once, whoever else runs it at once)."""
+def _migrate(url: str, wait_seconds: float = 0.0) -> int:
+    """Applies the migrations the database lacks (each once, whoever else runs it at once),
+    once the database answers (waiting up to `wait_seconds` for it)."""
     if not url:
         print("no database: give --database or set DATABASE_URL", file=sys.stderr)
         return 2
     from runtime import db
 
+    def waiting(error: str) -> None:
+        print(f"waiting up to {wait_seconds:g} s for the database: {error}", file=sys.stderr)
+
     try:
-        applied = db.migrate(url)
+        applied = db.migrate(url, wait_seconds, waiting)
     except Exception as error:  # a command's answer: what failed, not a traceback
         print(f"migration failed: {error}", file=sys.stderr)
         return 1

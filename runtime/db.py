@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import logging
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
 from runtime.config import env_float, env_int
@@ -45,10 +48,35 @@ def migrations() -> list[Migration]:
     return found
 
 
-def migrate(url: str) -> list[str]:
-    """Applies the migrations the database does not have yet; the names of those applied."""
+def connect(
+    url: str, wait_seconds: float = 0.0, waiting: Callable[[str], None] | None = None
+) -> psycopg.Connection[TupleRow]:
+    """A connection (autocommit); while the database cannot be reached (not started yet, or
+    starting up), tried again every half second for up to `wait_seconds`, then the last error.
+    libpq tells a refused login only by its message, so that is waited out too. `waiting` is
+    told the first error, when it waits."""
+    deadline = time.monotonic() + wait_seconds
+    told = False
+    while True:
+        try:
+            return psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as error:
+            if time.monotonic() >= deadline:
+                raise
+            if waiting is not None and not told:
+                waiting(str(error).strip())
+                told = True
+            time.sleep(0.5)
+
+
+def migrate(
+    url: str, wait_seconds: float = 0.0, waiting: Callable[[str], None] | None = None
+) -> list[str]:
+    """Applies the migrations the database does not have yet; the names of those applied.
+    `wait_seconds`, `waiting`: how long to wait for the database to answer first, and who to
+    tell that it waits (see `connect`)."""
     applied: list[str] = []
-    with psycopg.connect(url, autocommit=True) as connection:
+    with connect(url, wait_seconds, waiting) as connection:
         connection.execute("SELECT pg_advisory_lock(%s)", (_LOCK,))
         try:
             connection.execute(

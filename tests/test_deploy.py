@@ -2,7 +2,8 @@
 against the Kubernetes schemas, each overlay renders, the Compose file validates, every command
 and environment variable they name exists in the code (and is documented), every service
 starts with the environment the manifests give it and reports SERVING, Redis starts the way the
-manifests start it, and the NetworkPolicies allow exactly the connections the platform makes."""
+manifests start it, PostgreSQL starts the way the Compose file starts it, and the NetworkPolicies
+allow exactly the connections the platform makes."""
 
 from __future__ import annotations
 
@@ -13,26 +14,32 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
 import jsonschema
 import kubernetes_validate
+import psycopg
 import pytest
 import redis
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import games
-from runtime import keys
+from client import cli
+from runtime import db, keys
 from runtime.config import ServiceSettings
 from runtime.launch import wait_serving
+from runtime.localpg import _server_user, program
 from runtime.localredis import LocalRedis, free_port
 from runtime.redis import connect_redis, sentinels_from_env
 from tests.leftovers import RUN_MARK, spawned
@@ -75,6 +82,15 @@ def compose_seconds(duration: str) -> float:
 REDIS_CONTAINERS = {"redis", "sentinel"}
 """The containers of Redis itself (nodes, Sentinels): their commands and variables are
 redis-server's, checked by the Redis tests below."""
+STORES = {*REDIS_CONTAINERS, "postgres"}
+"""The containers (and Compose services) of the data stores themselves: their commands and
+variables are the servers' own, checked by the Redis and PostgreSQL tests below."""
+STORE_SECRET = re.compile(r"tabletop-postgres(-[a-z0-9]{10})?")
+"""The dev overlay's Secret of PostgreSQL's own password, which only PostgreSQL reads (the
+gateways and the migration Job get it inside DATABASE_URL, from tabletop-database)."""
+MIGRATE = ("client.cli", "migrate")
+"""`python -m client.cli migrate` (`tabletop migrate`): the one command that is not a process's
+module of its own."""
 REDIS_USERS = ["lobby", "matchmaker", "bots", *games.names()]
 """The processes that use Redis (the gateway does not)."""
 PROCESSES = ["gateway", "lobby", "matchmaker", "bots", *games.names()]
@@ -181,13 +197,11 @@ def _commands() -> set[tuple[str, ...]]:
     commands = {
         tuple(service["command"])
         for name, service in compose()["services"].items()
-        if name != "redis"
+        if name not in STORES
     }
     for overlay in OVERLAYS:
         commands |= {
-            tuple(c["args"])
-            for c in containers(render(overlay))
-            if c["name"] not in REDIS_CONTAINERS
+            tuple(c["args"]) for c in containers(render(overlay)) if c["name"] not in STORES
         }
     return commands
 
@@ -202,6 +216,10 @@ def test_every_command_exists() -> None:
         *(("services.game", g) for g in games.names()),
     } <= commands
     for module, *args in commands:
+        if (module, *args[:1]) == MIGRATE:
+            # The CLI parses its options (a bad one: SystemExit), then wants a database.
+            assert cli.main([*args, "--database", ""]) == 2, args
+            continue
         assert importlib.util.find_spec(f"{module}.__main__") is not None, module
         assert all(arg in games.names() for arg in args), args
 
@@ -209,15 +227,16 @@ def test_every_command_exists() -> None:
 def _variables() -> set[str]:
     names: set[str] = set()
     for name, service in compose()["services"].items():
-        if name != "redis":
+        if name not in STORES:
             names |= set(service.get("environment", {}))
     for overlay in OVERLAYS:
         docs = render(overlay)
         for doc in docs:
-            if doc["kind"] in ("ConfigMap", "Secret"):
+            store = STORE_SECRET.fullmatch(doc["metadata"]["name"])
+            if doc["kind"] in ("ConfigMap", "Secret") and not store:
                 names |= set(doc.get("data", {}))
         for each in containers(docs):
-            if each["name"] not in REDIS_CONTAINERS:  # redis-server's own (see below)
+            if each["name"] not in STORES:  # redis-server's and PostgreSQL's own (see below)
                 names |= {e["name"] for e in each.get("env", [])}
     return names
 
@@ -269,11 +288,11 @@ def _environment(
     return env
 
 
-def test_each_service_serves_with_the_manifest_environment() -> None:
+def test_each_service_serves_with_the_manifest_environment(database_url: str) -> None:
     """Start every game service and the gateway with the dev overlay's environment, pointed at
-    a local Redis that wants the overlay's Redis password and at each other on free ports, and
-    see each report SERVING, overall (what the readiness probes ask) and for "liveness" (what
-    the liveness probes ask)."""
+    a local Redis that wants the overlay's Redis password, at each other on free ports and (the
+    gateway) at a local PostgreSQL, and see each report SERVING, overall (what the readiness
+    probes ask) and for "liveness" (what the liveness probes ask)."""
     password = _environment("dev", "lobby")["REDIS_PASSWORD"]
     server = LocalRedis(appendonly=False, password=password)
     redis_url = server.url
@@ -310,8 +329,10 @@ def test_each_service_serves_with_the_manifest_environment() -> None:
         local_addr["LOBBY_ADDR"] = f"127.0.0.1:{lobby_port}"
         env = _environment("dev", "gateway")
         assert set(local_addr) <= set(env), "the gateway's manifest misses an address"
+        assert env["DATABASE_URL"].startswith("postgresql://")
         gateway_port = free_port()
         env |= local_addr | {
+            "DATABASE_URL": database_url,
             "LISTEN": f"127.0.0.1:{gateway_port}",
             "METRICS_PORT": str(free_port()),
         }
@@ -515,6 +536,202 @@ def test_redis_bounds_its_memory_and_never_evicts(overlay: str) -> None:
     maxmemory = int(command[command.index("--maxmemory") + 1].removesuffix("mb"))
     limit = int(service["mem_limit"].removesuffix("g")) * 1024
     assert 0 < maxmemory <= limit * 0.8
+
+
+# --- PostgreSQL in Compose: the accounts, migrated before the gateway starts ------------------
+
+PG_PASSWORD = re.compile(r"\$\{POSTGRES_PASSWORD:\?[^}]+\}")
+"""POSTGRES_PASSWORD, required: Compose refuses to start without it."""
+
+
+def test_compose_gives_the_gateway_a_migrated_database() -> None:
+    """PostgreSQL wants POSTGRES_PASSWORD (psql and the healthcheck log in with PGPASSWORD),
+    keeps its cluster on a named volume and runs as `postgres`; the one-shot migrate service
+    (the platform's image) runs `tabletop migrate` once PostgreSQL is healthy (and waits for it
+    by itself). Only the gateway and migrate get DATABASE_URL, with the same password. No
+    service depends on a one-shot service: podman would not restart it after a crash (it does
+    not start a container while one it requires has exited)."""
+    services = compose()["services"]
+    url = re.compile(rf"postgresql://tabletop:{PG_PASSWORD.pattern}@postgres:5432/tabletop")
+    users = {
+        name
+        for name, service in services.items()
+        if "DATABASE_URL" in service.get("environment", {})
+    }
+    assert users == {"gateway", "migrate"}
+    for name in users:
+        assert url.fullmatch(services[name]["environment"]["DATABASE_URL"]), name
+    for name, service in services.items():
+        if name != "postgres":
+            assert "POSTGRES_PASSWORD" not in service.get("environment", {}), name
+    migrate, gateway, postgres = services["migrate"], services["gateway"], services["postgres"]
+    assert tuple(migrate["command"][:2]) == MIGRATE
+    assert migrate["image"] == gateway["image"]  # the same release's migrations
+    assert migrate["restart"] == "no"
+    assert migrate["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    assert cli.main([*migrate["command"][1:], "--database", ""]) == 2  # options the CLI takes
+    assert "--wait" in migrate["command"]
+    one_shot = {name for name, service in services.items() if service.get("restart") == "no"}
+    assert one_shot == {"migrate"}
+    for name, service in services.items():
+        assert not one_shot & set(service.get("depends_on", {})), name
+    env = postgres["environment"]
+    assert PG_PASSWORD.fullmatch(env["POSTGRES_PASSWORD"])
+    assert PG_PASSWORD.fullmatch(env["PGPASSWORD"])
+    assert postgres["user"] == "postgres"
+    (volume,) = postgres["volumes"]
+    name, path = volume.split(":")
+    assert name in compose()["volumes"]
+    assert env["PGDATA"].startswith(path + "/")
+    assert postgres["healthcheck"]["test"][:2] == ["CMD", "pg_isready"]
+
+
+@dataclass
+class PostgresLaunch:
+    """How a manifest starts PostgreSQL: the command, the environment it sets besides the
+    password (which `start` gives), where the data volume is mounted, the readiness check, and
+    how it is stopped (a signal, or a preStop command and then SIGTERM)."""
+
+    command: list[str]
+    env: dict[str, str]
+    mount: str
+    probe: list[str]
+    stop_signal: signal.Signals
+    pre_stop: list[str]
+
+    def environment(self, volume: Path, port: int, password: str) -> dict[str, str]:
+        """The manifest's environment with the password, the volume at `volume`, and the
+        machine's PostgreSQL on the PATH, listening (and called) on `port`."""
+        return self.env | {
+            "PGDATA": self.env["PGDATA"].replace(self.mount, str(volume)),
+            "PGPORT": str(port),  # the server's port, and the one psql and pg_isready call
+            "PATH": f"{Path(program('postgres')).parent}:{os.environ['PATH']}",
+            RUN_MARK: os.environ[RUN_MARK],
+            "POSTGRES_PASSWORD": password,
+            "PGPASSWORD": password,
+        }
+
+    def start(
+        self, volume: Path, port: int, password: str, user: dict[str, Any]
+    ) -> subprocess.Popen[bytes]:
+        """The manifest's command, on 127.0.0.1 only (the last listen_addresses wins)."""
+        command = [*self.command, "-c", "listen_addresses=127.0.0.1"]
+        env = self.environment(volume, port, password)
+        return subprocess.Popen(command, env=env, cwd=volume, **user)
+
+    def healthy(self, volume: Path, port: int, password: str) -> bool:
+        env = self.environment(volume, port, password)
+        done = subprocess.run(self.probe, env=env, timeout=patience(10), check=False)
+        return done.returncode == 0
+
+
+def _postgres_launch(kind: str) -> PostgresLaunch:
+    if kind == "kubernetes":
+        docs = render("dev")
+        pod = find(docs, "StatefulSet", "postgres")["spec"]["template"]["spec"]
+        (each,) = pod["containers"]
+        (mount,) = [m["mountPath"] for m in each["volumeMounts"]]
+        secret = find(docs, "Secret", "tabletop-postgres")["metadata"]["name"]
+        env = {}
+        for e in each["env"]:
+            if "valueFrom" in e:  # the password: from the Secret, and given by the test
+                assert e["valueFrom"]["secretKeyRef"] == {
+                    "name": secret,
+                    "key": "POSTGRES_PASSWORD",
+                }
+            else:
+                env[e["name"]] = e["value"]
+        return PostgresLaunch(
+            command=each["command"] + each["args"],
+            env=env,
+            mount=mount,
+            probe=each["readinessProbe"]["exec"]["command"],
+            stop_signal=signal.SIGTERM,
+            pre_stop=each["lifecycle"]["preStop"]["exec"]["command"],
+        )
+    service = compose()["services"]["postgres"]
+    (mount,) = [v.split(":")[1] for v in service["volumes"]]
+    test = service["healthcheck"]["test"]
+    assert test[0] == "CMD"
+    return PostgresLaunch(
+        # Compose reads `$$` as a literal `$`.
+        command=[part.replace("$$", "$") for part in service["entrypoint"] + service["command"]],
+        env={k: v for k, v in service["environment"].items() if not PG_PASSWORD.fullmatch(v)},
+        mount=mount,
+        probe=test[1:],
+        stop_signal=signal.Signals[service["stop_signal"]],
+        pre_stop=[],
+    )
+
+
+def _postgres_volume(user: dict[str, Any]) -> Path:
+    """An empty directory the server's user owns (as a new volume would be)."""
+    volume = Path(tempfile.mkdtemp(prefix="tabletop-manifest-pg-"))
+    if user:
+        os.chown(volume, user["user"], user["group"])
+    return volume
+
+
+@pytest.mark.parametrize("kind", ["compose", "kubernetes"])
+def test_postgres_starts_the_way_the_manifests_start_it(kind: str) -> None:
+    """Run the manifest's own PostgreSQL command (the Compose file's, the dev overlay's) with
+    the machine's PostgreSQL, as the user `postgres` (when we are root; the container's user):
+    on an empty volume it makes the cluster and becomes postgres itself (the stop signal
+    reaches it); the readiness check passes; the database `tabletop` takes the user `tabletop`
+    with POSTGRES_PASSWORD only (and the password is on no command line); `tabletop migrate`
+    brings its schema; the manifest's way of stopping it (Compose: its stop signal; Kubernetes:
+    the preStop command, then SIGTERM) ends it cleanly, whoever is still connected; started
+    again on the same volume it has kept it all. Without a password it refuses to start and
+    makes nothing."""
+    launch = _postgres_launch(kind)
+    user = _server_user()
+    volume = _postgres_volume(user)
+    port = free_port()
+    password = os.urandom(16).hex()
+    url = f"postgresql://tabletop:{password}@127.0.0.1:{port}/tabletop"
+    try:
+        for start in ("first", "again"):
+            process = launch.start(volume, port, password, user)
+            try:
+                deadline = time.monotonic() + patience(30)
+                while not launch.healthy(volume, port, password):
+                    assert process.poll() is None, f"postgres exited ({start} start)"
+                    assert time.monotonic() < deadline, f"not ready ({start} start)"
+                    time.sleep(0.2)
+                proc = Path(f"/proc/{process.pid}")
+                assert proc.joinpath("comm").read_text().strip() == "postgres"
+                for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+                    with contextlib.suppress(OSError):  # a process that ended meanwhile
+                        assert password.encode() not in cmdline.read_bytes(), cmdline
+                for wrong in ("", "not-the-password"):
+                    with pytest.raises(psycopg.OperationalError):
+                        psycopg.connect(url.replace(password, wrong), connect_timeout=5).close()
+                names = [f"{m.version:04d}_{m.name}" for m in db.migrations()]
+                assert db.migrate(url) == (names if start == "first" else [])
+                assert [p.name for p in volume.iterdir()] == ["pgdata"]  # nothing half made
+                # A client still connected (the gateway's pool) does not hold the stop up.
+                with psycopg.connect(url, connect_timeout=5):
+                    if launch.pre_stop:
+                        env = launch.environment(volume, port, password)
+                        subprocess.run(
+                            launch.pre_stop, env=env, timeout=patience(10), check=True, **user
+                        )
+                    process.send_signal(launch.stop_signal)
+                    assert process.wait(timeout=patience(10)) == 0, "postgres did not stop cleanly"
+                assert not launch.healthy(volume, port, password)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+        empty = _postgres_volume(user)
+        try:
+            refused = launch.start(empty, port, "", user)
+            assert refused.wait(timeout=patience(10)) != 0, "PostgreSQL started without a password"
+            assert list(empty.iterdir()) == []
+        finally:
+            shutil.rmtree(empty)
+    finally:
+        shutil.rmtree(volume)
 
 
 # --- Redis in prod: a primary, two replicas, three Sentinels; everyone follows the primary ------
@@ -1069,11 +1286,15 @@ def test_prod_leaves_the_namespace_alone() -> None:
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_images_are_pinned_by_digest(overlay: str) -> None:
-    """prod: every image by digest. dev: Redis by digest, and the image just built."""
+    """prod: every image by digest. dev: Redis by digest, the image just built, and its own
+    PostgreSQL by the tag Compose names (dev only: prod brings its own database)."""
     digest = re.compile(r"[^@\s]+@sha256:[0-9a-f]{64}")
     for pinned in containers(render(overlay)):
         if overlay == "prod" or pinned["name"] == "redis":
             assert digest.fullmatch(pinned["image"]), pinned["image"]
+        elif pinned["name"] == "postgres":
+            assert pinned["image"] == compose()["services"]["postgres"]["image"]
+            assert pinned["imagePullPolicy"] == "Always"  # a tag can move
         else:
             assert pinned["image"] == "tabletop:latest"
 
@@ -1161,14 +1382,17 @@ class Cluster:
         self.policies = [d for d in docs if d["kind"] == "NetworkPolicy"]
         self.namespace = next(d["metadata"].get("namespace", "") for d in docs)
         self.pods: dict[str, tuple[dict[str, str], dict[str, tuple[int, str]]]] = {}
-        for workload in workloads(docs):
+        jobs = [d for d in docs if d["kind"] == "Job"]  # the migration's: known by its label
+        for workload in [*workloads(docs), *jobs]:
             template = workload["spec"]["template"]
             ports = {
                 p["name"]: (p["containerPort"], p.get("protocol", "TCP"))
                 for c in template["spec"]["containers"]
                 for p in c.get("ports", [])
             }
-            self.pods[workload["metadata"]["name"]] = (template["metadata"]["labels"], ports)
+            labels = template["metadata"]["labels"]
+            name = labels["app.kubernetes.io/name"] if workload in jobs else None
+            self.pods[name or workload["metadata"]["name"]] = (labels, ports)
         # A pod someone adds later, that no policy names: denied by default.
         self.pods["newcomer"] = ({"app.kubernetes.io/name": "newcomer"}, {"grpc": (50099, "TCP")})
 
@@ -1255,6 +1479,15 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
     internal.add(("bots", "gateway", *grpc("gateway")))
     for user in REDIS_USERS:
         internal.add((user, "redis", 6379, "TCP"))
+    database: set[Edge] = set()
+    if "migrate" in cluster.pods:
+        # The component accounts-database: the gateways and the migration Job reach port 5432
+        # anywhere (the database may be outside the cluster); the dev overlay's own PostgreSQL
+        # lets only them in.
+        clients = ("gateway", "migrate")
+        database = {(c, other, 5432, "TCP") for c in clients for other in cluster.everyone()}
+        if "postgres" in cluster.pods:
+            internal |= {(c, "postgres", 5432, "TCP") for c in clients}
     if overlay == "prod":
         # Redis under Sentinel, a Sentinel in each Redis pod: the users ask the Sentinels; the
         # nodes replicate from each other and ask the Sentinels at start; the Sentinels watch
@@ -1270,7 +1503,7 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
     if overlay == "prod":
         ingress.add(("keda/keda-operator", "redis", 6379, "TCP"))
         ingress.add(("keda/keda-operator", "redis", *sentinel))
-    egress = set(internal)
+    egress = internal | database
     for pod in cluster.pods:
         egress |= {(pod, "kube-system/kube-dns", 53, protocol) for protocol in ("UDP", "TCP")}
     return ingress, egress
@@ -1354,19 +1587,28 @@ def test_operations_doc_names_what_an_operator_creates() -> None:
 def test_accounts_database_component_gives_the_gateway_its_database_and_a_migration(
     overlay: str, tmp_path: Path
 ) -> None:
-    """The component for accounts: the gateways get DATABASE_URL from the Secret
-    tabletop-database, a Job runs `tabletop migrate` with it (hardened like every pod), and the
-    gateways (and the Job) may reach PostgreSQL's port; nothing else changes."""
+    """The component for accounts (the dev overlay has it; prod as an operator's overlay adds
+    it): the gateways get DATABASE_URL from the Secret tabletop-database, a Job runs `tabletop
+    migrate` with it (hardened like every pod), and the gateways and the Job may reach
+    PostgreSQL's port (in dev, that of its own PostgreSQL, which lets only them in); nothing
+    else changes."""
     component = DEPLOY / "k8s" / "components" / "accounts-database"
-    docs = render_with(tmp_path, overlay, {"components": [os.path.relpath(component, tmp_path)]})
+    if overlay == "dev":
+        docs = render("dev")
+        secret = find(docs, "Secret", "tabletop-database")["metadata"]["name"]
+    else:
+        extra = {"components": [os.path.relpath(component, tmp_path)]}
+        docs = render_with(tmp_path, overlay, extra)
+        secret = "tabletop-database"
     gateway = find(docs, "Deployment", "gateway")
     (container,) = gateway["spec"]["template"]["spec"]["containers"]
-    assert {"secretRef": {"name": "tabletop-database"}} in container["envFrom"]
+    assert {"secretRef": {"name": secret}} in container["envFrom"]
     job = find(docs, "Job", "tabletop-migrate")
     pod = job["spec"]["template"]["spec"]
     (migrate,) = pod["containers"]
-    assert migrate["args"] == ["client.cli", "migrate"]
-    assert migrate["envFrom"] == [{"secretRef": {"name": "tabletop-database"}}]
+    assert migrate["args"][:2] == list(MIGRATE)
+    assert cli.main([*migrate["args"][1:], "--database", ""]) == 2  # options the CLI takes
+    assert migrate["envFrom"] == [{"secretRef": {"name": secret}}]
     assert migrate["image"] == container["image"]  # the same release's migrations
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["automountServiceAccountToken"] is False
@@ -1376,7 +1618,37 @@ def test_accounts_database_component_gives_the_gateway_its_database_and_a_migrat
     cluster = Cluster(docs)
     ingress, egress = _expected_edges(cluster, overlay)
     assert cluster.edges("Ingress") == ingress
-    database = {("gateway", other, 5432, "TCP") for other in cluster.everyone()}
-    assert cluster.edges("Egress") == egress | database
+    assert cluster.edges("Egress") == egress
+    clients = ("gateway", "migrate")
+    assert {(c, other, 5432, "TCP") for c in clients for other in cluster.everyone()} <= egress
+    if overlay == "dev":
+        assert {(c, "postgres", 5432, "TCP") for c in clients} <= ingress
     # and the database the migration makes is the one the gateway's code reads: tested with a
     # real PostgreSQL in tests/integration/test_database_backup.py (`tabletop migrate`)
+
+
+def test_dev_runs_the_postgresql_its_database_url_names() -> None:
+    """The dev overlay's DATABASE_URL names its own PostgreSQL (the Service `postgres`, the
+    user and database `tabletop`) with the password PostgreSQL takes from tabletop-postgres;
+    the password is in no ConfigMap, and only PostgreSQL gets tabletop-postgres."""
+    docs = render("dev")
+
+    def decoded(name: str, key: str) -> str:
+        return base64.b64decode(find(docs, "Secret", name)["data"][key]).decode()
+
+    password = decoded("tabletop-postgres", "POSTGRES_PASSWORD")
+    assert re.fullmatch(r"[A-Za-z0-9]{16,}", password), "it goes in a URL as it is"
+    url = urllib.parse.urlsplit(decoded("tabletop-database", "DATABASE_URL"))
+    assert (url.scheme, url.username, url.password) == ("postgresql", "tabletop", password)
+    assert (url.hostname, url.port, url.path) == ("postgres", 5432, "/tabletop")
+    service = find(docs, "Service", "postgres")
+    (port,) = service["spec"]["ports"]
+    assert port["port"] == 5432
+    assert service["spec"]["selector"] == {"app.kubernetes.io/name": "postgres"}
+    secret = find(docs, "Secret", "tabletop-postgres")["metadata"]["name"]
+    for doc in docs:
+        if doc["kind"] == "ConfigMap":
+            assert password not in json.dumps(doc), doc["metadata"]["name"]
+    for each in containers(docs):
+        uses = secret in json.dumps(each)
+        assert uses == (each["name"] == "postgres"), each["name"]

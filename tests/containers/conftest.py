@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from runtime.localredis import free_port
 from tests.timing import patience
@@ -26,6 +27,11 @@ COMPOSE_FILE = ROOT / "deploy" / "docker-compose.yml"
 PROJECT = "tabletop-e2e"
 LABEL = f"label=io.podman.compose.project={PROJECT}"
 IMAGE = "localhost/tabletop:latest"
+STOP_SIGNALS = {
+    name: service.get("stop_signal", "SIGTERM")
+    for name, service in yaml.safe_load(COMPOSE_FILE.read_text())["services"].items()
+}
+"""The signal `compose stop` (and `docker stop`) sends each service's containers."""
 # The port each process listens on inside its container (deploy/docker-compose.yml).
 PORTS = {
     "esoloe": 50051, "solo": 50052, "solace": 50053, "zoxso": 50054, "lobby": 50055,
@@ -105,14 +111,17 @@ class Stack:
         """The process in `container` answers its own readiness probe."""
         service = container["service"]
         if service == "redis":
-            probe = ["redis-cli", "ping"]
+            probe, answer = ["redis-cli", "ping"], "PONG"
+        elif service == "postgres":
+            probe, answer = ["pg_isready"], "accepting connections"
         else:
             probe = ["tabletop", "health", "--target", f"127.0.0.1:{PORTS[service]}"]
+            answer = "SERVING"
         done = subprocess.run(
             ["podman", "exec", container["id"], *probe], capture_output=True, text=True,
             timeout=patience(30), check=False,
         )  # fmt: skip
-        return done.returncode == 0 and ("PONG" in done.stdout or "SERVING" in done.stdout)
+        return done.returncode == 0 and answer in done.stdout
 
     def wait_ready(self, container: dict[str, str], timeout: float = 120) -> None:
         """Wait for the container to be ready; fail after `patience(timeout)`."""
@@ -155,6 +164,7 @@ def stack() -> Iterator[Stack]:
         "BOT_KEY": secrets.token_urlsafe(24),
         "INTERNAL_KEY": secrets.token_urlsafe(32),
         "REDIS_PASSWORD": secrets.token_hex(32),
+        "POSTGRES_PASSWORD": secrets.token_hex(32),
         # Solo's bots wait 1.5 s after each move at a table with a person: a game takes minutes.
         "BOT_PEOPLE_WINDOW_SECONDS": "0.1",
     }

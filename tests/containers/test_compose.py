@@ -1,6 +1,7 @@
 """The Compose stack, built and run with podman: health through the published port, a game of
-each kind against the bots, every container stopped with SIGTERM while a player plays on, and a
-game service scaled to three whose new replicas get calls."""
+each kind against the bots, an account that outlives a restart of its database, every container
+stopped with its stop signal while a player plays on, and a game service scaled to three whose
+new replicas get calls."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solo.v1 import solo_pb2
-from tests.containers.conftest import IMAGE, PORTS, Stack, run
+from tests.containers.conftest import IMAGE, LABEL, PORTS, STOP_SIGNALS, Stack, run
 from tests.platform import play_until_finished
-from tests.timing import patience
+from tests.timing import eventually, patience
 
 pytestmark = pytest.mark.containers
 
@@ -31,6 +32,8 @@ OPTIONS = {
     )
 }
 """A Solo game of one round between two (its default is four players to 500 points)."""
+PASSWORD = "a long e2e password"
+MIGRATE = "label=com.docker.compose.service=migrate"
 
 
 def test_health_through_the_published_port(stack: Stack) -> None:
@@ -68,11 +71,57 @@ async def test_a_game_of_each_kind_against_the_bots(stack: Stack, game: str) -> 
     await session.close()
 
 
-async def test_sigterm_to_every_container_fails_no_call(stack: Stack) -> None:
-    """Each container in turn gets SIGTERM (what `docker stop` and Kubernetes send), is brought
-    back by its restart policy, and is ready again before the next; meanwhile a player plays
-    e-SOLO-e against the bots, and every call it makes must succeed. The player's channel waits
-    for the gateway while the gateway itself restarts (wait_for_ready), as a client should."""
+async def test_an_account_outlives_a_restart_of_its_database(stack: Stack) -> None:
+    """An account registered through the gateway plays a game against the bots; PostgreSQL's
+    container is restarted (its data on the volume); the account logs in again with its
+    password, as the same player, and finds its game. The gateway's pooled connections to the
+    old server are gone: a call may be told UNAVAILABLE ("retry") until the pool has new ones."""
+    # The one-shot migrate service ran (each `up` runs it again: a no-op) and never failed (it
+    # may have said it waited for PostgreSQL to start).
+    (migrate,) = run("podman", "ps", "-a", "-q", "--filter", LABEL, "--filter", MIGRATE).split()
+    done = subprocess.run(
+        ["podman", "logs", migrate], capture_output=True, text=True, timeout=patience(30),
+        check=True,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert "applied 0001_accounts" in said, said
+    assert "migration failed" not in said, said
+    session = Session(stack.target)
+    registered = await session.register("e2e-account", PASSWORD)
+    assert registered.player_id.startswith("a-")
+    played = await _play_against_bots(session, "esoloe")
+    await session.close()
+
+    (postgres,) = stack.containers("postgres")
+    started = _state(postgres["id"], "StartedAt")
+    await asyncio.to_thread(run, "podman", "restart", postgres["id"])
+    assert _state(postgres["id"], "StartedAt") != started
+    await asyncio.to_thread(stack.wait_ready, postgres)
+
+    again = Session(stack.target)
+
+    async def login() -> lobby_pb2.LoginResponse | None:
+        try:
+            return await again.account_login("e2e-account", PASSWORD)
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+            return None
+
+    reply = await eventually(login, 30, "the account logging in after the restart")
+    assert reply.player_id == registered.player_id
+    assert reply.session_id != registered.session_id
+    games = await again.lobby.ListGames(lobby_pb2.ListGamesRequest(), metadata=again.metadata)
+    assert played.status.game_id in [g.status.game_id for g in games.games]
+    await again.close()
+
+
+async def test_the_stop_signal_to_every_container_fails_no_call(stack: Stack) -> None:
+    """Each container in turn gets its stop signal (what `docker stop` and Kubernetes send:
+    SIGTERM; PostgreSQL's fast shutdown, SIGINT), is brought back by its restart policy, and
+    is ready again before the next; meanwhile a player plays e-SOLO-e against the bots, and
+    every call it makes must succeed. The player's channel waits for the gateway while the
+    gateway itself restarts (wait_for_ready), as a client should."""
     failures: list[str] = []
     games_played = 0
     stop = asyncio.Event()
@@ -91,12 +140,12 @@ async def test_sigterm_to_every_container_fails_no_call(stack: Stack) -> None:
 
     playing = asyncio.create_task(player())
     containers = stack.containers()
-    assert {c["service"] for c in containers} == {"redis", *PORTS}
+    assert {c["service"] for c in containers} == {"redis", "postgres", *PORTS}
     exits = {}
     for container in containers:
         started = _state(container["id"], "StartedAt")
         signalled = str(int(time.time()) - 1)
-        run("podman", "kill", "--signal", "TERM", container["id"])
+        run("podman", "kill", "--signal", STOP_SIGNALS[container["service"]], container["id"])
         await asyncio.to_thread(_wait_restarted, stack, container, started)
         exits[container["name"]] = _exit_codes(container["id"], signalled)
     stop.set()

@@ -5,6 +5,8 @@ logging out (here and on another gateway), password changes, a guest claiming an
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,12 +18,14 @@ import pytest_asyncio
 from client.session import Session
 from gateway.server import Gateway
 from runtime import db
+from runtime.localpg import LocalPostgres
+from runtime.localredis import free_port
 from services.game.limits import Limits
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tests.platform import Platform
-from tests.timing import eventually
+from tests.timing import eventually, patience
 from wire.errors import error_info
 
 PASSWORD = "correct horse battery"
@@ -279,3 +283,36 @@ async def test_a_guest_has_tighter_limits_until_it_claims_an_account(
         error = await refused(guest.game("esoloe").CreateGame, own, metadata=guest.metadata)
         assert error == "LIMIT_REACHED"  # an account's limits: three live games
         await guest.close()
+
+
+def test_migrate_waits_for_a_database_still_starting() -> None:
+    """`tabletop migrate --wait` (Compose's migrate service, the migration Job) started before
+    its database: it says it waits, and once the database answers applies every migration.
+    Without --wait it fails at once, saying why."""
+    port = free_port()
+    url = f"postgresql://tabletop:tabletop@127.0.0.1:{port}/tabletop"
+    command = [sys.executable, "-m", "client.cli", "migrate", "--database", url]
+    at_once = subprocess.run(
+        command, capture_output=True, text=True, timeout=patience(30), check=False
+    )
+    assert at_once.returncode == 1
+    assert at_once.stderr.startswith("migration failed: "), at_once.stderr
+    wait = patience(60)
+    with subprocess.Popen(
+        [*command, "--wait", str(wait)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as migrating:
+        try:
+            assert migrating.stderr is not None
+            told = migrating.stderr.readline()
+            assert told.startswith(f"waiting up to {wait:g} s for the database: "), told
+            server = LocalPostgres(port=port)  # its user `tabletop`, password `tabletop`
+            try:
+                out, err = migrating.communicate(timeout=wait)
+            finally:
+                server.stop()
+        finally:
+            if migrating.poll() is None:
+                migrating.kill()
+    assert migrating.returncode == 0, err
+    names = [f"{m.version:04d}_{m.name}" for m in db.migrations()]
+    assert out == f"applied {', '.join(names)}\n"
