@@ -130,7 +130,8 @@ def ranks(seats: int, result: Mapping[str, Any], last: Sequence[int] = ()) -> li
 
 
 def counts(meta: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
-    """Whether a finished game changes ratings: rated, with a result, with a rated person."""
+    """Whether a finished game changes ratings: rated, with a result, with a rated person and
+    another rated seat."""
     result = status.get("result")
     if not meta.get("rated") or not status.get("finished") or result is None:
         return False
@@ -140,7 +141,8 @@ def counts(meta: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     if not 2 <= len(seats) <= MAX_SEATS:
         return False
     accounts = set(meta.get("accounts", ()))
-    return any(i in accounts and not plays_as_bot(seats[i]) for i in range(len(seats)))
+    person = any(i in accounts and not plays_as_bot(seats[i]) for i in range(len(seats)))
+    return person and len(rated_seats(meta)) >= 2
 
 
 def rated_seats(meta: Mapping[str, Any]) -> dict[int, str]:
@@ -164,8 +166,6 @@ def rate(
     if not counts(meta, status):
         return []
     seats = rated_seats(meta)
-    if len(seats) < 2:
-        return []
     replaced = [int(s) for s in status.get("replaced", {})]
     places = ranks(len(meta["seats"]), status["result"], replaced)
     order = sorted(seats)
