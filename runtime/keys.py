@@ -56,6 +56,36 @@ BOT_GROUP = "bots"
 BOT_SWEEP_LOCK = "bots:sweep"
 """String: held for a moment by the one bot worker sweeping LIVE_GAMES for stalled games."""
 
+FINISHED_GAMES = "games:finished"
+"""Stream: one entry per finished game with a person at the table (field `game`: its kind,
+`game_id`, `record`: JSON with its seats, which were accounts, whether it is rated, and its
+final status), appended by the commit that finishes the game. The ratings consumers read it
+with the consumer group RATINGS_GROUP. Trimmed to about FINISHED_GAMES_KEPT entries."""
+
+FINISHED_GAMES_KEPT = 100_000
+
+RATINGS_GROUP = "ratings"
+
+
+def rating_change(game_id: str) -> str:
+    """String (JSON): what a rated game did to its seats' ratings, once counted (the ratings
+    consumer writes it; GameStatus shows it). Lives as long as the game."""
+    return f"game:{_tag(game_id)}:rating"
+
+
+def leaderboard(game: str) -> str:
+    """Sorted set: the rated players of a game kind (accounts, `bot-<level>`) scored by their
+    conservative rating (mu - 3 sigma). Kept in step with PostgreSQL's `ratings` by the ratings
+    consumer; `tabletop ratings rebuild` writes it again from there."""
+    return f"ratings:{{{game}}}:board"
+
+
+def ratings(game: str) -> str:
+    """Hash: a game kind's rated player -> their rating as JSON ([mu, sigma, games]), beside
+    `leaderboard` (same slot)."""
+    return f"ratings:{{{game}}}:players"
+
+
 LIVE_GAMES = "games:{live}"
 """Sorted set: ids of games not finished yet, scored by creation time (ms). Bot workers sweep
 it for games waiting on a bot seat whose job was lost (a service stopped between a commit and

@@ -23,7 +23,7 @@ class Process:
     """One process of the platform (`python -m <module> <args>`), started again when asked."""
 
     kind: str
-    """gateway, game, lobby, matchmaker or bots."""
+    """gateway, game, lobby, matchmaker, ratings or bots."""
     args: list[str]
     env: dict[str, str]
     log: Path | None = None
@@ -159,6 +159,9 @@ class Launch:
         self.common = common
         for index in range(self.bot_workers):
             self.add_bot_worker(index, ports.take())
+        if common.get("DATABASE_URL"):  # ratings are kept in PostgreSQL
+            env = {**common, "LISTEN": f"127.0.0.1:{ports.take()}"}
+            self.add("ratings", ["services.ratings"], env)
 
     def add(self, kind: str, module: list[str], env: dict[str, str]) -> Process:
         log = None if self.logs is None else self.logs / f"{kind}-{len(self.processes)}.log"

@@ -34,9 +34,11 @@ from wire.metadata import (
     GUEST_METADATA,
     NAME_METADATA,
     PLAYER_METADATA,
+    RATED_METADATA,
     REQUEST_METADATA,
     SPONSOR_METADATA,
     Caller,
+    rated_of,
 )
 from wire.proof import doubled, proven
 
@@ -110,6 +112,7 @@ def caller_of(context: Context) -> Caller:
         metadata_value(context, NAME_METADATA),
         metadata_value(context, SPONSOR_METADATA),
         metadata_value(context, GUEST_METADATA) == "1",
+        rated_of(metadata_value(context, RATED_METADATA)),
     )
 
 

@@ -25,6 +25,11 @@ GUEST_METADATA = "x-tabletop-guest"
 """`1` when the player (on a platform component's call, the sponsor) is a guest: guests have
 tighter limits (services/game/limits.py). Absent for everyone else."""
 
+RATED_METADATA = "x-tabletop-rated"
+"""On the lobby's and the matchmakers' CreateGame calls: the game is rated (docs/ratings.md);
+the value lists the seats held by accounts, comma-separated (`-` for none), which the game
+records as it is made (a guest is never rated, whatever account it claims later)."""
+
 REQUEST_METADATA = "x-tabletop-request"
 """A request id the gateway attaches to each call it forwards: used when the client sent none,
 so the gateway's own retries are applied once."""
@@ -44,3 +49,23 @@ class Caller:
     """On a platform component's call: the player it acts for (see SPONSOR_METADATA)."""
     guest: bool = False
     """The player (or the sponsor) is a guest (GUEST_METADATA)."""
+    rated: tuple[int, ...] | None = None
+    """On a platform component's CreateGame: the game is rated, and these seats are accounts'
+    (RATED_METADATA); None: a casual game."""
+
+
+def rated_value(accounts: tuple[int, ...] | list[int]) -> str:
+    """RATED_METADATA's value for a rated game whose `accounts` seats are accounts'."""
+    return ",".join(str(seat) for seat in accounts) or "-"
+
+
+def rated_of(value: str) -> tuple[int, ...] | None:
+    """The account seats RATED_METADATA's value names; None when unset (or malformed)."""
+    if not value:
+        return None
+    if value == "-":
+        return ()
+    seats = value.split(",")
+    if not all(seat.isdigit() and len(seat) <= 2 for seat in seats):
+        return None
+    return tuple(sorted({int(seat) for seat in seats}))

@@ -168,6 +168,21 @@ def status_of(
     return status
 
 
+def finished_record(meta: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the finished games' stream (keys.FINISHED_GAMES) says of a game a version finishes:
+    its seats, which were accounts', whether it is rated, its final status; None when the
+    version does not finish it, or nobody at its table is a person (the ratings consumer reads
+    it: services/ratings)."""
+    if not status["finished"] or all(is_bot(player) for player in meta["seats"]):
+        return None
+    return {
+        "seats": list(meta["seats"]),
+        "accounts": list(meta.get("accounts", ())),
+        "rated": bool(meta.get("rated")),
+        "status": dict(status),
+    }
+
+
 def resolve_seat(
     seats: Sequence[str],
     player: str,
@@ -371,6 +386,11 @@ class GameCore:
             "edition": state.edition,
             "sponsor": sponsor,
         }
+        if caller.rated is not None and not caller.player:  # only the platform makes them
+            meta["rated"] = True
+            meta["accounts"] = [
+                seat for seat in caller.rated if seat < len(players) and not is_bot(players[seat])
+            ]
         now = now_ms()
         table = None
         if tc.kept:
@@ -633,6 +653,7 @@ class GameCore:
             table_event=played.table_event,
             not_after=not_after,
             not_before=not_before,
+            finished=finished_record(stored.meta, played.status),
         )
         if commit.outcome == "OK":
             now = Loaded(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from runtime import game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
@@ -34,7 +35,11 @@ from wire.players import display_name, is_bot, sponsor_of
 #       new entry, 11 table JSON ("" for an untimed game), 12 table event JSON ("" for a seat's
 #       move), 13 not after (ms: a move must arrive by the deadline of the version it was judged
 #       on; "" for none), 14 not before (ms: a timeout is applied only once its deadline is past),
-#       15 the expected version's tag ("" for version 0), 16 the new version's tag.
+#       15 the expected version's tag ("" for version 0), 16 the new version's tag, 17 the
+#       finished-game record (JSON; "" when the move does not finish a game with a person, or
+#       on a Redis Cluster: see GameStore.commit), 18 its game kind, 19 the stream's length.
+# KEYS[4], when ARGV[17] is set: the finished games (keys.FINISHED_GAMES): the game's record is
+# appended in the same script as the move that finishes it, so it is never lost nor added twice.
 # The deadlines are checked against Redis's own clock, one clock for every replica. The tag
 # tells apart two histories that reached the same version number: after a failover the game may
 # be read from a primary that lost some writes and committed to the one that has them, or the
@@ -72,6 +77,10 @@ else
              'events', ARGV[6], 'status', ARGV[7], 't', ARGV[8])
 end
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], version) end
+if ARGV[17] ~= '' then
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[19], '*', 'game', ARGV[18],
+             'game_id', string.match(KEYS[1], '{(.*)}'), 'record', ARGV[17])
+end
 local ttl = tonumber(ARGV[9])
 for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
 redis.call('PUBLISH', ARGV[10], KEYS[2])
@@ -281,6 +290,7 @@ class GameStore:
         """`wait_replicas`: answer a write only once this many replicas hold it (see
         `replicated`), waiting at most `wait_timeout_ms`."""
         self.redis = redis
+        self.cluster = isinstance(redis, RedisCluster)
         self.ttl_seconds = ttl_seconds
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms
@@ -604,14 +614,23 @@ class GameStore:
         table_event: Mapping[str, Any] | None = None,
         not_after: int | None = None,
         not_before: int | None = None,
+        finished: Mapping[str, Any] | None = None,
     ) -> Commit:
         """Write a move (or what the platform did: `table_event`) if the game is still at
         `expected_version` (of the history tagged `expected_tag`), and (by Redis's clock) not
-        after `not_after` nor before `not_before` (one round trip)."""
+        after `not_after` nor before `not_before` (one round trip). `finished`: the game's
+        record for the finished games' stream, appended by the same script (on a Redis
+        Cluster, whose scripts touch one slot, right after it: `finish`)."""
         tag = secrets.token_hex(8)
         node = current_primary(self.redis)
+        record = "" if finished is None or self.cluster else _dumps(finished)
+        game_keys = [keys.game_state(game_id), keys.game_events(game_id)]
         reply = await self._commit(
-            keys=[keys.game_state(game_id), keys.game_events(game_id), keys.game_requests(game_id)],
+            keys=[
+                *game_keys,
+                keys.game_requests(game_id),
+                *([keys.FINISHED_GAMES] if record else []),
+            ],
             args=[
                 expected_version,
                 snapshot,
@@ -629,9 +648,14 @@ class GameStore:
                 _optional(not_before),
                 expected_tag,
                 tag,
+                record,
+                keys.kind_of(game_id),
+                keys.FINISHED_GAMES_KEPT,
             ],
         )
         outcome, version = reply[0].decode(), int(reply[1])
+        if outcome == "OK" and finished is not None and self.cluster:
+            await self.finish(game_id, finished)
         if outcome == "NOT_FOUND":
             await self._confirm_absent(game_id, node)
         current = None
@@ -641,6 +665,17 @@ class GameStore:
                 reply[5].decode(),
             )  # fmt: skip
         return Commit(outcome=outcome, version=version, current=current, tag=tag)
+
+    @unavailable_when_unreachable
+    async def finish(self, game_id: str, record: Mapping[str, Any]) -> None:
+        """Append a finished game's record to the finished games' stream, apart from the move
+        (on a Redis Cluster; docs/ratings.md: a process stopping between the two loses it)."""
+        await self.redis.xadd(
+            keys.FINISHED_GAMES,
+            {"game": keys.kind_of(game_id), "game_id": game_id, "record": _dumps(record)},
+            maxlen=keys.FINISHED_GAMES_KEPT,
+            approximate=True,
+        )
 
     @unavailable_when_unreachable
     async def replicated(self, game_id: str) -> None:

@@ -1,0 +1,2 @@
+"""Ratings: the consumer of finished games (`python -m services.ratings`), the pure model
+(`model.py`), PostgreSQL's rows and Redis's leaderboards (`store.py`)."""

@@ -1,0 +1,87 @@
+"""The ratings consumer process: `python -m services.ratings`. Several may run.
+`python -m services.ratings rebuild` writes every game's leaderboard and ratings in Redis again
+from PostgreSQL (after Redis lost its data), prints what it wrote and exits.
+
+Environment: REDIS_URL, DATABASE_URL (required), LISTEN (its health service, default
+0.0.0.0:50080), METRICS_PORT, GRACE_SECONDS, RATINGS_CLAIM_IDLE_SECONDS (take over an entry
+another consumer has held this long unacknowledged, default 30).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import sys
+
+import psycopg
+
+from runtime import db
+from runtime.config import env_float, env_int, env_str
+from runtime.observability import configure_logging, serve_metrics
+from runtime.redis import connect_redis
+from runtime.server import Server, finish, run, wait_for_signal
+from services.ratings.consumer import RatingsConsumer
+from services.ratings.store import RatingCache
+
+log = logging.getLogger("tabletop.ratings")
+
+
+def _database_url() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url:
+        raise SystemExit("DATABASE_URL is required: ratings are kept in PostgreSQL")
+    return url
+
+
+async def rebuild() -> dict[str, int]:
+    """Redis's ratings and leaderboards written again from PostgreSQL: players per game."""
+    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="ratings")
+    try:
+        async with await psycopg.AsyncConnection.connect(_database_url()) as connection:
+            return await RatingCache(redis).rebuild(connection)
+    finally:
+        await redis.aclose()
+
+
+async def main() -> None:
+    grace = env_float("GRACE_SECONDS", 10.0)
+    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="ratings")
+    url = _database_url()
+    database = db.pool(url)
+    await database.open(wait=False)
+    consumer = RatingsConsumer(
+        redis=redis,
+        database=database,
+        consumer=f"{socket.gethostname()}-{os.getpid()}",
+        claim_idle_seconds=env_float("RATINGS_CLAIM_IDLE_SECONDS", 30.0),
+    )
+
+    async def ready() -> bool:
+        return bool(await redis.ping())
+
+    health = Server(env_str("LISTEN", "0.0.0.0:50080"), [], ready=ready, grace_seconds=grace)
+    await health.start()
+    serve_metrics(env_int("METRICS_PORT", 0))
+    stop = asyncio.Event()
+    running = asyncio.create_task(consumer.run(stop))
+    log.info("counting ratings", extra={"consumer": consumer.consumer})
+    await wait_for_signal(grace)
+    await health.health.enter_graceful_shutdown()
+    stop.set()
+    await finish(running, grace)
+    await database.close()
+    await health.stop()
+    await redis.aclose()
+
+
+if __name__ == "__main__":
+    configure_logging("ratings")
+    if sys.argv[1:] == ["rebuild"]:
+        written = asyncio.run(rebuild())
+        print(", ".join(f"{game}: {n} players" for game, n in sorted(written.items())) or "none")
+    elif sys.argv[1:]:
+        raise SystemExit("usage: python -m services.ratings [rebuild]")
+    else:
+        run(main())

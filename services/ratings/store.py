@@ -1,0 +1,175 @@
+"""Ratings kept: PostgreSQL's `ratings` and `rated_games` (the record: runtime/migrations/
+0004_ratings.sql) and Redis's copy for reading (each game kind's leaderboard and ratings,
+each rated game's change: runtime/keys.py), which is written from PostgreSQL's rows only,
+by setting values (never adding to them), so writing it twice, or late, is harmless."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from psycopg import AsyncConnection
+from redis.asyncio import Redis
+
+from runtime import keys
+from services.ratings.model import Change, Rating, counts, rate, rated_seats
+
+CHANGE_TTL_SECONDS = 7 * 24 * 3600
+"""A game's rating change is kept in Redis as long as games are."""
+
+# KEYS: the kind's ratings (hash), its leaderboard (sorted set).
+# ARGV: pairs of (player, rating JSON [mu, sigma, games]).
+# Sets each player's rating unless Redis holds one counting more games already: two consumers'
+# writes of one player's successive ratings may arrive in either order; the later rating wins.
+_PUT = """
+for i = 1, #ARGV, 2 do
+  local player, rating = ARGV[i], cjson.decode(ARGV[i + 1])
+  local held = redis.call('HGET', KEYS[1], player)
+  if not held or cjson.decode(held)[3] <= rating[3] then
+    redis.call('HSET', KEYS[1], player, ARGV[i + 1])
+    redis.call('ZADD', KEYS[2], rating[1] - 3 * rating[2], player)
+  end
+end
+return 1
+"""
+
+
+def rating_json(rating: Rating) -> str:
+    return json.dumps([rating.mu, rating.sigma, rating.games])
+
+
+def rating_of(value: bytes | str | None) -> Rating:
+    """A rating as Redis holds it (a new player's when None)."""
+    if value is None:
+        return Rating()
+    mu, sigma, games = json.loads(value)
+    return Rating(float(mu), float(sigma), int(games))
+
+
+async def count(
+    connection: AsyncConnection[Any],
+    game: str,
+    game_id: str,
+    record: Mapping[str, Any],
+) -> tuple[bool, list[Change]]:
+    """Count a finished game's rating changes, in one transaction: (True, its changes) when it
+    counted now, (False, the changes it made then) when it was counted already (its id is in
+    `rated_games`). A game that counts for nobody is recorded too, with no change."""
+    async with connection.transaction():
+        cursor = await connection.execute(
+            "INSERT INTO rated_games (game_id, game, changes) VALUES (%s, %s, '[]')"
+            " ON CONFLICT (game_id) DO NOTHING RETURNING game_id",
+            (game_id, game),
+        )
+        if await cursor.fetchone() is None:
+            cursor = await connection.execute(
+                "SELECT changes FROM rated_games WHERE game_id = %s", (game_id,)
+            )
+            row = await cursor.fetchone()
+            return False, [Change.from_json(c) for c in (row[0] if row else [])]
+        players = sorted(set(_players(record)))
+        current: dict[str, Rating] = {}
+        if players:
+            # Rows made first, then locked in one order: two games of one player wait for each
+            # other instead of both starting from the same rating.
+            await connection.cursor().executemany(
+                "INSERT INTO ratings (game, player_id, mu, sigma) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                [(game, p, Rating().mu, Rating().sigma) for p in players],
+            )
+            cursor = await connection.execute(
+                "SELECT player_id, mu, sigma, games FROM ratings"
+                " WHERE game = %s AND player_id = ANY(%s) ORDER BY player_id FOR UPDATE",
+                (game, players),
+            )
+            current = {p: Rating(mu, sigma, games) async for p, mu, sigma, games in cursor}
+        changes = rate(record, record["status"], current)
+        after = {c.player: c.after for c in changes}
+        if after:
+            await connection.cursor().executemany(
+                "UPDATE ratings SET mu = %s, sigma = %s, games = %s, updated_at = now()"
+                " WHERE game = %s AND player_id = %s",
+                [(r.mu, r.sigma, r.games, game, p) for p, r in after.items()],
+            )
+        await connection.execute(
+            "UPDATE rated_games SET changes = %s WHERE game_id = %s",
+            (json.dumps([c.to_json() for c in changes]), game_id),
+        )
+    return True, changes
+
+
+def _players(record: Mapping[str, Any]) -> Iterable[str]:
+    return rated_seats(record).values() if counts(record, record["status"]) else ()
+
+
+async def current(
+    connection: AsyncConnection[Any], game: str, players: Sequence[str]
+) -> dict[str, Rating]:
+    """The players' ratings in PostgreSQL now."""
+    cursor = await connection.execute(
+        "SELECT player_id, mu, sigma, games FROM ratings WHERE game = %s AND player_id = ANY(%s)",
+        (game, list(players)),
+    )
+    return {p: Rating(mu, sigma, games) async for p, mu, sigma, games in cursor}
+
+
+class RatingCache:
+    """Redis's copy of the ratings, for the lobby's GetRating and ListLeaderboard."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._put = redis.register_script(_PUT)
+
+    async def put(self, game: str, ratings: Mapping[str, Rating]) -> None:
+        """Set these players' ratings (a rating counting fewer games than Redis's is left)."""
+        if not ratings:
+            return
+        args: list[Any] = []
+        for player, rating in sorted(ratings.items()):
+            args += [player, rating_json(rating)]
+        await self._put(keys=[keys.ratings(game), keys.leaderboard(game)], args=args)
+
+    async def put_change(self, game_id: str, changes: Sequence[Change]) -> None:
+        await self.redis.set(
+            keys.rating_change(game_id),
+            json.dumps([c.to_json() for c in changes]),
+            ex=CHANGE_TTL_SECONDS,
+        )
+
+    async def change(self, game_id: str) -> list[Change] | None:
+        """What a rated game did to its seats' ratings; None until it is counted."""
+        found = await self.redis.get(keys.rating_change(game_id))
+        return None if found is None else [Change.from_json(c) for c in json.loads(found)]
+
+    async def rating(self, game: str, player: str) -> tuple[Rating, int | None]:
+        """A player's rating and their place on the game's leaderboard (0 first; None for a
+        player without a rated game)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.ratings(game), player)
+            pipe.zrevrank(keys.leaderboard(game), player)
+            held, place = await pipe.execute()
+        return rating_of(held), None if held is None else place
+
+    async def board(self, game: str, start: int, count: int) -> list[tuple[str, Rating]]:
+        """The leaderboard's places start..start+count-1, best first."""
+        found: Any = await self.redis.zrevrange(keys.leaderboard(game), start, start + count - 1)
+        players = [p.decode() for p in found]
+        if not players:
+            return []
+        held: Any = await self.redis.hmget(keys.ratings(game), players)
+        return [(p, rating_of(h)) for p, h in zip(players, held, strict=True)]
+
+    async def rebuild(self, connection: AsyncConnection[Any]) -> dict[str, int]:
+        """Write every game kind's ratings and leaderboard again from PostgreSQL (after Redis
+        lost its data, or to repair it): players counted per game kind."""
+        cursor = await connection.execute(
+            "SELECT game, player_id, mu, sigma, games FROM ratings ORDER BY game"
+        )
+        by: dict[str, dict[str, Rating]] = {}
+        async for game, player, mu, sigma, games in cursor:
+            by.setdefault(game, {})[player] = Rating(mu, sigma, games)
+        for game, ratings in by.items():
+            for start in range(0, len(ratings), 1000):
+                await self.put(game, dict(list(ratings.items())[start : start + 1000]))
+        return {game: len(ratings) for game, ratings in by.items()}

@@ -1,0 +1,215 @@
+"""Ratings on the real stack: game services on a real Redis write the finished games' stream in
+the commit that finishes a game; the ratings consumer counts each rated game once into a real
+PostgreSQL and keeps Redis's leaderboards in step (docs/ratings.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import psycopg
+import pytest
+import pytest_asyncio
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from runtime import db, keys
+from runtime.redis import connect_redis
+from services.ratings.consumer import RatingsConsumer
+from services.ratings.model import MU
+from services.ratings.store import RatingCache, count
+from tabletop.common.v1 import common_pb2
+from tests.platform import TEST_INTERNAL_KEY, Platform
+from tests.timing import eventually, patience
+from wire.api import api
+from wire.metadata import PLAYER_METADATA, RATED_METADATA, rated_value
+from wire.proof import platform_channel
+
+pytestmark = pytest.mark.integration
+
+
+def account() -> str:
+    return "a-" + secrets.token_hex(8)
+
+
+@pytest_asyncio.fixture
+async def stack(redis_url: str, database_url: str) -> AsyncIterator[tuple[Platform, Redis]]:
+    async with Platform(redis_url, games=("esoloe", "solo"), sweep_seconds=0.1) as platform:
+        redis = connect_redis(redis_url)
+        try:
+            yield platform, redis
+        finally:
+            await redis.aclose()
+
+
+class Consumer:
+    """A ratings consumer running in this test's loop (stopped when the test ends)."""
+
+    def __init__(self, redis_url: str, database_url: str, name: str) -> None:
+        self.redis = connect_redis(redis_url)
+        self.database = db.pool(database_url)
+        self.consumer = RatingsConsumer(
+            redis=self.redis, database=self.database, consumer=name,
+            claim_idle_seconds=0.2, block_seconds=0.05,
+        )  # fmt: skip
+        self.stop = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> RatingsConsumer:
+        await self.database.open(wait=True)
+        self.task = asyncio.create_task(self.consumer.run(self.stop))
+        return self.consumer
+
+    async def __aexit__(self, *_: object) -> None:
+        self.stop.set()
+        assert self.task is not None
+        await asyncio.wait_for(self.task, patience(5))
+        await self.database.close()
+        await self.redis.aclose()
+
+
+async def create(
+    platform: Platform, game: str, players: list[str], accounts: list[int] | None, **fields: Any
+) -> str:
+    """A game made as the lobby makes one: rated when `accounts` (its account seats) is given."""
+    request = api(game).pb2.CreateGameRequest(players=players, **fields)
+    metadata = () if accounts is None else ((RATED_METADATA, rated_value(accounts)),)
+    target = platform.replica_target(0, game)
+    async with platform_channel(target, api(game).full_name, TEST_INTERNAL_KEY) as channel:
+        created = (
+            await api(game)
+            .stub(channel)
+            .CreateGame(request, metadata=metadata, timeout=patience(10))
+        )
+    return str(created.status.game_id)
+
+
+async def resign(platform: Platform, game: str, game_id: str, player: str) -> None:
+    target = platform.replica_target(0, game)
+    async with platform_channel(target, api(game).full_name, TEST_INTERNAL_KEY) as channel:
+        await (
+            api(game)
+            .stub(channel)
+            .Resign(
+                common_pb2.ResignRequest(game_id=game_id),
+                metadata=((PLAYER_METADATA, player),),
+                timeout=patience(10),
+            )
+        )
+
+
+def ratings(database_url: str, game: str, *players: str) -> dict[str, tuple[float, int]]:
+    with psycopg.connect(database_url) as connection:
+        rows = connection.execute(
+            "SELECT player_id, mu, games FROM ratings WHERE game = %s AND player_id = ANY(%s)",
+            (game, list(players)),
+        ).fetchall()
+    return {p: (mu, games) for p, mu, games in rows}
+
+
+def counted(database_url: str, game_id: str) -> int:
+    with psycopg.connect(database_url) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM rated_games WHERE game_id = %s", (game_id,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def finished_entry(redis: Redis, game_id: str) -> tuple[Any, dict[bytes, bytes]]:
+    async def find() -> tuple[Any, dict[bytes, bytes]] | None:
+        entries: Any = await redis.xrevrange(keys.FINISHED_GAMES, count=200)
+        return next((e for e in entries if e[1][b"game_id"].decode() == game_id), None)
+
+    return await eventually(find, 10, f"{game_id} in the finished games' stream")
+
+
+async def test_a_rated_game_counts_once_through_a_crash_and_a_replay(
+    stack: tuple[Platform, Redis], redis_url: str, database_url: str
+) -> None:
+    platform, redis = stack
+    alice, bob = account(), account()
+    game_id = await create(platform, "esoloe", [alice, bob], [0, 1])
+    await resign(platform, "esoloe", game_id, alice)
+    entry_id, fields = await finished_entry(redis, game_id)
+    # A consumer counted the game and was killed before it acknowledged the entry: the
+    # PostgreSQL transaction committed, the entry is still pending.
+    with contextlib.suppress(ResponseError):  # BUSYGROUP
+        await redis.xgroup_create(keys.FINISHED_GAMES, keys.RATINGS_GROUP, id="0", mkstream=True)
+    await redis.xreadgroup(keys.RATINGS_GROUP, "killed", {keys.FINISHED_GAMES: "0"}, count=1)
+    await redis.xclaim(keys.FINISHED_GAMES, keys.RATINGS_GROUP, "killed", 0, [entry_id])
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        first, _ = await count(conn, "esoloe", game_id, json.loads(fields[b"record"]))
+    assert first
+    after_crash = ratings(database_url, "esoloe", alice, bob)
+    assert after_crash[bob][0] > MU > after_crash[alice][0]
+    # The finished event is sent again too (a replay).
+    resent: dict[Any, Any] = dict(fields)
+    await redis.xadd(keys.FINISHED_GAMES, resent)
+    async with Consumer(redis_url, database_url, "survivor") as consumer:
+        cache = RatingCache(redis)
+        await eventually(lambda: cache.change(game_id), 10, "the game's rating change in Redis")
+        await eventually(
+            lambda: consumer.handled >= 2, 10, "the pending entry taken over and the replay"
+        )
+        assert consumer.counted == 0  # both found it counted already
+    assert ratings(database_url, "esoloe", alice, bob) == after_crash
+    assert after_crash[alice][1] == after_crash[bob][1] == 1
+    assert counted(database_url, game_id) == 1
+    board = await cache.board("esoloe", 0, 10_000)
+    assert {alice, bob} <= {p for p, _ in board}
+    rating, place = await cache.rating("esoloe", bob)
+    assert rating.games == 1
+    assert place is not None
+    pending: Any = await redis.xpending(keys.FINISHED_GAMES, keys.RATINGS_GROUP)
+    assert pending["pending"] == 0
+    # Redis loses the ratings: they are written again from PostgreSQL.
+    await redis.delete(keys.leaderboard("esoloe"), keys.ratings("esoloe"))
+    assert (await cache.rating("esoloe", bob))[1] is None
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        written = await cache.rebuild(conn)
+    assert written["esoloe"] >= 2
+    rebuilt, place = await cache.rating("esoloe", bob)
+    assert rebuilt == rating
+    assert place is not None
+
+
+async def test_what_counts_for_nobody_and_what_counts_as_a_loss(
+    stack: tuple[Platform, Redis], redis_url: str, database_url: str
+) -> None:
+    platform, redis = stack
+    casual = [account(), account()]
+    guests = ["p-" + secrets.token_hex(8), account()]
+    bots = ["bot-random-" + secrets.token_hex(6), "bot-greedy-" + secrets.token_hex(6)]
+    aborted = [account(), account()]
+    late, prompt = account(), account()
+    solo = [account(), account(), account()]
+    async with Consumer(redis_url, database_url, "counter") as consumer:
+        ids = []
+        ids.append(await create(platform, "esoloe", casual, None))
+        await resign(platform, "esoloe", ids[-1], casual[0])
+        ids.append(await create(platform, "esoloe", guests, [1]))  # seat 0 a guest
+        await resign(platform, "esoloe", ids[-1], guests[1])
+        aborting = common_pb2.TimeControl(abort_seconds=1)
+        ids.append(await create(platform, "esoloe", aborted, [0, 1], time_control=aborting))
+        timed = common_pb2.TimeControl(move_seconds=1)
+        ids.append(await create(platform, "esoloe", [late, prompt], [0, 1], time_control=timed))
+        options = api("solo").pb2.Options(players=3)
+        ids.append(await create(platform, "solo", solo, [0, 1, 2], options=options))
+        await resign(platform, "solo", ids[-1], solo[1])
+        bot_game = await create(platform, "esoloe", bots, [])
+        for game_id in ids:
+            await finished_entry(redis, game_id)
+        await eventually(lambda: consumer.counted >= 2, 20, "the timeout and Solo counted")
+    assert ratings(database_url, "esoloe", *casual, *guests, *aborted, "bot-random") == {}
+    assert counted(database_url, bot_game) == 0
+    loss = ratings(database_url, "esoloe", late, prompt)
+    assert loss[prompt][0] > MU > loss[late][0]  # seat 0 was to move and ran out of time
+    standings = ratings(database_url, "solo", *solo)
+    assert standings[solo[1]][0] < MU  # the seat that resigned is last
+    assert standings[solo[0]][0] == pytest.approx(standings[solo[2]][0])  # tied
+    assert standings[solo[0]][0] > MU
