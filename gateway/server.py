@@ -66,7 +66,18 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_TIMEOUT = 10.0
 """The deadline of a call whose caller set none (CALL_TIMEOUT_SECONDS)."""
 LOBBY_DESCRIPTOR: ServiceDescriptor = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
-READS = frozenset(("GetView", "LegalMoves", "Watch", "ListGames", "WatchTicket"))
+READS = frozenset(
+    (
+        "GetView",
+        "LegalMoves",
+        "Watch",
+        "ListGames",
+        "WatchTicket",
+        "GetRating",
+        "ListLeaderboard",
+        "GetRatingChange",
+    )
+)
 """The routed methods that only read: an API token without a scope to act may call these (every
 other method acts: `gateway.accounts.may_act`)."""
 

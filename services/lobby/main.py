@@ -92,6 +92,19 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def ListGames(self, request: Any, context: Context) -> lobby_pb2.ListGamesResponse:
         return await answer(self.lobby.list_games(request, caller_of(context)), context)
 
+    async def GetRating(self, request: Any, context: Context) -> lobby_pb2.RatingInfo:
+        return await answer(self.lobby.get_rating(request, caller_of(context)), context)
+
+    async def ListLeaderboard(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListLeaderboardResponse:
+        return await answer(self.lobby.list_leaderboard(request, caller_of(context)), context)
+
+    async def GetRatingChange(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.GetRatingChangeResponse:
+        return await answer(self.lobby.get_rating_change(request, caller_of(context)), context)
+
     async def WatchTicket(self, request: Any, context: Context) -> AsyncIterator[lobby_pb2.Ticket]:
         updates = await answer(self.lobby.watch_ticket(request, caller_of(context)), context)
         try:

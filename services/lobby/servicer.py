@@ -23,11 +23,13 @@ from runtime.replicas import Replicas
 from services.game.limits import Limits, check_load, check_options, over
 from services.game.store import GameStore
 from services.lobby.store import LobbyStore, Ticket, pool_key
+from services.ratings.model import Rating
+from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
 from wire.clock import requested
 from wire.errors import ApiError
-from wire.metadata import GUEST_METADATA, SPONSOR_METADATA, Caller
+from wire.metadata import GUEST_METADATA, RATED_METADATA, SPONSOR_METADATA, Caller, rated_value
 from wire.players import new_bot_id
 from wire.status import status_message
 
@@ -53,6 +55,43 @@ def seat_count(game: str, create: Any) -> int:
         return found.rules.new_game(0, found.adapter.options(create)).num_seats
     except GameError as error:
         raise ApiError.from_game_error(error) from None
+
+
+def rated_game(game: str) -> str:
+    """`game`, if it has ratings (a game of one player, Solace, has none)."""
+    if game not in games.names():
+        raise ApiError(
+            "INVALID_ARGUMENT", f"unknown game {game[:40]!r}; games are: {', '.join(games.names())}"
+        )
+    if seat_count(game, api(game).pb2.CreateGameRequest()) < 2:
+        raise ApiError("INVALID_ARGUMENT", f"{game} is played alone: it has no rating")
+    return game
+
+
+def _check_rated(rated: bool, caller: Caller) -> None:
+    if rated and caller.guest:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            "a guest plays casual games only: register (AuthService.Register) to play rated",
+        )
+
+
+def rating_info(game: str, player: str, rating: Rating, place: int | None) -> lobby_pb2.RatingInfo:
+    info = lobby_pb2.RatingInfo(
+        game=game,
+        player_id=player,
+        rating=rating.display,
+        provisional=rating.provisional,
+        games=rating.games,
+        mu=rating.mu,
+        sigma=rating.sigma,
+    )
+    if place is not None:
+        info.place = place + 1
+    return info
+
+
+LEADERBOARD_LIMIT = 100
 
 
 def _ticket_message(ticket: Ticket, state: str | None = None, **fields: Any) -> lobby_pb2.Ticket:
@@ -102,6 +141,7 @@ class Lobby:
         self.channels = channels
         self.hub = hub
         self.limits = limits or Limits()
+        self.ratings = RatingCache(games_store.redis)
         """Delivers ticket events to this process's WatchTicket streams."""
         """Each game's service, for the games the lobby creates at once (PlayAgainstBots)."""
 
@@ -160,6 +200,9 @@ class Lobby:
         self, request: lobby_pb2.FindMatchRequest, caller: Caller
     ) -> lobby_pb2.Ticket:
         game, create = self._game_request(request)
+        _check_rated(request.rated, caller)
+        if request.rated:
+            rated_game(game)
         player = await self._seen(caller)
         if request.seats:
             if "players" in create.options.DESCRIPTOR.fields_by_name:
@@ -200,9 +243,13 @@ class Lobby:
                 bots=fill,
                 bots_after=float(request.bots_after_seconds),
                 level=level,
-                pool=pool_key(game, seats, options, level, fill, request.bots_after_seconds, tc),
+                pool=pool_key(
+                    game, seats, options, level, fill, request.bots_after_seconds, tc,
+                    rated=request.rated,
+                ),
                 time_control=tc.to_json(),
-            )
+                rated=request.rated,
+            )  # fmt: skip
         if not queued:
             raise ApiError(
                 "TICKET_LIVE",
@@ -255,6 +302,11 @@ class Lobby:
         self, request: lobby_pb2.PlayAgainstBotsRequest, caller: Caller
     ) -> lobby_pb2.PlayAgainstBotsResponse:
         game, create = self._game_request(request)
+        _check_rated(request.rated, caller)
+        if request.rated:
+            rated_game(game)
+            if request.watch_only:
+                raise ApiError("INVALID_ARGUMENT", "a game of bots only is never rated")
         player = await self._seen(caller)
         seats = seat_count(game, create)
         bots = [new_bot_id(request.level or "random") for _ in range(seats)]
@@ -283,6 +335,11 @@ class Lobby:
                         metadata=(
                             (SPONSOR_METADATA, player),
                             *([(GUEST_METADATA, "1")] if caller.guest else []),
+                            *(
+                                [(RATED_METADATA, rated_value([seat]))]
+                                if request.rated and seat is not None
+                                else []
+                            ),
                         ),
                     )
                 )
@@ -308,6 +365,64 @@ class Lobby:
             summary.updated.FromMilliseconds(game.last.time_ms)
         return reply
 
+    async def get_rating(
+        self, request: lobby_pb2.GetRatingRequest, caller: Caller
+    ) -> lobby_pb2.RatingInfo:
+        game = rated_game(request.game)
+        player = request.player_id or _player(caller)
+        with _lobby_reachable():
+            rating, place = await self.ratings.rating(game, player[:80])
+        return rating_info(game, player[:80], rating, place)
+
+    async def list_leaderboard(
+        self, request: lobby_pb2.ListLeaderboardRequest, caller: Caller
+    ) -> lobby_pb2.ListLeaderboardResponse:
+        game = rated_game(request.game)
+        limit = request.limit or 20
+        if not 1 <= limit <= LEADERBOARD_LIMIT:
+            raise ApiError("INVALID_ARGUMENT", f"limit is 1 to {LEADERBOARD_LIMIT}; got {limit}")
+        if request.from_place < 0:
+            raise ApiError("INVALID_ARGUMENT", f"from_place is 1 or more; got {request.from_place}")
+        start = max(0, request.from_place - 1)
+        with _lobby_reachable():
+            if request.around_player:
+                player = _player(caller) if request.around_player == "me" else request.around_player
+                _, place = await self.ratings.rating(game, player[:80])
+                if place is None:
+                    return lobby_pb2.ListLeaderboardResponse()
+                start = max(0, place - limit // 2)
+            board = await self.ratings.board(game, start, limit)
+        return lobby_pb2.ListLeaderboardResponse(
+            entries=[
+                rating_info(game, player, rating, start + index)
+                for index, (player, rating) in enumerate(board)
+            ]
+        )
+
+    async def get_rating_change(
+        self, request: lobby_pb2.GetRatingChangeRequest, caller: Caller
+    ) -> lobby_pb2.GetRatingChangeResponse:
+        if not request.game_id or len(request.game_id) > 80:
+            raise ApiError("INVALID_ARGUMENT", "give the game_id of a finished game")
+        with _lobby_reachable():
+            changes = await self.ratings.change(request.game_id)
+        if not changes:
+            return lobby_pb2.GetRatingChangeResponse(counted=False)
+        return lobby_pb2.GetRatingChangeResponse(
+            counted=True,
+            changes=[
+                lobby_pb2.RatingChange(
+                    seat=c.seat,
+                    player_id=c.player,
+                    before=c.before.display,
+                    after=c.after.display,
+                    place=c.rank + 1,
+                    provisional=c.after.provisional,
+                )
+                for c in changes
+            ],
+        )
+
     def handlers(self) -> dict[str, Any]:
         """The unary methods as the relay and the servicer serve them."""
         return {
@@ -315,4 +430,7 @@ class Lobby:
             "CancelTicket": self.cancel_ticket,
             "PlayAgainstBots": self.play_against_bots,
             "ListGames": self.list_games,
+            "GetRating": self.get_rating,
+            "ListLeaderboard": self.list_leaderboard,
+            "GetRatingChange": self.get_rating_change,
         }

@@ -87,6 +87,8 @@ class Ticket:
     time_control: dict[str, Any] | None = None
     """The time control asked for (games.clock.TimeControl as JSON; None: tickets from
     before time controls, which get the game's default)."""
+    rated: bool = False
+    """A rated game was asked for (by an account: the lobby refuses guests')."""
 
     @staticmethod
     def from_hash(ticket_id: str, fields: dict[bytes, bytes]) -> Ticket:
@@ -106,6 +108,7 @@ class Ticket:
             game_id=text.get("game_id", ""),
             seat=int(text.get("seat", -1)),
             time_control=json.loads(text["time_control"]) if "time_control" in text else None,
+            rated=text.get("rated") == "1",
         )
 
 
@@ -128,12 +131,14 @@ class LobbyStore:
     async def enqueue(
         self, ticket_id: str, *, player: str, game: str, options: bytes, seats: int,
         bots: str, bots_after: float, level: str, pool: str, time_control: dict[str, Any],
+        rated: bool = False,
     ) -> tuple[bool, str]:  # fmt: skip
         """(True, id) when queued; (False, the live ticket's id) when the player has one."""
         fields: dict[str, Any] = {
             "player": player, "game": game, "options": options.hex(), "seats": seats,
             "bots": bots, "bots_after": bots_after, "level": level, "pool": pool,
             "time_control": json.dumps(time_control, sort_keys=True),
+            "rated": "1" if rated else "",
         }  # fmt: skip
         outcome, queued = await self._enqueue(
             keys=[keys.live_ticket(player, game), keys.ticket(ticket_id),
@@ -209,12 +214,15 @@ def pool_key(
     bots: str,
     bots_after: float,
     time_control: TimeControl,
+    *,
+    rated: bool = False,
 ) -> str:
     """Tickets wait together when they ask for the same game, seat count and options (all of
     them, defaults filled in, so leaving an option out and giving its default are the same),
     the same time control (likewise), and the same bots: level, and when to fill empty seats
     with them (so nobody who asked for random bots meets strong ones, and nobody waiting for
-    people gets bots at once)."""
+    people gets bots at once); rated games apart from casual ones."""
     wait = f"{bots_after:g}" if bots == "after" else ""
     compact = json.dumps(options, separators=(",", ":"), sort_keys=True)
-    return f"{game}:{seats}:{compact}:{time_control.key()}:{level}:{bots}{wait}"
+    rated_part = ":rated" if rated else ""
+    return f"{game}:{seats}:{compact}:{time_control.key()}:{level}:{bots}{wait}{rated_part}"

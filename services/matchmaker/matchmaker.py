@@ -31,6 +31,7 @@ from runtime.replicas import following
 from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
 from wire.api import api
 from wire.clock import time_control_message
+from wire.metadata import RATED_METADATA, rated_value
 from wire.players import new_bot_id
 from wire.proof import platform_channel
 
@@ -153,9 +154,13 @@ class Matchmaker:
         if tickets[0].time_control is not None:  # else: the game's default
             tc = TimeControl.from_json(tickets[0].time_control)
             request.time_control.CopyFrom(time_control_message(tc))
+        # A rated pool holds accounts only (the lobby refuses a guest's rated ticket).
+        rated = [(RATED_METADATA, rated_value([players.index(t.player) for t in tickets]))]
         try:
             with self.channels[game].using() as channel:
-                created = await game_api.stub(channel).CreateGame(request, timeout=10)
+                created = await game_api.stub(channel).CreateGame(
+                    request, timeout=10, metadata=rated if tickets[0].rated else ()
+                )
         except grpc.aio.AioRpcError as error:
             log.warning("cannot create a game", extra={"game": game, "error": error.details()})
             return False

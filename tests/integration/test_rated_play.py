@@ -1,0 +1,156 @@
+"""Rated play through the gateway, on the real stack (PostgreSQL, Redis, the lobby, a
+matchmaker and the ratings consumer): two accounts ask for a rated game, are matched, play it
+out; the game is counted once and GetRating, ListLeaderboard and GetRatingChange show it.
+Guests cannot ask for one, and rated and casual tickets never meet."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from client.session import Session
+from tabletop.common.v1 import common_pb2
+from tabletop.lobby.v1 import lobby_pb2
+from tests.integration.test_accounts import PASSWORD, refused
+from tests.integration.test_ratings import Consumer
+from tests.platform import Platform
+from tests.timing import eventually, patience
+
+pytestmark = pytest.mark.integration
+
+
+@pytest_asyncio.fixture
+async def stack(redis_url: str, database_url: str) -> AsyncIterator[Platform]:
+    async with Platform(
+        redis_url,
+        games=("esoloe", "solace"),
+        database_url=database_url,
+        matchmakers=1,
+        gateway_settings={"login_rate_burst": 1000.0},
+    ) as platform:
+        yield platform
+
+
+async def matched(session: Session, ticket_id: str) -> lobby_pb2.Ticket:
+    async for state in session.lobby.WatchTicket(
+        lobby_pb2.WatchTicketRequest(ticket_id=ticket_id), metadata=session.metadata
+    ):
+        if state.state != lobby_pb2.TICKET_STATE_QUEUED:
+            found: lobby_pb2.Ticket = state
+            return found
+    raise AssertionError("the ticket stream ended queued")
+
+
+async def rating(session: Session, player_id: str = "") -> lobby_pb2.RatingInfo:
+    reply: lobby_pb2.RatingInfo = await session.lobby.GetRating(
+        lobby_pb2.GetRatingRequest(game="esoloe", player_id=player_id), metadata=session.metadata
+    )
+    return reply
+
+
+async def test_a_rated_match_is_counted_once_and_shown(
+    stack: Platform, redis_url: str, database_url: str
+) -> None:
+    ann, bob = Session(stack.target), Session(stack.target)
+    await ann.register("ann", PASSWORD)
+    await bob.register("bob", PASSWORD)
+    before = await rating(ann)
+    assert (before.rating, before.games, before.provisional) == (1000, 0, True)
+    assert not before.HasField("place")
+    cal = Session(stack.target)
+    await cal.register("cal", PASSWORD)
+    casual = await cal.lobby.FindMatch(
+        lobby_pb2.FindMatchRequest(game="esoloe"), metadata=cal.metadata
+    )
+    tickets = [
+        await s.lobby.FindMatch(
+            lobby_pb2.FindMatchRequest(game="esoloe", rated=True), metadata=s.metadata
+        )
+        for s in (ann, bob)
+    ]
+    ann_ticket, bob_ticket = await asyncio.gather(
+        matched(ann, tickets[0].ticket_id), matched(bob, tickets[1].ticket_id)
+    )
+    assert ann_ticket.game_id == bob_ticket.game_id  # the two rated tickets met
+    left = await cal.lobby.CancelTicket(
+        lobby_pb2.CancelTicketRequest(ticket_id=casual.ticket_id), metadata=cal.metadata
+    )
+    assert left.state == lobby_pb2.TICKET_STATE_CANCELLED  # the casual one met nobody
+    loser = ann if ann_ticket.seat == 0 else bob
+    await loser.game("esoloe").Resign(
+        common_pb2.ResignRequest(game_id=ann_ticket.game_id), metadata=loser.metadata
+    )
+    winner = bob if loser is ann else ann
+    async with Consumer(redis_url, database_url, "ratings-1"):
+
+        async def counted() -> Any:
+            reply = await ann.lobby.GetRatingChange(
+                lobby_pb2.GetRatingChangeRequest(game_id=ann_ticket.game_id),
+                metadata=ann.metadata,
+            )
+            return reply if reply.counted else None
+
+        change = await eventually(counted, patience(10), "the game counted")
+    by_player = {c.player_id: c for c in change.changes}
+    assert set(by_player) == {ann.player_id, bob.player_id}
+    assert by_player[winner.player_id].place == 1
+    assert by_player[loser.player_id].place == 2
+    assert by_player[winner.player_id].after > by_player[loser.player_id].after
+    mine = await rating(winner)
+    assert (mine.games, mine.place) == (1, 1)
+    assert (await rating(winner, loser.player_id)).place == 2  # another's, by id
+    board = await ann.lobby.ListLeaderboard(
+        lobby_pb2.ListLeaderboardRequest(game="esoloe"), metadata=ann.metadata
+    )
+    assert [(e.player_id, e.place) for e in board.entries] == [
+        (winner.player_id, 1), (loser.player_id, 2),
+    ]  # fmt: skip
+    around = await ann.lobby.ListLeaderboard(
+        lobby_pb2.ListLeaderboardRequest(game="esoloe", around_player="me", limit=1),
+        metadata=ann.metadata,
+    )
+    assert [e.player_id for e in around.entries] == [ann.player_id]
+    for session in (ann, bob, cal):
+        await session.close()
+
+
+async def test_rated_play_is_for_accounts_and_games_with_ratings(stack: Platform) -> None:
+    guest = Session(stack.target)
+    await guest.login("gus")
+    rated = lobby_pb2.FindMatchRequest(game="esoloe", rated=True)
+    assert await refused(guest.lobby.FindMatch, rated, metadata=guest.metadata) == (
+        "INVALID_ARGUMENT"
+    )
+    bots = lobby_pb2.PlayAgainstBotsRequest(game="esoloe", rated=True)
+    assert await refused(guest.lobby.PlayAgainstBots, bots, metadata=guest.metadata) == (
+        "INVALID_ARGUMENT"
+    )
+    account = Session(stack.target)
+    await account.register("cyd", PASSWORD)
+    watch = lobby_pb2.PlayAgainstBotsRequest(game="esoloe", rated=True, watch_only=True)
+    assert await refused(account.lobby.PlayAgainstBots, watch, metadata=account.metadata) == (
+        "INVALID_ARGUMENT"
+    )  # bots only: never rated
+    for game in ("solace", "chess"):
+        assert (
+            await refused(
+                account.lobby.GetRating,
+                lobby_pb2.GetRatingRequest(game=game),
+                metadata=account.metadata,
+            )
+            == "INVALID_ARGUMENT"
+        )
+    for bad in (lobby_pb2.ListLeaderboardRequest(game="esoloe", limit=101),
+                lobby_pb2.ListLeaderboardRequest(game="esoloe", from_place=-1)):  # fmt: skip
+        assert (
+            await refused(account.lobby.ListLeaderboard, bad, metadata=account.metadata)
+            == "INVALID_ARGUMENT"
+        )
+    against = await account.lobby.PlayAgainstBots(bots, metadata=account.metadata)
+    assert against.HasField("seat")  # an account's rated game against a bot is made
+    for session in (guest, account):
+        await session.close()
