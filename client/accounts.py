@@ -109,7 +109,7 @@ async def logout(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _as_saved(
+async def as_saved(
     args: argparse.Namespace, command: str, call: Callable[[Session], Awaitable[T]]
 ) -> T | int:
     """`call` as the identity saved for the gateway; an exit status when it could not be."""
@@ -130,7 +130,7 @@ async def _as_saved(
 
 
 async def whoami(args: argparse.Namespace) -> int:
-    me = await _as_saved(
+    me = await as_saved(
         args,
         "whoami",
         lambda session: session.auth.WhoAmI(lobby_pb2.WhoAmIRequest(), metadata=session.metadata),
@@ -151,7 +151,7 @@ async def tokens(args: argparse.Namespace) -> int:
         request = lobby_pb2.CreateApiTokenRequest(
             name=args.what, scopes=args.scope, expires_in_days=args.days
         )
-        made = await _as_saved(
+        made = await as_saved(
             args,
             "tokens",
             lambda session: session.auth.CreateApiToken(request, metadata=session.metadata),
@@ -166,7 +166,7 @@ async def tokens(args: argparse.Namespace) -> int:
         print("keep it secret: it is shown this once (a program exchanges it with TokenLogin)")
         return 0
     if args.action == "revoke":
-        revoked = await _as_saved(
+        revoked = await as_saved(
             args,
             "tokens",
             lambda session: session.auth.RevokeApiToken(
@@ -177,7 +177,7 @@ async def tokens(args: argparse.Namespace) -> int:
             return revoked
         print(f"revoked {args.what}")
         return 0
-    listed = await _as_saved(
+    listed = await as_saved(
         args,
         "tokens",
         lambda session: session.auth.ListApiTokens(

@@ -13,6 +13,7 @@ tabletop hotseat GAME [MOVE ...]  (esoloe)
 tabletop health
 tabletop register USERNAME [--bot] | login USERNAME | logout [--everywhere] | whoami
 tabletop tokens [list] | tokens create NAME [--scope play|bot] [--days N] | tokens revoke ID
+tabletop rating [GAME] [--player ID] | top GAME [--limit N] [--me]
 tabletop migrate [--database URL] [--wait SECONDS]   (operators: the database's schema)
 
 Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
@@ -312,6 +313,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     _gateway_flag(lo)
     wh = commands.add_parser("whoami", help="who you play as on this gateway")
     _gateway_flag(wh)
+    rt = commands.add_parser("rating", help="your rating in each game (rated games only)")
+    rt.add_argument("game", nargs="?", choices=("esoloe", "solo", "zoxso"))
+    rt.add_argument("--player", default="", help="another player's id")
+    _gateway_flag(rt)
+    tp = commands.add_parser("top", help="a game's leaderboard")
+    tp.add_argument("game", choices=("esoloe", "solo", "zoxso"))
+    tp.add_argument("--limit", type=int, default=20, help="how many places (1 to 100)")
+    tp.add_argument("--me", action="store_true", help="the places around you")
+    _gateway_flag(tp)
     tk = commands.add_parser("tokens", help="your account's API tokens (for your programs)")
     tk.add_argument("action", nargs="?", choices=("list", "create", "revoke"), default="list")
     tk.add_argument("what", nargs="?", default="", help="create: its name; revoke: its id")
@@ -351,6 +361,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.time_control = _time_control(pl, args) if args.command == "play" else None
     if args.command == "health":
         return asyncio.run(_health(args.gateway, args.tls))
+    if args.command in ("rating", "top"):
+        from client import ratings
+
+        return asyncio.run((ratings.rating if args.command == "rating" else ratings.top)(args))
     if args.command in ("register", "login", "logout", "whoami", "tokens"):
         from client import accounts
 

@@ -30,7 +30,7 @@ from wire.api import api
 from wire.clock import requested
 from wire.errors import ApiError
 from wire.metadata import GUEST_METADATA, RATED_METADATA, SPONSOR_METADATA, Caller, rated_value
-from wire.players import new_bot_id
+from wire.players import BOT_PREFIX, is_bot, new_bot_id
 from wire.status import status_message
 
 CREATE_TIMEOUT_SECONDS = 10.0
@@ -76,10 +76,13 @@ def _check_rated(rated: bool, caller: Caller) -> None:
         )
 
 
-def rating_info(game: str, player: str, rating: Rating, place: int | None) -> lobby_pb2.RatingInfo:
+def rating_info(
+    game: str, player: str, name: str, rating: Rating, place: int | None
+) -> lobby_pb2.RatingInfo:
     info = lobby_pb2.RatingInfo(
         game=game,
         player_id=player,
+        name=name,
         rating=rating.display,
         provisional=rating.provisional,
         games=rating.games,
@@ -372,7 +375,16 @@ class Lobby:
         player = request.player_id or _player(caller)
         with _lobby_reachable():
             rating, place = await self.ratings.rating(game, player[:80])
-        return rating_info(game, player[:80], rating, place)
+            (name,) = await self._names([player[:80]], caller)
+        return rating_info(game, player[:80], name, rating, place)
+
+    async def _names(self, players: Sequence[str], caller: Caller) -> list[str]:
+        """The players' display names; a bot level (`bot-<level>`) is "<level> bot"."""
+        names = await self.games.player_names(players, caller)
+        return [
+            f"{p.removeprefix(BOT_PREFIX)} bot" if p.count("-") == 1 and is_bot(p) else n
+            for p, n in zip(players, names, strict=True)
+        ]
 
     async def list_leaderboard(
         self, request: lobby_pb2.ListLeaderboardRequest, caller: Caller
@@ -392,10 +404,11 @@ class Lobby:
                     return lobby_pb2.ListLeaderboardResponse()
                 start = max(0, place - limit // 2)
             board = await self.ratings.board(game, start, limit)
+            names = await self._names([player for player, _ in board], caller)
         return lobby_pb2.ListLeaderboardResponse(
             entries=[
-                rating_info(game, player, rating, start + index)
-                for index, (player, rating) in enumerate(board)
+                rating_info(game, player, name, rating, start + index)
+                for index, ((player, rating), name) in enumerate(zip(board, names, strict=True))
             ]
         )
 

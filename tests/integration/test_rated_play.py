@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,11 +17,14 @@ from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tests.integration.test_accounts import PASSWORD, refused
+from tests.integration.test_client import state_dir, tabletop
 from tests.integration.test_ratings import Consumer
 from tests.platform import Platform
 from tests.timing import eventually, patience
 
 pytestmark = pytest.mark.integration
+
+__all__ = ["state_dir"]  # the fixture of tests/integration/test_client.py
 
 
 @pytest_asyncio.fixture
@@ -53,7 +57,7 @@ async def rating(session: Session, player_id: str = "") -> lobby_pb2.RatingInfo:
 
 
 async def test_a_rated_match_is_counted_once_and_shown(
-    stack: Platform, redis_url: str, database_url: str
+    stack: Platform, redis_url: str, database_url: str, state_dir: Path
 ) -> None:
     ann, bob = Session(stack.target), Session(stack.target)
     await ann.register("ann", PASSWORD)
@@ -114,6 +118,15 @@ async def test_a_rated_match_is_counted_once_and_shown(
         metadata=ann.metadata,
     )
     assert [e.player_id for e in around.entries] == [ann.player_id]
+    # the terminal client, as ann (her place is her result's)
+    await tabletop(stack, "login", "ann", script=PASSWORD + "\n")
+    shown = await tabletop(stack, "rating", "esoloe")
+    place = 1 if winner is ann else 2
+    assert shown.out.startswith(f"esoloe  {(await rating(ann)).rating}?  #{place}  1 rated game")
+    top = await tabletop(stack, "top", "esoloe")
+    assert [line.split()[:2] for line in top.out.splitlines()] == [
+        ["1.", "ann" if winner is ann else "bob"], ["2.", "bob" if winner is ann else "ann"],
+    ]  # fmt: skip
     for session in (ann, bob, cal):
         await session.close()
 
