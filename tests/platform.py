@@ -191,7 +191,7 @@ class Platform:
             f"{count} more matchmaker scans",
         )
 
-    async def start_matchmaker(self, consumer: str, **settings: float) -> Matchmaker:
+    async def start_matchmaker(self, consumer: str, **settings: Any) -> Matchmaker:
         redis = connect_redis(self.redis_url)
         self._redis.append(redis)
         matchmaker = Matchmaker(

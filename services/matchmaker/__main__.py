@@ -3,7 +3,9 @@
 Environment: REDIS_URL, ESOLOE_ADDR / SOLO_ADDR / SOLACE_ADDR / ZOXSO_ADDR (the game services,
 as for the gateway), LISTEN (its health service, default 0.0.0.0:50070), METRICS_PORT,
 GRACE_SECONDS, MATCHMAKER_SCAN_SECONDS (how often every pool is looked at, default 1),
-MATCHMAKER_CLAIM_IDLE_SECONDS (take over another matchmaker's entry after, default 30).
+MATCHMAKER_CLAIM_IDLE_SECONDS (take over another matchmaker's entry after, default 30),
+RATING_WINDOW_START / RATING_WINDOW_PER_SECOND / RATING_WINDOW_MOST (rated games: how far apart
+in rating players may be, widening as they wait; default 150, 10, 1000).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.server import Server, finish, run, wait_for_signal
 from services.matchmaker.matchmaker import Matchmaker
+from services.matchmaker.skill import Window
 
 log = logging.getLogger("tabletop.matchmaker")
 
@@ -38,6 +41,11 @@ async def main() -> None:
         internal_key=internal_key_from_env(),
         claim_idle_seconds=env_float("MATCHMAKER_CLAIM_IDLE_SECONDS", 30.0),
         scan_seconds=env_float("MATCHMAKER_SCAN_SECONDS", 1.0),
+        window=Window(
+            env_float("RATING_WINDOW_START", 150.0),
+            env_float("RATING_WINDOW_PER_SECOND", 10.0),
+            env_float("RATING_WINDOW_MOST", 1000.0),
+        ),
     )
 
     async def ready() -> bool:

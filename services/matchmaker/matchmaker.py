@@ -29,6 +29,8 @@ from runtime.observability import MATCHES
 from runtime.redis import redis_failed
 from runtime.replicas import following
 from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
+from services.matchmaker.skill import Window, tables_by_skill, within
+from services.ratings.store import RatingCache
 from wire.api import api
 from wire.clock import time_control_message
 from wire.metadata import RATED_METADATA, rated_value
@@ -48,7 +50,10 @@ class Matchmaker:
         internal_key: str,
         claim_idle_seconds: float = 30.0,
         scan_seconds: float = 1.0,
+        window: Window | None = None,
     ) -> None:
+        """`window`: how far apart in rating the players of a rated game may be, by how long
+        they waited (services/matchmaker/skill.py)."""
         self.redis = redis
         self.store = LobbyStore(redis)
         self.consumer = consumer
@@ -59,6 +64,8 @@ class Matchmaker:
             backends, lambda game, at: platform_channel(at, api(game).full_name, internal_key)
         )
         self.rng = random.Random()
+        self.window = window or Window()
+        self.ratings = RatingCache(redis)
         self.scans = 0
         """Looks at every pool done so far (a test waits for one that began after a ticket)."""
 
@@ -132,7 +139,13 @@ class Matchmaker:
         if not waiting:
             return
         seats = waiting[0].seats
-        while len(waiting) >= seats:  # full tables of people first
+        ratings: dict[str, int] = {}
+        if waiting[0].rated:  # by skill: players of close ratings, the closer the sooner
+            ratings = await self.ratings.shown(waiting[0].game, [t.player for t in waiting])
+            tables, waiting = tables_by_skill(waiting, ratings, seats, now, self.window)
+            for table in tables:
+                await self.seat(pool, table, bots=0)
+        while len(waiting) >= seats and not waiting[0].rated:  # full tables of people first
             await self.seat(pool, waiting[:seats], bots=0)
             waiting = waiting[seats:]
         ready = [
@@ -140,7 +153,11 @@ class Matchmaker:
             if t.bots == "now" or (t.bots == "after" and now - t.created_ms >= t.bots_after * 1000)
         ]  # fmt: skip
         if ready:  # bots fill the table of whoever is ready, with the people who accept bots
-            people = [t for t in waiting if t.bots != "never"][:seats]
+            people = [t for t in waiting if t.bots != "never"]
+            if ready[0].rated:  # and sit with it by skill
+                others = [t for t in people if t is not ready[0]]
+                people = [ready[0], *within(ready[0], others, ratings, now, self.window)]
+            people = people[:seats]
             await self.seat(pool, people, bots=seats - len(people))
 
     async def seat(self, pool: str, tickets: Sequence[Ticket], *, bots: int) -> bool:

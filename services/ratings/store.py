@@ -151,6 +151,13 @@ class RatingCache:
             held, place = await pipe.execute()
         return rating_of(held), None if held is None else place
 
+    async def shown(self, game: str, players: Sequence[str]) -> dict[str, int]:
+        """The number shown for each player (a new player's for one without a rated game)."""
+        if not players:
+            return {}
+        held: Any = await self.redis.hmget(keys.ratings(game), list(players))
+        return {p: rating_of(h).display for p, h in zip(players, held, strict=True)}
+
     async def board(self, game: str, start: int, count: int) -> list[tuple[str, Rating]]:
         """The leaderboard's places start..start+count-1, best first."""
         found: Any = await self.redis.zrevrange(keys.leaderboard(game), start, start + count - 1)

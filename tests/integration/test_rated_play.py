@@ -14,6 +14,10 @@ import pytest
 import pytest_asyncio
 
 from client.session import Session
+from runtime.redis import connect_redis
+from services.matchmaker.skill import Window
+from services.ratings.model import Rating
+from services.ratings.store import RatingCache
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tests.integration.test_accounts import PASSWORD, refused
@@ -167,3 +171,50 @@ async def test_rated_play_is_for_accounts_and_games_with_ratings(stack: Platform
     assert against.HasField("seat")  # an account's rated game against a bot is made
     for session in (guest, account):
         await session.close()
+
+
+async def test_players_far_apart_in_rating_are_not_matched_before_the_window_allows(
+    redis_url: str, database_url: str
+) -> None:
+    async with Platform(
+        redis_url,
+        games=("esoloe",),
+        database_url=database_url,
+        gateway_settings={"login_rate_burst": 1000.0},
+    ) as platform:
+        await platform.start_matchmaker("skill", window=Window(start=100, per_second=0, most=100))
+        ann, bob, cal = (Session(platform.target) for _ in range(3))
+        for session, name in ((ann, "ann"), (bob, "bob"), (cal, "cal")):
+            await session.register(name, PASSWORD)
+        redis = connect_redis(redis_url)
+        try:  # as the ratings consumer would have left them
+            await RatingCache(redis).put(
+                "esoloe",
+                {
+                    ann.player_id: Rating(40.0, 2.0, 30),  # shown 2360
+                    bob.player_id: Rating(20.0, 2.0, 30),  # shown 1560
+                    cal.player_id: Rating(41.0, 2.0, 30),  # shown 2400
+                },
+            )
+        finally:
+            await redis.aclose()
+        rated = lobby_pb2.FindMatchRequest(game="esoloe", rated=True)
+        far = [await s.lobby.FindMatch(rated, metadata=s.metadata) for s in (ann, bob)]
+        await platform.scans_done(3)
+        waited = await bob.lobby.CancelTicket(
+            lobby_pb2.CancelTicketRequest(ticket_id=far[1].ticket_id), metadata=bob.metadata
+        )
+        assert waited.state == lobby_pb2.TICKET_STATE_CANCELLED  # never matched with ann
+        again = await bob.lobby.FindMatch(rated, metadata=bob.metadata)
+        near = await cal.lobby.FindMatch(rated, metadata=cal.metadata)
+        ann_ticket, cal_ticket = await asyncio.gather(
+            matched(ann, far[0].ticket_id), matched(cal, near.ticket_id)
+        )
+        assert ann_ticket.game_id == cal_ticket.game_id  # the close ones met at once
+        await platform.scans_done(2)
+        left = await bob.lobby.CancelTicket(
+            lobby_pb2.CancelTicketRequest(ticket_id=again.ticket_id), metadata=bob.metadata
+        )
+        assert left.state == lobby_pb2.TICKET_STATE_CANCELLED  # bob still waits alone
+        for session in (ann, bob, cal):
+            await session.close()
