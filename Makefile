@@ -193,6 +193,13 @@ bench: setup .bench-venv/.installed
 soak: setup
 	$(PY) -m bench.soak $(SOAK_ARGS)
 
+# Matchmaking by skill, simulated (docs/ratings.md): 10,000 players of hidden skill, matched and
+# rated by the platform's own code, next to first come, first served. RATINGS_SIM_ARGS e.g.
+# "--players 2000 --games 30".
+.PHONY: ratings-sim
+ratings-sim: setup
+	$(PY) -m bench.ratings_sim $(RATINGS_SIM_ARGS)
+
 # Bot levels against each other, engines only (docs/bots.md); ARENA_ARGS e.g. "--games 200
 # --jobs 2". Each adjacent pair of levels of every game, with a shorter budget for the searches.
 .PHONY: arena
