@@ -69,6 +69,8 @@ postgres:
 	rm -rf .tools/kubectl
 
 # README command 1: Redis (a local one unless REDIS_URL is set), every game service, the gateway.
+# Its ports: `make run REDIS_PORT=6390 GATEWAY_PORT=50150 SERVICE_BASE_PORT=50151` (the local
+# Redis's port is a free one otherwise, another each run; docs/operations.md).
 run: setup
 	$(PY) -m services.local
 

@@ -9,7 +9,7 @@ tabletop games [--live]            your live and recent games
 tabletop watch GAME [GAME_ID]
 tabletop stop GAME_ID              end a game of bots you watch (one `watch GAME` made)
 tabletop replay GAME [--seed N] [--options JSON] [--setup JSON] [--edition N] SEAT:MOVE ...
-tabletop hotseat GAME [MOVE ...]  (esoloe)
+tabletop hotseat GAME [--names A,B] [MOVE ...]   (esoloe, zoxso: people at one terminal)
 tabletop health
 tabletop register USERNAME [--bot] | login USERNAME | logout [--everywhere] | whoami
 tabletop tokens [list] | tokens create NAME [--scope play|bot] [--days N] | tokens revoke ID
@@ -214,6 +214,20 @@ async def _health(target: str, tls: Tls | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `tabletop` command; its exit status. An output closed before the command is done
+    (`tabletop games | head -4`) ends it quietly, as it ends other programs: no traceback, the
+    status of a program SIGPIPE ended (141)."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe can no longer be caught
+        return status
+    except BrokenPipeError:
+        # Python flushes the standard output once more as it exits: make that write go nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="tabletop", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -232,14 +246,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     rp.add_argument("moves", nargs="*", metavar="SEAT:MOVE")
 
-    hs = commands.add_parser("hotseat", help="two players at one terminal, through the gateway")
-    hs.add_argument("game", choices=games.names(), help="a game with nothing hidden, e.g. esoloe")
+    hs = commands.add_parser(
+        "hotseat", help="people at one terminal, taking turns, through the gateway"
+    )
+    hs.add_argument("game", choices=games.names(), help="a game with nothing hidden: esoloe, zoxso")
     _gateway_flag(hs)
+    hs.add_argument(
+        "--names",
+        default=None,
+        metavar="A,B",
+        help="the players' names, in seat order (default: player 1, player 2)",
+    )
     hs.add_argument(
         "moves",
         nargs="*",
         metavar="MOVE",
-        help="moves to play in turn; without them, read moves from standard input",
+        help="moves to play in turn; without them, read lines from standard input, as at "
+        "`tabletop play`'s table",
     )
 
     hc = commands.add_parser("health", help="ask a server whether it is SERVING")
@@ -286,7 +309,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     wt.add_argument("game", choices=games.names())
     wt.add_argument("game_id", nargs="?", help="default: a new game with bots in every seat")
-    wt.add_argument("--level", choices=LEVELS, default="random", help="the bots' level")
+    wt.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="greedy",
+        help="the bots' level in a new game (default greedy: random Solo bots can take "
+        "thousands of moves over a round)",
+    )
     wt.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
     _gateway_flag(wt)
     wt.add_argument("--name", default=None, help=NAME_HELP)
@@ -376,21 +405,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             "tokens": accounts.tokens,
         }[args.command]
         return asyncio.run(command(args))
-    if args.command in ("play", "watch", "games", "stop"):
+    if args.command in ("play", "watch", "games", "stop", "hotseat"):
         from client.games import list_games
+        from client.hotseat import hotseat
         from client.play import run_table, stop_game
 
-        if args.command in ("games", "stop"):
-            work = list_games(args) if args.command == "games" else stop_game(args)
-        else:
-            work = run_table(args)
+        runs = {"games": list_games, "stop": stop_game, "hotseat": hotseat}
+        work = runs.get(args.command, run_table)(args)
         try:
             return asyncio.run(_interruptible(work))
         except (KeyboardInterrupt, asyncio.CancelledError):
             return 130
-    from client.hotseat import hotseat
-
-    return asyncio.run(hotseat(args.gateway, args.game, args.moves, args.tls))
+    raise AssertionError(f"no command {args.command}")
 
 
 def _migrate(url: str, wait_seconds: float = 0.0) -> int:

@@ -17,7 +17,11 @@ from tabletop.common.v1 import common_pb2
 from wire.clock import TIMEOUTS
 
 LOW_MS = 10_000
-"""Below this much time left to move, a player is warned (and the time is shown in tenths)."""
+"""Below this much time left to move, the time is shown in tenths; and a player is warned, in a
+turn of at least 40 s (a shorter one: at a quarter of it, see `hurry_at`)."""
+HURRY_SHARE = 4
+"""A player is warned when less than 1/HURRY_SHARE of a turn's time is left, if that is less
+than LOW_MS: an 8-second move is warned at 2 s, not the moment it starts."""
 
 OUTCOMES = TIMEOUTS
 """`--on-timeout` words."""
@@ -64,6 +68,29 @@ def deadline_of(status: common_pb2.GameStatus, seat: int) -> int | None:
     return next((_deadline(clock) for clock in status.clocks if clock.seat == seat), None)
 
 
+def running_seats(status: common_pb2.GameStatus) -> tuple[int, ...]:
+    """The seats whose time runs now."""
+    return tuple(clock.seat for clock in status.clocks if clock.running)
+
+
+def hurry_at(status: common_pb2.GameStatus, seat: int) -> int | None:
+    """When to tell `seat` to hurry (ms since the epoch; None unless its time runs): LOW_MS
+    before its deadline, or less in a game whose turns are short, so that the warning comes
+    when little of the turn is left: a quarter of the per-move limit or of the chess clock
+    (the shorter of the two) before the deadline, when that is less than LOW_MS."""
+    deadline = deadline_of(status, seat)
+    if deadline is None:
+        return None
+    tc = status.time_control
+    limits = [seconds * 1000 for seconds in (tc.move_seconds, tc.clock_seconds) if seconds]
+    turn = min(limits, default=LOW_MS * HURRY_SHARE)
+    return deadline - min(LOW_MS, turn // HURRY_SHARE)
+
+
+def _people(status: common_pb2.GameStatus) -> list[int]:
+    return [i for i, seat in enumerate(status.seats) if not seat.bot]
+
+
 def clock_line(
     status: common_pb2.GameStatus,
     my_seat: int,
@@ -72,16 +99,23 @@ def clock_line(
 ) -> str:
     """`clocks: you 4:32 ▶ (move by 4:05)  ·  Bob 5:00`: each seat's clock (▶: its time runs;
     `move by`: a per-move limit that comes before its clock runs out), or with a per-move limit
-    only the time left to the running seats' moves; and, while nobody has moved yet, when the
-    game is aborted. "" for an untimed game. `names`: what to call each seat (default: their
-    names, `you` for `my_seat`)."""
+    only the time left to the running seats' moves; and, while no person at the table has moved
+    yet (a bot's move starts no clock), that a person's first move starts them and when the game
+    is aborted. "" for an untimed game. `names`: what to call each seat (default: their names,
+    `you` for `my_seat`)."""
     names = seat_names(status, my_seat) if names is None else names
     pending = status.HasField("abort_at") and not status.finished
-    abort = ""
-    if pending:
+    abort = start = ""
+    if pending:  # no person has moved yet (bots' moves start nothing)
+        alone = my_seat >= 0 and _people(status) == [my_seat]
         abort = format_duration(status.abort_at.ToMilliseconds() - now_ms)
+        nobody = "you make none" if alone else "no person moves"
+        abort = f"aborted in {abort} if {nobody}"
+        bots = any(seat.bot for seat in status.seats)
+        start = "at a person's first move" + (", not a bot's" if bots else "")
+        start = "they start " + ("at your first move" if alone else start)
     if not timed(status):
-        return f"clocks: none (aborted in {abort} if nobody moves)" if pending else ""
+        return f"clocks: none ({abort})" if pending else ""
     tc = status.time_control
     parts = [] if tc.clock_seconds else [f"{tc.move_seconds} s a move"]
     for clock in status.clocks:
@@ -97,7 +131,7 @@ def clock_line(
         parts.append(text)
     line = "clocks: " + "  ·  ".join(parts)
     if pending:
-        line += f" (starts when someone moves · aborted in {abort} if nobody does)"
+        line += f" ({start} · {abort})"
     return line
 
 

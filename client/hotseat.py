@@ -1,27 +1,20 @@
-"""Players sharing one terminal: log in once, create a game whose every seat is that login's,
-play moves in turn, and draw the public board after each. Only a game whose board allows it
-(`Board.hotseat`: nothing hidden, more than one seat) is offered, e.g. e-SOLO-e."""
+"""People sharing one terminal (`tabletop hotseat`): log in once, create a game whose every seat
+is that login's, and play it at a `client.play.Table` shared by all the seats, which reads each
+line as `tabletop play` does (any case, the closest legal moves, the server's reasons, `resign`
+and `clock`, ...) for whichever seat is to move. Only a game whose board allows it
+(`Board.hotseat`: nothing hidden, more than one seat) is offered: e-SOLO-e and ZoxSo."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Iterator
-
-import grpc
-from rich.console import Console
+import argparse
 
 import games
 from client.boards import board_of
-from client.narrate import describe_result
-from client.session import Session, Tls
-from tabletop.common.v1 import common_pb2
+from client.play import Table, UsageError, at_table, lines_of, make_console
+from client.session import Session
 from wire.api import api
-from wire.errors import error_info
 
-
-def _moves_from_stdin() -> Iterator[str]:
-    for line in sys.stdin:
-        yield from line.split()
+LOGIN_NAME = "hotseat"
 
 
 def hotseat_games() -> list[str]:
@@ -29,63 +22,58 @@ def hotseat_games() -> list[str]:
     return [name for name in games.names() if board_of(name).hotseat]
 
 
-async def hotseat(target: str, game: str, moves: list[str], tls: Tls | None = None) -> int:
-    board = board_of(game)
-    if not board.hotseat:
-        print(
-            f"tabletop hotseat: {game} is not played at one terminal (a seat's view is its own); "
-            f"hotseat games: {', '.join(hotseat_games()) or 'none'}",
-            file=sys.stderr,
-        )
-        return 2
-    console = Console(highlight=False, markup=False, soft_wrap=True)
+def seat_names(game: str, given: str | None) -> list[str]:
+    """The players' names, one per seat (`--names Ada,Bob`), else `player 1`, `player 2`...;
+    a UsageError for a list that does not fit the table."""
     rules = games.rules(game)
     seats = int(rules.default_options().get("players", rules.max_seats))
-    player = Session(target, tls=tls)
-    await player.login("hotseat")
-    stub = player.game(game)
-    created = await stub.CreateGame(
-        api(game).pb2.CreateGameRequest(players=[player.player_id] * seats),
-        metadata=player.metadata,
+    if given is None:
+        return [f"player {seat + 1}" for seat in range(seats)]
+    names = [name.strip() for name in given.split(",")]
+    if len(names) != seats or not all(names) or len(set(names)) != seats:
+        raise UsageError(f"--names gives {seats} different names, one per seat, e.g. Ada,Bob")
+    return names
+
+
+def refusal(game: str) -> str | None:
+    """Why `game` is not played at one terminal (None: it is)."""
+    if board_of(game).hotseat:
+        return None
+    if games.rules(game).max_seats == 1:
+        return f"{game} is played alone: `tabletop play {game}`"
+    return (
+        f"{game} is not played at one terminal: it hides things from some seats (a Solo hand); "
+        f"hotseat games: {', '.join(hotseat_games()) or 'none'}"
     )
-    game_id = created.status.game_id
-    every = "both seats" if seats == 2 else f"all {seats} seats"
-    labels = ", ".join(board.seat_label(seat) for seat in range(seats))
-    print(f"game {game_id}: {every} are yours ({labels})")
-    interactive = not moves
-    source: Iterable[str] = _moves_from_stdin() if interactive else moves
-    view = await stub.GetView(
-        common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=player.metadata
-    )
-    console.print(board.draw(view, -1))
-    if interactive:
-        print(f"{board.seat_label(view.status.to_act[0])} to move ('help' lists legal moves)")
-    for move in source:
-        seat = view.status.to_act[0]
-        if move == "help":
-            legal = await stub.LegalMoves(
-                common_pb2.LegalMovesRequest(game_id=game_id, seat=seat), metadata=player.metadata
-            )
-            print(" ".join(legal.moves))
-            continue
-        try:
-            reply = await stub.Play(
-                common_pb2.PlayRequest(game_id=game_id, move=move, seat=seat),
-                metadata=player.metadata,
-            )
-        except grpc.aio.AioRpcError as error:
-            reason, _ = error_info(error)
-            print(f"refused ({error.code().name} {reason}): {error.details()}")
-            continue
-        view = await stub.GetView(
-            common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=player.metadata
+
+
+async def hotseat(args: argparse.Namespace) -> int:
+    """`tabletop hotseat GAME [MOVE ...]`: the moves given, else the lines typed."""
+    console = make_console()
+    session = Session(args.gateway, tls=args.tls)
+
+    async def seated() -> tuple[Table, str]:
+        refused = refusal(args.game)
+        if refused is not None:
+            raise UsageError(refused)
+        names = seat_names(args.game, args.names)
+        await session.login(LOGIN_NAME)
+        created = await session.game(args.game).CreateGame(
+            api(args.game).pb2.CreateGameRequest(players=[session.player_id] * len(names)),
+            metadata=session.metadata,
         )
-        print(f"seat {seat} played {move}")
-        console.print(board.draw(view, -1))
-        if reply.status.finished:
-            print(describe_result(reply.status, -1, list(reply.events)))
-            break
-        if interactive:
-            print(f"{board.seat_label(view.status.to_act[0])} to move")
-    await player.close()
-    return 0
+        game_id = created.status.game_id
+        board = board_of(args.game)
+        seats = ", ".join(f"{name} in {board.seat_label(i)}" for i, name in enumerate(names))
+        console.print(
+            f"{args.game} game {game_id}, played at this terminal: {seats}; each types when it "
+            "is their turn"
+        )
+        table = Table(session, args.game, game_id, 0, console, hotseat=True, names=names)
+        return table, "new"
+
+    try:
+        lines = lines_of(args.moves) if args.moves else None
+        return await at_table("hotseat", console, seated, lines)
+    finally:
+        await session.close()

@@ -10,9 +10,10 @@ moves and its view, so that it can be tested on any text without a server.
   doubt about case (its board's `canonical_case`: e-SOLO-e, Solace, Solo, ZoxSo's pieces), the
   line is also put in that case before it is checked (`C12` is `c12`, `w:r` is `play W:r`).
 - Anything else is checked against the game's notation (by the engine's own parser): a typo is
-  explained at once with the closest legal moves. A well-formed move that is not in the legal
-  list is still sent (the list may be a moment old): the server's refusal says why, and the
-  closest legal moves follow it.
+  explained at once, as it was typed (its board's `typed_problem`: e-SOLO-e's any case), with
+  the closest legal moves (`closest`: those that begin most like it first). A well-formed move
+  that is not in the legal list is still sent (the list may be a moment old): the server's
+  refusal says why, and the closest legal moves follow it.
 """
 
 from __future__ import annotations
@@ -114,9 +115,10 @@ def interpret(line: str, game: str, legal: Sequence[str] | None, view: Any = Non
         if len(same) > 1:
             return Tell(f"{text!r} could be {_either(same)}: {board.case_rule}")
     problem = _notation_problem(game, canon)
-    if problem is not None and canon != move:  # explain the line as it was typed
-        problem = _notation_problem(game, move) or problem
+    if problem is not None and move != text:  # a shorthand's: explain the line as typed
+        problem = _notation_problem(game, text) or problem
     if problem is not None:
+        problem = board.typed_problem(problem)
         return Tell(f"not a move: {problem}.{_suggest(canon, legal, view, game)}")
     if legal is not None and not legal:
         return Tell(_cannot_act(board, view))
@@ -151,14 +153,38 @@ def _suggest(move: str, legal: Sequence[str] | None, view: Any, game: str) -> st
         return ""
     if not legal:
         return " " + _cannot_act(board_of(game), view)
-    by_folded: dict[str, str] = {}
-    for candidate in legal:
-        by_folded.setdefault(candidate.lower(), candidate)
-    close = difflib.get_close_matches(move.lower(), list(by_folded), n=SUGGESTIONS, cutoff=0.5)
+    close = closest(move, legal)
     if close:
-        shown = ", ".join(by_folded[c] for c in close)
-        return f" closest legal moves: {shown} (help lists all {len(legal)})"
+        return f" closest legal moves: {', '.join(close)} (help lists all {len(legal)})"
     return " help lists your legal moves" if len(legal) > 1 else f" the only one is {legal[0]}"
+
+
+def closest(move: str, legal: Sequence[str], n: int = SUGGESTIONS) -> list[str]:
+    """The `n` legal moves closest to `move`, closest first, case ignored. Every game's notation
+    reads from its most telling part on (the square, the piece, the card, where a move starts),
+    so the moves that share the longest beginning with `move` come first (`c19`: `c12`, `c13`
+    before `c31`), then the most alike as text; the legal list's order breaks ties. Only moves
+    alike enough as text to be a likely slip are offered."""
+    typed = move.lower()
+    ranked = []
+    seen: set[str] = set()
+    for index, candidate in enumerate(legal):
+        folded = candidate.lower()
+        if folded in seen:
+            continue
+        seen.add(folded)
+        alike = difflib.SequenceMatcher(None, typed, folded).ratio()
+        if alike >= 0.5:
+            ranked.append((-_shared_start(typed, folded), -alike, index, candidate))
+    return [candidate for *_, candidate in sorted(ranked)[:n]]
+
+
+def _shared_start(one: str, other: str) -> int:
+    """How many characters `one` and `other` begin with alike."""
+    length = 0
+    while length < min(len(one), len(other)) and one[length] == other[length]:
+        length += 1
+    return length
 
 
 def _cannot_act(board: Board, view: Any) -> str:

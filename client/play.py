@@ -13,12 +13,18 @@ Commands at the table (any case): a move in the game's notation (or its shorthan
 card plays it);
 `help` (or `moves`) lists the legal moves; `board`; `clock` (the time each seat has left, in a
 timed game); `wait` (until it is your turn: for scripts);
-`auto` (from now on play the first legal move whenever it is your turn); `resign` (asks first);
-`quit` (leave; the game goes on and `tabletop play --game ID` takes you back to your seat).
+`auto` (from now on play the first legal move whenever it is your turn); `resign` (asks first,
+as does a move that ends the game by the player's choice: the board's `confirm`, Solace's
+`stop`); `quit` (leave; the game goes on and `tabletop play --game ID` takes you back to your
+seat).
 
-In a timed game the clocks (`client.clocks`) are shown with the board and after each move, the
-player is warned once per turn when less than 10 s are left to move, and a seat whose time ran
-out is told so: it forfeited, or a bot plays it from then on and its player watches the rest.
+In a timed game the clocks (`client.clocks`) are shown with the board and when the player's own
+time starts or stops running, the player is warned once per turn when little time is left to
+move (`client.clocks.hurry_at`), and a seat whose time ran out is told so: it forfeited, or a bot
+plays it from then on and its player watches the rest.
+
+The same table serves people sharing a terminal (`client.hotseat`): it then acts for whichever
+seat is to move.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 import grpc
@@ -41,7 +48,7 @@ from rich.console import Console
 
 import games
 from client.boards import board_of, enum_prefix
-from client.clocks import LOW_MS, clock_line, deadline_of, format_duration
+from client.clocks import clock_line, deadline_of, format_duration, hurry_at, running_seats
 from client.games import my_seat
 from client.identity import Account, SessionEnded
 from client.interpret import Command, Nothing, Send, Tell, command_of, interpret
@@ -280,8 +287,24 @@ async def find_match(
 # The table
 
 
+@dataclass(frozen=True)
+class Pending:
+    """What waits for a `yes`: a resignation (no `move`), or a move that ends the game by the
+    player's own choice (Solace's `stop`), with the hint to show if the server refuses it."""
+
+    question: str
+    move: str = ""
+    hint: str = ""
+
+
 class Table:
-    """One game followed by one seat (`seat` -1: a spectator, who sees the public view)."""
+    """One game followed by one seat (`seat` -1: a spectator, who sees the public view).
+
+    `hotseat`: people share the terminal and every seat is theirs (`tabletop hotseat`, for a
+    game that hides nothing): `seat` is always the seat to move, the game is told as a
+    spectator sees it, and `names` (one per seat) call the seats instead of the one login that
+    holds them all. `started_to_watch`: the client made this game of bots for a spectator to
+    watch (`tabletop watch GAME`), which goes on when the spectator leaves."""
 
     def __init__(
         self,
@@ -290,6 +313,10 @@ class Table:
         game_id: str,
         seat: int,
         console: Console,
+        *,
+        hotseat: bool = False,
+        names: Sequence[str] = (),
+        started_to_watch: bool = False,
     ) -> None:
         self.session = session
         self.game = game
@@ -304,10 +331,15 @@ class Table:
         self.auto = False
         self.ready = asyncio.Event()
         """Set while the seat may act in turn, or once the game is over (what `wait` waits for)."""
-        self.confirming = False
-        """True after `resign`, until the next line says whether it is meant."""
+        self.hotseat = hotseat
+        self.names = list(names)
+        self.started_to_watch = started_to_watch
+        self.pending: Pending | None = None
+        """What waits for a `yes` (after `resign`, or a move that ends the game), until the next
+        line says whether it is meant."""
         self.left = False
-        """True once the player left a running game (quit, end of input)."""
+        """True once the player left a running game (quit, end of input), or the spectator
+        stopped watching (quit): nothing more is shown."""
         self._shown = -1
         self._auto_version = -1
         self._offered_at = -1
@@ -318,6 +350,20 @@ class Table:
         self._deadline: int | None = None
         """When the seat's time to move runs out (ms), while it runs."""
         self._warning: asyncio.TimerHandle | None = None
+        self._running: tuple[int, ...] = ()
+        """The seats whose time ran at the last update told (their clocks are shown again when
+        this changes for the player's own seat)."""
+        self._told = -1
+        """The last version the Watch stream told."""
+        self._progress = asyncio.Event()
+        """Set when the stream tells a version (or ends)."""
+        self._follower: asyncio.Task[None] | None = None
+
+    @property
+    def me(self) -> int:
+        """The seat the game is told to, `you` in sentences (-1: as a spectator sees it, which
+        is how a table shared by several people tells it)."""
+        return -1 if self.hotseat else self.seat
 
     def say(self, text: str, style: str | None = None) -> None:
         self.console.print(text, style=style)
@@ -331,8 +377,10 @@ class Table:
         limited = unavailable = 0
         while True:
             try:
-                return await getattr(self.stub, method)(
-                    request, metadata=self.session.metadata, timeout=CALL_TIMEOUT
+                return self._named(
+                    await getattr(self.stub, method)(
+                        request, metadata=self.session.metadata, timeout=CALL_TIMEOUT
+                    )
                 )
             except grpc.aio.AioRpcError as error:
                 reason, info = error_info(error)
@@ -353,12 +401,32 @@ class Table:
             request.seat = self.seat
         return request
 
+    def _watch_request(self, from_version: int) -> common_pb2.WatchRequest:
+        """A Watch of the game from `from_version`: the seat's, or the public one (a spectator's,
+        and a shared table's, whose seat changes with every move)."""
+        public = self.seat < 0 or self.hotseat
+        request = common_pb2.WatchRequest(
+            game_id=self.game_id, from_version=from_version, public=public
+        )
+        return request if public else self._seat_of(request)
+
+    def _named(self, message: Any) -> Any:
+        """`message` (a reply or a Watch update) with its seats called by `names`, if given."""
+        status = getattr(message, "status", None)
+        if self.names and status is not None:
+            for index, seat in enumerate(status.seats):
+                if index < len(self.names):
+                    seat.name = self.names[index]
+        return message
+
     # ---- what the table knows
 
     def _learn(self, status: common_pb2.GameStatus) -> None:
         if status.version < self.status.version:
             return  # an answer that crossed a newer one
         self.status.CopyFrom(status)
+        if self.hotseat and status.to_act and not status.finished:
+            self.seat = status.to_act[0]  # every seat is the table's: the one to move acts
         if status.finished or self.my_turn:
             self.ready.set()
         else:
@@ -366,18 +434,19 @@ class Table:
         self._watch_time()
 
     def _watch_time(self) -> None:
-        """Warn the player once per turn when less than LOW_MS is left to move."""
-        deadline = None
+        """Warn the player once per turn when little time is left to move (`hurry_at`)."""
+        deadline = warn_at = None
         if self.seat >= 0 and not self.status.finished:
             deadline = deadline_of(self.status, self.seat)
+            warn_at = hurry_at(self.status, self.seat)
         if deadline == self._deadline:
             return
         self._deadline = deadline
         if self._warning is not None:
             self._warning.cancel()
             self._warning = None
-        if deadline is not None:
-            delay = max(0, deadline - LOW_MS - now_ms()) / 1000
+        if deadline is not None and warn_at is not None:
+            delay = max(0, warn_at - now_ms()) / 1000
             self._warning = asyncio.get_running_loop().call_later(delay, self._warn, deadline)
 
     def _warn(self, deadline: int) -> None:
@@ -388,8 +457,8 @@ class Table:
 
     def show_clocks(self, *, always: bool = False) -> None:
         """Print the clocks of a timed game (`always`: say so for an untimed one)."""
-        names = actor_names(self.game, self.status, self.seat)
-        line = clock_line(self.status, self.seat, now_ms(), names)
+        names = actor_names(self.game, self.status, self.me)
+        line = clock_line(self.status, self.me, now_ms(), names)
         if line:
             self.say(line, style="dim")
         elif always:
@@ -446,7 +515,7 @@ class Table:
         if at is not None and (version != at or version <= self._shown):
             return False
         self._shown = version
-        self.console.print(self.board.draw(reply, self.seat))
+        self.console.print(self.board.draw(reply, self.me))
         if not self.status.finished:
             self.show_clocks()
         return True
@@ -454,11 +523,40 @@ class Table:
     def whose_turn(self) -> str:
         """`your turn`, `strong bot to move`, or the result once the game is over."""
         if self.status.finished:
-            return "game over. " + describe_result(self.status, self.seat, self._final_events)
+            return "game over. " + describe_result(self.status, self.me, self._final_events)
         if self.my_turn:
-            return "your turn: type a move (help lists them)"
-        acting = [actor_name(self.game, self.status, s, self.seat) for s in self.status.to_act]
+            return self.turn_prompt()
+        acting = [actor_name(self.game, self.status, s, self.me) for s in self.status.to_act]
         return f"{', '.join(acting) or 'nobody'} to move"
+
+    def turn_prompt(self) -> str:
+        """What the seat is told when its turn begins (at a shared table: who is to move)."""
+        if self.hotseat:
+            return f"{self.acting_name()} to move: type a move (help lists them)"
+        return "your turn: type a move (help lists them)"
+
+    def acting_name(self) -> str:
+        """Who acts at this table: `you`, or at a shared table the seat to move."""
+        return actor_name(self.game, self.status, self.seat, self.me)
+
+    def leave_message(self) -> str:
+        """What a player (or spectator) who leaves the running game is told (quit, the end of
+        the input, Ctrl-C)."""
+        if self.seat < 0:
+            text = f"stopped watching game {self.game_id}"
+            if self.started_to_watch and not self.status.finished:
+                text += (
+                    "; it goes on: the bots play it to its end, and it counts among your live "
+                    f"games until then (`tabletop stop {self.game_id}` ends it; "
+                    f"`tabletop watch {self.game} {self.game_id}` watches it again)"
+                )
+            return text
+        if self.hotseat:
+            return (
+                f"you left game {self.game_id}; nobody plays it now (a game played at one "
+                "terminal cannot be rejoined)"
+            )
+        return left_message(self.game_id)
 
     async def show_moves(self) -> None:
         if self.seat < 0:
@@ -505,6 +603,7 @@ class Table:
         return True
 
     async def resign(self) -> bool:
+        who = self.acting_name() if self.hotseat else "you"
         request = common_pb2.ResignRequest(game_id=self.game_id, request_id=uuid.uuid4().hex)
         try:
             reply = await self._call("Resign", self._seat_of(request))
@@ -513,7 +612,7 @@ class Table:
             self.say(f"resign refused ({reason}): {error.details()}", style="bold red")
             return False
         self._learn(reply.status)
-        self.say("you resigned")
+        self.say(f"{who} resigned")
         return True
 
     async def _autoplay(self) -> None:
@@ -544,20 +643,23 @@ class Table:
             return True
 
     async def _command(self, line: str) -> bool:
-        if self.confirming:
-            self.confirming = False
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
             if command_of(line) == "yes":
-                return not await self.resign()
-            self.say("not resigned; the game goes on")
+                return await self._confirmed(pending)
+            not_done = f"{pending.move} not played" if pending.move else "not resigned"
+            self.say(f"{not_done}; the game goes on")
             if command_of(line) == "no":
                 return True
         verb = command_of(line)
         if verb == "quit":
             if self.seat >= 0 and not self.status.finished:
-                self.say(left_message(self.game_id))
+                await self._catch_up()
+                self.say(self.leave_message())
                 self.left = True
             elif self.seat < 0:
-                self.say(f"stopped watching game {self.game_id}")
+                self.say(self.leave_message())
+                self.left = True
             return False
         if verb == "help":
             await self.show_moves()
@@ -579,8 +681,8 @@ class Table:
                 self.say(f"game {self.game_id} is over: " + short_result(self.status, self.seat))
             return True
         if verb == "resign":
-            self.confirming = True
-            self.say(f"resign game {self.game_id}? type yes")
+            who = f" for {self.acting_name()}" if self.hotseat else ""
+            self._ask(Pending(f"resign game {self.game_id}{who}?"))
         elif verb == "auto":
             self.auto = True
             self.say("auto: playing the first legal move on each of your turns")
@@ -593,12 +695,27 @@ class Table:
             await self._move(line)
         return True
 
+    def _ask(self, pending: Pending) -> None:
+        self.pending = pending
+        self.say(f"{pending.question} type yes")
+
+    async def _confirmed(self, pending: Pending) -> bool:
+        """Carry out what the player said `yes` to; False when it ended the game."""
+        if not pending.move:
+            return not await self.resign()
+        played = await self.play(pending.move, hint=pending.hint)
+        return not (played and self.status.finished)
+
     async def _move(self, line: str) -> None:
         legal, view = await asyncio.gather(self._legal(), self._view())
         action = interpret(line, self.game, list(legal.moves), view)
         if isinstance(action, Send):
             if action.note:
                 self.say(action.note, style="dim")
+            question = self.board.confirm(action.move, view)
+            if question:
+                self._ask(Pending(question, action.move, action.hint))
+                return
             await self.play(action.move, hint=action.hint)
         elif isinstance(action, Tell):
             self.say(action.text)
@@ -612,18 +729,21 @@ class Table:
     async def follow(self, from_version: int) -> None:
         """Print each move from `from_version` on until the game ends; resume after a dropped
         stream from the next version (the API's promise: no gap, no duplicate)."""
+        try:
+            await self._follow(from_version)
+        finally:
+            self._progress.set()
+
+    async def _follow(self, from_version: int) -> None:
         failures = 0
         while True:
             try:
-                request = common_pb2.WatchRequest(
-                    game_id=self.game_id, from_version=from_version, public=self.seat < 0
-                )
                 async for update in self.stub.Watch(
-                    self._seat_of(request), metadata=self.session.metadata
+                    self._watch_request(from_version), metadata=self.session.metadata
                 ):
                     failures = 0
                     from_version = update.envelope.version + 1
-                    await self._on_update(update)
+                    await self._on_update(self._named(update))
                 return
             except grpc.aio.AioRpcError as error:
                 failures += 1
@@ -642,10 +762,17 @@ class Table:
         before = self._before
         if before is not None and before.version != version - 1:
             before = None
-        self.say(describe_update(self.game, update, self.seat, before))
+        self.say(describe_update(self.game, update, self.me, before))
         self._before = update.status
 
     async def _on_update(self, update: Any) -> None:
+        try:
+            await self._follow_update(update)
+        finally:
+            self._told = max(self._told, update.envelope.version)
+            self._progress.set()
+
+    async def _follow_update(self, update: Any) -> None:
         self._tell(update)
         self._learn(update.status)
         event = update.envelope.table_event
@@ -670,11 +797,22 @@ class Table:
                 await self._your_turn()
         elif self.out_of_turn and not self.auto and live:
             await self._offer_out_of_turn()
-        if live and not clocked:
+        if live:
+            self._clocks_on_turn_change(shown=clocked)
+
+    def _clocks_on_turn_change(self, *, shown: bool) -> None:
+        """Show the clocks once when the player's own time starts or stops running (the turn
+        comes to them or leaves them), not after every move: the board shows them on the
+        player's turn, and `clock` at any time. `shown`: they were just shown."""
+        running = running_seats(self.status)
+        changed = running != self._running
+        mine = self.seat >= 0 and self.seat in (*running, *self._running)
+        self._running = running
+        if changed and mine and not shown:
             self.show_clocks()
 
     async def _your_turn(self) -> None:
-        self.say("your turn: type a move (help lists them)", style="bold")
+        self.say(self.turn_prompt(), style="bold")
         if not self.board.moves_on_turn:
             return
         legal = await self._legal()
@@ -697,6 +835,22 @@ class Table:
         for line in self.board.offer(moves):
             self.say(line, style="bold")
 
+    async def _catch_up(self) -> None:
+        """Before a player leaves: let the stream tell the moves the table knew of when they
+        left (their own last move, say), for a moment at most."""
+        follower = self._follower
+        if follower is None:
+            return
+        known = self.status.version
+
+        async def told() -> None:
+            while self._told < known and not follower.done():
+                self._progress.clear()
+                await self._progress.wait()
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(told(), CALL_TIMEOUT)
+
     async def recent_moves(self, version: int) -> None:
         """Print the last moves up to `version` (a player sitting back down sees where the game
         is), from the game's log."""
@@ -705,11 +859,10 @@ class Table:
             self.say("no move has been played yet")
             return
         self.say(f"the last moves (of {version}):" if start > 1 else "the moves so far:")
-        request = common_pb2.WatchRequest(game_id=self.game_id, from_version=start)
-        stream = self.stub.Watch(self._seat_of(request), metadata=self.session.metadata)
+        stream = self.stub.Watch(self._watch_request(start), metadata=self.session.metadata)
         try:
             async for update in stream:
-                self._tell(update)
+                self._tell(self._named(update))
                 if update.status.finished:
                     self._final_events = list(update.events)
                 if update.envelope.version >= version:
@@ -747,7 +900,10 @@ class Table:
                 await self._your_turn()
         self._before = common_pb2.GameStatus()
         self._before.CopyFrom(self.status)  # the version before the first one followed
+        self._told = start_version - 1
+        self._running = running_seats(self.status)
         follower = asyncio.create_task(self.follow(start_version))
+        self._follower = follower
         try:
             while not follower.done():
                 line_task = asyncio.create_task(lines.get())
@@ -760,7 +916,8 @@ class Table:
                     if self.seat < 0 or self.auto:
                         await follower
                     elif not self.status.finished:
-                        self.say(left_message(self.game_id))
+                        await self._catch_up()
+                        self.say(self.leave_message())
                         self.left = True
                     break
                 if not await self.command(line):
@@ -784,7 +941,7 @@ class Table:
 # The commands
 
 
-def _console() -> Console:
+def make_console() -> Console:
     # Server text (moves, events, messages) is never read as rich markup: `[r5]` is a card list.
     return Console(highlight=False, markup=False, soft_wrap=True)
 
@@ -793,21 +950,27 @@ async def run_table(args: argparse.Namespace) -> int:
     """`tabletop play` and `tabletop watch`: sign in, get a seat (or a game to watch), follow it.
 
     Ctrl-C (the task is cancelled) prints how to come back before it ends the program."""
-    console = _console()
+    console = make_console()
     session = Session(args.gateway, tls=args.tls)
     account = Account(session, args.name, args.default_name)
-    table: Table | None = None
     fresh: asyncio.Task[None] | None = None
-    try:
+
+    async def seated() -> tuple[Table, str]:
+        nonlocal fresh
         options = _checked_options(args)  # before any call: a usage error needs no server
         await account.sign_in()
         fresh = asyncio.create_task(account.keep_fresh())
         game, game_id, seat, mode = await _seat(args, session, account, console, options)
         names = f", playing as {account.name}" if account.name else ""
-        if seat < 0:
-            made = args.command == "watch" and not args.game_id  # theirs to stop
-            ending = f"; `tabletop stop {game_id}` ends it" if made else ""
-            console.print(f"watching {game} game {game_id}{ending}")
+        started_to_watch = seat < 0 and not args.game_id  # theirs to stop
+        if started_to_watch:
+            console.print(
+                f"watching {game} game {game_id}; `tabletop stop {game_id}` ends it. A new game "
+                f"of bots only, started for you to watch{_options_note(args.options, game)}: it "
+                "counts among your live games until it ends, and it goes on if you stop watching"
+            )
+        elif seat < 0:
+            console.print(f"watching {game} game {game_id}")
         elif mode == "rejoin":
             console.print(f"{game} game {game_id}, you are back in {seat_label(game, seat)}{names}")
         else:
@@ -815,38 +978,80 @@ async def run_table(args: argparse.Namespace) -> int:
                 f"{game} game {game_id}, you are {seat_label(game, seat)}{names}; "
                 f"{rejoin_hint(game_id)}; watch it with `tabletop watch {game} {game_id}`"
             )
-        table = Table(session, game, game_id, seat, console)
-        return await table.run(read_lines(sys.stdin), mode=mode)
-    except UsageError as error:
-        print(f"tabletop {args.command}: {error}", file=sys.stderr)
-        return 2
-    except SessionEnded as error:
-        print(f"tabletop {args.command}: {error}", file=sys.stderr)
-        return 1
-    except grpc.aio.AioRpcError as error:
-        reason, _ = error_info(error)
-        print(
-            f"tabletop {args.command}: {reason or error.code().name}: {error.details()}",
-            file=sys.stderr,
-        )
-        return 1
-    except asyncio.CancelledError:  # Ctrl-C
-        if table is not None and table.seat >= 0 and not table.status.finished:
-            console.print("\n" + left_message(table.game_id))
-        elif table is not None and table.seat < 0:
-            console.print(f"\nstopped watching game {table.game_id}")
-        raise
+        table = Table(session, game, game_id, seat, console, started_to_watch=started_to_watch)
+        return table, mode
+
+    try:
+        return await at_table(args.command, console, seated)
     finally:
         if fresh is not None:
             fresh.cancel()
         await session.close()
 
 
+async def at_table(
+    command: str,
+    console: Console,
+    seated: Callable[[], Awaitable[tuple[Table, str]]],
+    lines: asyncio.Queue[str | None] | None = None,
+) -> int:
+    """Sit at a table (`seated` gives it, and how to open it: `Table.run`'s mode) and carry out
+    the typed `lines` (default: the standard input) until the game ends or the player leaves.
+    What goes wrong is said as `tabletop COMMAND: ...`, with the exit status: 2 for a request
+    that cannot be made, 1 for a refusal or a lost connection. Ctrl-C (the task is cancelled)
+    says how to come back (or that the game goes on) before it ends the program."""
+    table: Table | None = None
+    try:
+        table, mode = await seated()
+        return await table.run(lines or read_lines(sys.stdin), mode=mode)
+    except UsageError as error:
+        print(f"tabletop {command}: {error}", file=sys.stderr)
+        return 2
+    except SessionEnded as error:
+        print(f"tabletop {command}: {error}", file=sys.stderr)
+        return 1
+    except grpc.aio.AioRpcError as error:
+        reason, _ = error_info(error)
+        print(
+            f"tabletop {command}: {reason or error.code().name}: {error.details()}",
+            file=sys.stderr,
+        )
+        return 1
+    except asyncio.CancelledError:  # Ctrl-C
+        if table is not None and (table.seat < 0 or not table.status.finished):
+            console.print("\n" + table.leave_message())
+        raise
+
+
+def lines_of(texts: Sequence[str]) -> asyncio.Queue[str | None]:
+    """`texts` as typed lines, then the end of the input."""
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+    for text in texts:
+        queue.put_nowait(text)
+    queue.put_nowait(None)
+    return queue
+
+
+def _options_note(options: Mapping[str, Any] | None, game: str) -> str:
+    """` (mode rounds, rounds 1: --options sets others)`: the options of a game started to be
+    watched, when the client chose them (`Board.watch_options`)."""
+    if options is not None:
+        return ""
+    chosen = board_of(game).watch_options
+    if not chosen:
+        return ""
+    shown = ", ".join(f"{name} {value}" for name, value in chosen.items())
+    return f" ({shown}: a short game; --options sets others)"
+
+
 def _checked_options(args: argparse.Namespace) -> lobby_pb2.GameOptions | None:
     """The options of the game a `play` or `watch` command would start (None: it starts none),
     or a UsageError for a request that cannot make a game."""
     if args.command == "watch":
-        return None if args.game_id else game_options(args.game, args.options)
+        if args.game_id:
+            return None
+        chosen = board_of(args.game).watch_options if args.options is None else args.options
+        return game_options(args.game, chosen)
     if args.game_id:
         game = game_of_id(args.game_id)
         if args.game and args.game != game:

@@ -88,6 +88,12 @@ class Board(Protocol):
         suggestion is); None: no suggestion."""
         ...
 
+    def typed_problem(self, problem: str) -> str:
+        """Why a typed line is not notation (the engine's MalformedMove message), as said to a
+        player at the table: the engine speaks to programs, which must send the exact case,
+        while the client forgives case where `canonical_case` does."""
+        ...
+
     def move_note(self, move: str, legal: Sequence[str]) -> str:
         """A note on sending the legal `move`, e.g. a reminder of what it leaves out; "" for
         none."""
@@ -101,6 +107,12 @@ class Board(Protocol):
     def not_your_turn(self, view: Any) -> str:
         """What a seat with no legal move may still do while others are to move ("" for
         nothing), from its view (a GetView reply)."""
+        ...
+
+    def confirm(self, move: str, view: Any) -> str:
+        """The question to ask before sending the legal `move` when it ends the game by the
+        player's own choice (as `resign` is asked), from the seat's view; "" to send it at
+        once."""
         ...
 
     # ---- at the table
@@ -131,6 +143,13 @@ class Board(Protocol):
         the public view is every seat's view."""
         ...
 
+    @property
+    def watch_options(self) -> Mapping[str, Any]:
+        """The options (as `--options` names them) of a game the client starts only to be
+        watched (`tabletop watch GAME`), when none are given: a short game, since bots play it
+        on, as one of the watcher's live games, until it ends."""
+        ...
+
 
 class BaseBoard:
     """What most games share; a game's board subclasses it and overrides what differs. Alone,
@@ -141,6 +160,7 @@ class BaseBoard:
     help_note = ""
     moves_on_turn = False
     hotseat = False
+    watch_options: ClassVar[Mapping[str, Any]] = {}
     draw_reasons: ClassVar[Mapping[str, str]] = {}
     """A draw's `reason` (the result's detail) -> why, in words."""
 
@@ -198,6 +218,9 @@ class BaseBoard:
     def did_you_mean(self, text: str) -> str | None:
         return None
 
+    def typed_problem(self, problem: str) -> str:
+        return problem
+
     def move_note(self, move: str, legal: Sequence[str]) -> str:
         return ""
 
@@ -205,6 +228,9 @@ class BaseBoard:
         return None
 
     def not_your_turn(self, view: Any) -> str:
+        return ""
+
+    def confirm(self, move: str, view: Any) -> str:
         return ""
 
     def turn_note(self, legal: Sequence[str]) -> str:

@@ -176,10 +176,11 @@ class Guard:
             identity = _acting_bot(identity, context)
         wait = self.limiter.take(identity.player_id)
         if wait:
+            retry_ms = int(wait * 1000) + 1  # never sooner than the limiter allows
             raise ApiError(
                 "RATE_LIMITED",
-                f"too many requests; retry in {wait * 1000:.0f}ms",
-                retry_after_ms=str(int(wait * 1000) + 1),
+                f"too many requests; retry in {retry_ms}ms",
+                retry_after_ms=str(retry_ms),
             )
         return identity
 

@@ -10,6 +10,7 @@ passwords: they are not open to whoever else can reach 127.0.0.1) and, while it 
 gateway's address (`gateway`), which the `tabletop` client calls when given no address.
 
 Environment: REDIS_URL and REDIS_PASSWORD (use this Redis instead of starting one),
+REDIS_PORT (the port of the Redis it starts; default: a free one, another each run),
 DATABASE_URL (use this PostgreSQL instead of starting one),
 GATEWAY_PORT (default 50050), SERVICE_BASE_PORT (default 50051: game services take consecutive
 ports, then the lobby, then the matchmaker's and the bot worker's health ports), TOKEN_SECRET
@@ -73,7 +74,12 @@ def main() -> int:
     redis_password = os.environ.get("REDIS_PASSWORD", "")
     if not redis_url:
         redis_password = keys["REDIS_PASSWORD"]
-        redis = LocalRedis(appendonly=True, data_dir=state / "redis", password=redis_password)
+        redis = LocalRedis(
+            appendonly=True,
+            port=env_int("REDIS_PORT", 0) or None,
+            data_dir=state / "redis",
+            password=redis_password,
+        )
         redis_url = redis.url
         print(f"redis-server started on {redis_url} (data in {redis.dir})", flush=True)
     postgres: LocalPostgres | None = None

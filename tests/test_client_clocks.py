@@ -16,7 +16,7 @@ from rich.console import Console
 
 import games
 from client.cli import main
-from client.clocks import clock_line, format_duration, parse_clock, time_control
+from client.clocks import clock_line, format_duration, hurry_at, parse_clock, time_control
 from client.narrate import describe_result, describe_table_event, describe_update, short_result
 from client.play import Table, now_ms
 from tabletop.common.v1 import common_pb2
@@ -126,10 +126,20 @@ def test_a_game_nobody_started_says_when_it_is_aborted() -> None:
     )
     assert clock_line(status, -1, NOW) == (
         "clocks: Alice 5:00  ·  Bob 5:00 "
-        "(starts when someone moves · aborted in 1:45 if nobody does)"
+        "(they start at a person's first move · aborted in 1:45 if no person moves)"
+    )
+    # A bot's move starts nothing: the one person at the table is told it is theirs to start.
+    status.seats[1].bot = True
+    assert clock_line(status, -1, NOW) == (
+        "clocks: Alice 5:00  ·  Bob 5:00 "
+        "(they start at a person's first move, not a bot's · aborted in 1:45 if no person moves)"
+    )
+    assert clock_line(status, 0, NOW) == (
+        "clocks: you 5:00  ·  Bob 5:00 (they start at your first move · aborted in 1:45 if you "
+        "make none)"
     )
     untimed = timed_status(common_pb2.TimeControl(abort_seconds=120), abort_at=NOW + 105_000)
-    assert clock_line(untimed, -1, NOW) == "clocks: none (aborted in 1:45 if nobody moves)"
+    assert clock_line(untimed, -1, NOW) == "clocks: none (aborted in 1:45 if no person moves)"
     untimed.finished = True
     assert clock_line(untimed, -1, NOW) == ""
 
@@ -137,6 +147,19 @@ def test_a_game_nobody_started_says_when_it_is_aborted() -> None:
 def test_an_untimed_game_has_no_clock_line() -> None:
     assert clock_line(timed_status(None), 0, NOW) == ""
     assert clock_line(timed_status(common_pb2.TimeControl()), 0, NOW) == ""
+
+
+def test_a_short_turn_is_told_to_hurry_at_a_quarter_of_it() -> None:
+    def warned(tc: common_pb2.TimeControl, left: int) -> int | None:
+        status = timed_status(tc, [clock(0, deadline=NOW + left), clock(1)])
+        return hurry_at(status, 0)
+
+    assert warned(common_pb2.TimeControl(move_seconds=8), 8_000) == NOW + 6_000
+    assert warned(common_pb2.TimeControl(move_seconds=30), 30_000) == NOW + 22_500
+    assert warned(five_minutes(), 300_000) == NOW + 290_000  # 10 s before
+    assert warned(five_minutes(), 4_000) == NOW - 6_000  # little left on the clock: at once
+    assert warned(five_minutes(move_seconds=20), 20_000) == NOW + 15_000
+    assert hurry_at(timed_status(five_minutes(), [clock(0, 300_000)]), 0) is None  # not running
 
 
 # ---- what the platform did, in words

@@ -1,7 +1,8 @@
 """e-SOLO-e at the terminal: the five views side by side (E4), each move in words, the result.
 
-Owners are also written as characters (`'` on seat 1's cubes), so that the board stays readable
-without colour; colour only repeats them.
+Owners are also written as characters (`x` after the front seat's cubes, `o` after the back
+seat's), so that the board stays readable without colour, where a row of one side's cubes stands
+out as a row of one letter; colour only repeats them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from tabletop.esoloe.v1 import esoloe_pb2
 
 VIEWS = {"F": "front", "B": "back", "L": "left", "R": "right", "U": "upper"}
 SIDES = ("front", "back")
+OWNER_MARKS = ("x", "o")
+"""What follows a cube's face, by its owner's seat."""
 METHODS = {
     "colour": "4 cubes of one colour in a row",
     "symbol": "4 matching symbols in a row",
@@ -34,7 +37,7 @@ def _cube_face(cell: esoloe_pb2.Cell) -> Text:
     if cell.face == 0:
         return Text(" . ", style="dim")
     symbol = str(cell.face) if cell.face <= 3 else "#"
-    mark = "'" if cell.seat == 1 else " "
+    mark = OWNER_MARKS[cell.seat] if 0 <= cell.seat < len(OWNER_MARKS) else "?"
     return Text(f" {symbol}{mark}", style=SEAT_STYLES.get(cell.seat, ""))
 
 
@@ -72,10 +75,9 @@ def draw(reply: esoloe_pb2.GetViewResponse, me: int) -> RenderableType:
         left.append(f"{seat_name(reply.status, seat, me)} {count}", style=SEAT_STYLES[seat])
         left.append("   ")
     front, back = (seat_name(reply.status, seat, me) for seat in (0, 1))
-    marks = "your" if back == "you" else f"{back}'s"
-    sits = "sit" if front == "you" else "sits"
     legend = Text(
-        f"1 2 3 symbols, # a blank face, ' marks {marks} cubes; {front} {sits} at the front",
+        f"1 2 3 symbols, # a blank face; x marks the front seat's cubes ({front}), o the back "
+        f"seat's ({back})",
         style="dim",
     )
     return Group(views, Text(""), upper, left, legend)
@@ -175,6 +177,10 @@ class EsoloeBoard(BaseBoard):
     def canonical_case(self, move: str) -> str:
         """e-SOLO-e's notation is all lower case (`C12` is `c12`)."""
         return move.lower()
+
+    def typed_problem(self, problem: str) -> str:
+        """The engine wants lower case; a typed line may be in any case."""
+        return problem.replace("(lowercase)", "(in any case)")
 
 
 BOARD: Board = EsoloeBoard()

@@ -168,5 +168,13 @@ class SolaceBoard(BaseBoard):
         """Spaces are upper case (`B2-B4`), and `stop` lower case."""
         return "stop" if move.lower() == "stop" else move.upper()
 
+    def confirm(self, move: str, view: Any) -> str:
+        """`stop` ends the game for good, as resigning does: asked first."""
+        if move != "stop":
+            return ""
+        board = getattr(view, "view", None)
+        score = f" with {plural(board.score, 'promoted tower')}" if board is not None else ""
+        return f"stop now and end the game{score}?"
+
 
 BOARD: Board = SolaceBoard()

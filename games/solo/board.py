@@ -9,8 +9,8 @@ colour; colour only repeats them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -297,6 +297,8 @@ def not_held(move: str, view: Any) -> str | None:
 class SoloBoard(BaseBoard):
     help_note = "in Solo a card alone plays it: r5 is play r5; add ! to call Solo (play r5!)"
     moves_on_turn = True
+    watch_options: ClassVar[Mapping[str, Any]] = {"mode": "rounds", "rounds": 1}
+    """One round: a points-mode game of bots can go on for an hour."""
 
     def draw(self, reply: Any, me: int) -> RenderableType:
         return draw(reply, me)

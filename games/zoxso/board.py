@@ -39,69 +39,34 @@ def side_name(status: common_pb2.GameStatus, seat: int, me: int) -> str:
 # --------------------------------------------------------------------------------------------
 # The board
 
-_COLUMN = 6  # text columns per Pearl file
 _SIDE_LETTERS = "dl"
 _TYPES = {
     zoxso_pb2.PIECE_TYPE_MA: "M",
     zoxso_pb2.PIECE_TYPE_DAO: "D",
     zoxso_pb2.PIECE_TYPE_XING: "X",
 }
-
-
-def _piece_text(piece: zoxso_pb2.Piece) -> Text:
-    return Text(f"{_SIDE_LETTERS[piece.seat]}{_TYPES[piece.type]}", style=SEAT_STYLES[piece.seat])
+_STYLES = (
+    (r"(?<![A-Za-z])d[MDX]", SEAT_STYLES[0]),
+    (r"(?<![A-Za-z])l[MDX]", SEAT_STYLES[1]),
+    (r"=+|\|", "yellow"),  # the Wall
+    (r"\[|\]", "bold yellow"),  # the Throne
+    (r"__|(?<=[\s=])[.+](?=[\s=]|$)", "dim"),  # empty squares
+    (r"(?m)^ \d|(?<= )[A-G](?= |$)", "dim"),  # Stone rows and files
+)
 
 
 def _picture(view: zoxso_pb2.View) -> Text:
-    pearls = {square.name: square.piece for square in view.pearls}
-    stones = {square.name: square.piece for square in view.stones}
-    width = _COLUMN * 7 + 6
-    wall = "yellow"
+    """The board as `zoxso.picture` draws it (the rules document's drawing), coloured."""
+    pearls = {square.name: _piece_code(square.piece) for square in view.pearls}
+    stones = {square.name: _piece_code(square.piece) for square in view.stones}
+    text = Text("\n".join(zoxso.picture(pearls, stones)))
+    for pattern, style in _STYLES:
+        text.highlight_regex(pattern, style=style)
+    return text
 
-    def pearl_x(col: int) -> int:
-        return 3 + _COLUMN * col
 
-    def line(cells: list[tuple[int, Text]]) -> Text:
-        text = Text()
-        for x, cell in sorted(cells, key=lambda item: item[0]):
-            text.append(" " * (x - len(text.plain)))
-            text.append_text(cell)
-        text.append(" " * max(0, width - len(text.plain)))
-        return text
-
-    files = [(pearl_x(c), Text(f)) for c, f in enumerate(zoxso.PEARL_FILES)]
-    files += [(pearl_x(c) + 3, Text(f, style="dim")) for c, f in enumerate(zoxso.STONE_FILES)]
-    out = line(files)
-    for row in range(8, 0, -1):
-        cells: list[tuple[int, Text]] = [(0, Text(str(row)))]
-        for col, name in enumerate(zoxso.PEARL_FILES):
-            square = f"{name}{row}"
-            inside = zoxso.INSIDE[zoxso.PEARL_INDEX[square]]
-            piece = pearls.get(square)
-            mark = _piece_text(piece) if piece else Text("+" if inside else ".", style="dim")
-            cells.append((pearl_x(col), mark))
-            if row in (2, 7) and 1 <= col < 6:  # the Wall runs along Pearl rows 2 and 7
-                cells.append((pearl_x(col) + 2, Text("=" * (_COLUMN - 2), style=wall)))
-        out.append("\n")
-        out.append_text(line(cells))
-        if row == 1:
-            break
-        stone_row = row - 1
-        cells = [(1, Text(str(stone_row), style="dim"))]
-        for col, name in enumerate(zoxso.STONE_FILES):
-            square = f"{name}{stone_row}"
-            piece = stones.get(square)
-            mark = _piece_text(piece) if piece else Text("__", style="dim")
-            x = pearl_x(col) + 3
-            if square == view.throne:
-                mark = Text("[", style="bold yellow") + mark + Text("]", style="bold yellow")
-                x -= 1
-            cells.append((x, mark))
-        if 2 <= stone_row <= 6:  # ... and through Pearl files b and g between them
-            cells += [(pearl_x(1), Text("|", style=wall)), (pearl_x(6), Text("|", style=wall))]
-        out.append("\n")
-        out.append_text(line(cells))
-    return out
+def _piece_code(piece: zoxso_pb2.Piece) -> str:
+    return f"{_SIDE_LETTERS[piece.seat]}{_TYPES[piece.type]}"
 
 
 def draw(reply: zoxso_pb2.GetViewResponse, me: int) -> RenderableType:
@@ -122,11 +87,7 @@ def draw(reply: zoxso_pb2.GetViewResponse, me: int) -> RenderableType:
         f", {side_name(reply.status, view.to_move, me)} to move" if view.HasField("to_move") else ""
     )
     head = Text(f"ZoxSo, phase {view.phase}, ply {view.ply}/{view.max_plies}{turn}")
-    legend = Text(
-        "d Dark, l Light; M Ma, D Dao, X Xing; Pearls a1..h8, Stones A1..G7 between them\n"
-        f"= and | the Wall (+ an empty Pearl inside it); [..] the Throne {view.throne}",
-        style="dim",
-    )
+    legend = Text("\n".join(zoxso.LEGEND), style="dim")
     return Group(head, _picture(view), forces, legend)
 
 
@@ -215,6 +176,7 @@ _PLACE = re.compile(r"^[mdx]@", re.IGNORECASE)
 
 class ZoxsoBoard(BaseBoard):
     case_rule = "ZoxSo is case-sensitive: Pearls are a1..h8, Stones A1..G7, pieces M, D, X"
+    hotseat = True  # Z4: nothing is hidden
     draw_reasons: ClassVar[Mapping[str, str]] = {
         "two_passes": "both players passed in a row",
         "max_plies": "the ply limit was reached",

@@ -109,7 +109,7 @@ THRONE: Final = _s(3, 3)  # D4
 # Z2: Pearls c3..f6 are inside the Wall.
 INSIDE: Final[tuple[bool, ...]] = tuple(2 <= i % 8 <= 5 and 2 <= i // 8 <= 5 for i in range(64))
 OUTSIDE_PEARLS: Final[tuple[int, ...]] = tuple(i for i in range(64) if not INSIDE[i])
-# Z2: the Wall encloses Stones B2..F6 (used by render only: the Wall never blocks Stones).
+# Z2: the Wall encloses Stones B2..F6 (used to draw it only: the Wall never blocks Stones).
 WALLED_STONE: Final[tuple[bool, ...]] = tuple(
     1 <= i % 7 <= 5 and 1 <= i // 7 <= 5 for i in range(49)
 )
@@ -1152,91 +1152,87 @@ RULES: Final = ZoxsoRules()
 # Text board
 
 
-def render(state: ZoxsoState) -> str:
-    """A text picture of the board, Light's side (row 8) at the top.
+PICTURE_COLUMN: Final = 6
+"""Text columns per Pearl file in `picture`."""
+LEGEND: Final = (
+    "d Dark, l Light; M Ma, D Dao, X Xing; Pearls a1..h8, Stones A1..G7 between them",
+    f"= and | the Wall (+ an empty Pearl inside it); [..] the Throne {STONE_NAMES[THRONE]}",
+)
+"""What `picture`'s marks mean."""
 
-    Pearl rows (lower-case files a..h) alternate with Stone rows (upper-case files A..G, each Stone
-    between its four corner Pearls). Pieces show as side (d = Dark, l = Light) + type (M Ma,
-    D Dao, X Xing). An empty Stone is `__`, the Throne D4 is bracketed `[__]`.
 
-    The Wall (`#`) is drawn where it lies on the board (Z2): a box around Stones B2..F6 whose
-    corners and sides are the ring of Pearls b2..g7. Everything strictly inside the box is inside
-    the Wall: Stones B2..F6 and Pearls c3..f6, and an empty inside Pearl is drawn `+` so that
-    it cannot be confused with the ring. The ring Pearls sit on the Wall line and are drawn `.`
-    like every other outside Pearl: for moves they are outside.
+def picture(pearls: Mapping[str, str], stones: Mapping[str, str]) -> list[str]:
+    """The board as lines of text, Light's side (row 8) at the top: what the terminal client
+    draws (in colour) and the rules document shows. `pearls` and `stones` map squares to the
+    pieces on them (`{"b2": "dM"}`).
+
+    Pearl rows (8 down to 1, files a..h) alternate with Stone rows (7 down to 1, files A..G,
+    each Stone between its four corner Pearls, a little lower and to the right of its own
+    Pearl). A piece is its side (d Dark, l Light) and type (M Ma, D Dao, X Xing); an empty
+    Pearl is `.`, or `+` inside the Wall; an empty Stone `__`, the Throne `[__]`. The Wall
+    (Z2) is drawn where it lies: `=` along Pearl rows 2 and 7 from b to g, `|` on files b and
+    g between them, so that what lies strictly inside it is inside the Wall: Stones B2..F6 and
+    Pearls c3..f6. The ring Pearls b2..g7 sit on the Wall and are outside.
     """
-    pearls, stones = state._pearls, state._stones
-    width = 8  # text columns per Pearl column
-    left = 4  # Pearl column a starts here
+    width = PICTURE_COLUMN
 
     def pearl_x(col: int) -> int:
-        return left + width * col
+        return 3 + width * col
 
-    def stone_x(col: int) -> int:
-        return left + width * col + 4
+    def line(cells: Iterable[tuple[int, str]]) -> str:
+        text = ""
+        for x, cell in sorted(cells):
+            text += " " * (x - len(text)) + cell
+        return text.rstrip()
 
-    wall_l, wall_r = pearl_x(1), pearl_x(6)  # the Wall runs through Pearl files b and g
-    wall_rows = range(1, 7)  # ... and between Pearl rows 2 and 7
-
-    def blank() -> list[str]:
-        return [" "] * (pearl_x(7) + 8)
-
-    def put(row: list[str], x: int, text: str) -> None:
-        row[x : x + len(text)] = list(text)
-
-    header = blank()
-    for col in range(8):
-        put(header, pearl_x(col), PEARL_FILES[col])
-    for col in range(7):
-        put(header, stone_x(col), STONE_FILES[col])
-    lines: list[str] = ["".join(header).rstrip()]
-    for row in range(7, -1, -1):
-        # Pearl row `row`: on rows 2 and 7 the Wall runs along it, from b to g.
-        line = blank()
-        put(line, 0, str(row + 1))
-        if row in (wall_rows[0], wall_rows[-1]):
-            put(line, wall_l, "#" * (wall_r - wall_l + 1))
-        for col in range(8):
-            p = _p(col, row)
-            v = pearls[p]
-            put(line, pearl_x(col), PIECE_NAMES[v] if v else "+" if INSIDE[p] else ".")
-        put(line, pearl_x(7) + 4, str(row + 1))
-        lines.append("".join(line).rstrip())
-        if row == 0:
+    files = [(pearl_x(c), f) for c, f in enumerate(PEARL_FILES)]
+    files += [(pearl_x(c) + 3, f) for c, f in enumerate(STONE_FILES)]
+    lines = [line(files)]
+    for row in range(8, 0, -1):
+        cells = [(0, str(row))]
+        for col, name in enumerate(PEARL_FILES):
+            square = f"{name}{row}"
+            empty = "+" if INSIDE[PEARL_INDEX[square]] else "."
+            cells.append((pearl_x(col), pearls.get(square) or empty))
+            if row in (2, 7) and 1 <= col < 6:  # the Wall runs along Pearl rows 2 and 7
+                cells.append((pearl_x(col) + 2, "=" * (width - 2)))
+        lines.append(line(cells))
+        if row == 1:
             break
-        srow = row - 1  # the Stone row below this Pearl row
-        line = blank()
-        put(line, 1, str(srow + 1))
-        for col in range(7):
-            s = _s(col, srow)
-            v = stones[s]
-            put(line, stone_x(col), PIECE_NAMES[v] if v else "__")
-            if s == THRONE:
-                put(line, stone_x(col) - 1, "[")
-                put(line, stone_x(col) + 2, "]")
-        if WALLED_STONE[_s(1, srow)]:  # Stone rows 2..6: the Wall's sides, on files b and g
-            put(line, wall_l, "#")
-            put(line, wall_r, "#")
-        put(line, pearl_x(7) + 5, str(srow + 1))
-        lines.append("".join(line).rstrip())
-    lines.append("".join(header).rstrip())
-    lines.append("# the Wall: inside it Stones B2..F6 and Pearls c3..f6 (+ = empty inside Pearl);")
-    lines.append("  the Pearls on it (the ring b2..g7) count as outside.  [D4] the Throne.")
-    hands = "  ".join(
-        f"{SIDE_NAMES[side]} in hand: "
-        + " ".join(f"{state._hand[3 * side + k]}{TYPE_LETTERS[k]}" for k in range(3))
-        for side in range(2)
-    )
-    status = f"Phase {state._phase}, ply {state._ply}/{state._max_plies}. "
+        stone_row = row - 1
+        cells = [(1, str(stone_row))]
+        for col, name in enumerate(STONE_FILES):
+            square = f"{name}{stone_row}"
+            mark = stones.get(square) or "__"
+            if STONE_INDEX[square] == THRONE:
+                cells.append((pearl_x(col) + 2, f"[{mark}]"))
+            else:
+                cells.append((pearl_x(col) + 3, mark))
+        if WALLED_STONE[STONE_INDEX[f"B{stone_row}"]]:  # ... and on files b and g between
+            cells += [(pearl_x(1), "|"), (pearl_x(6), "|")]
+        lines.append(line(cells))
+    return lines
+
+
+def render(state: ZoxsoState) -> str:
+    """A text picture of the position: a line saying where the game is, the board as the
+    terminal client draws it (`picture`), what its marks mean, and in phase 1 the hands."""
+    view = state.view(None)
     result = state.result()
+    head = f"ZoxSo, phase {state._phase}, ply {state._ply}/{state._max_plies}, "
     if result is None:
-        side = state._to_move
-        status += f"{SIDE_NAMES[side]} (seat {side}, {SIDE_LETTERS[side]}) to move."
+        head += f"{SIDE_NAMES[state._to_move]} to move"
     elif result.winners:
-        status += f"{SIDE_NAMES[result.winners[0]]} won ({result.detail['reason']})."
+        head += f"{SIDE_NAMES[result.winners[0]]} won ({result.detail['reason']})"
     else:
-        status += f"Draw ({result.detail['reason']})."
+        head += f"a draw ({result.detail['reason']})"
+    lines = [head, *picture(view["pearls"], view["stones"]), *LEGEND]
     if state._phase == 1:
-        status += "  " + hands
-    lines.append(status)
+        lines.append(
+            "  ".join(
+                f"{SIDE_NAMES[side]} in hand: "
+                + " ".join(f"{state._hand[3 * side + k]}{TYPE_LETTERS[k]}" for k in range(3))
+                for side in range(2)
+            )
+        )
     return "\n".join(lines) + "\n"

@@ -26,7 +26,7 @@ from engines.contract import (
     NotYourTurn,
 )
 from games.zoxso import rules as zoxso
-from games.zoxso.rules import RULES, ZoxsoState, render
+from games.zoxso.rules import RULES, ZoxsoState, picture, render
 
 # --------------------------------------------------------------------------------------------
 # Helpers
@@ -965,8 +965,9 @@ def test_view_contents() -> None:
 
 
 def _rendered_squares(text: str) -> tuple[dict[str, tuple[int, int]], list[str]]:
-    """Where render() drew every Pearl and Stone: name -> (line, column), and the lines."""
-    lines = text.splitlines()
+    """Where render() drew every Pearl and Stone: name -> (line, column), and the lines of the
+    picture (from its file letters on: the line before them says where the game is)."""
+    lines = text.splitlines()[1:]
     header = lines[0]
     xs = {ch: header.index(ch) for ch in "aAbBcCdDeEfFgGh"}
     where: dict[str, tuple[int, int]] = {}
@@ -984,30 +985,31 @@ def test_render_board_layout() -> None:
     text = render(state)
     where, lines = _rendered_squares(text)
     assert lines[0].split() == list("aAbBcCdDeEfFgGh")
-    assert lines[16] == lines[0]
-    # header, 8 Pearl rows, 7 Stone rows, footer, 2 legend lines, status
-    assert len(lines) == 1 + 8 + 7 + 1 + 2 + 1
+    # file letters, 8 Pearl rows, 7 Stone rows, 2 legend lines (and the head before them)
+    assert len(lines) == 1 + 8 + 7 + 2
+    assert lines[1:16] == picture(state.view(None)["pearls"], state.view(None)["stones"])[1:]
     assert len(where) == 64 + 49
     for name, (i, x) in where.items():
         piece = state.piece_at(name)
         if piece is not None:
             assert lines[i][x : x + 2] == piece, name
     assert lines[where["D4"][0]][where["D4"][1] - 1 : where["D4"][1] + 3] == "[__]"
-    assert "Dark (seat 0, d) to move" in lines[-1]
+    assert text.splitlines()[0] == "ZoxSo, phase 2, ply 0/400, Dark to move"
     won = play(pos({"e5": "dX", "h1": "lX"}), "e5^D4")
     assert "[dX]" in render(won)
     assert "Dark won (throne)" in render(won)
 
 
 def test_render_wall_encloses_exactly_the_walled_squares() -> None:
-    # Z2, drawn as it lies: a box of `#` through the ring Pearls b2..g7 around Stones B2..F6.
+    # Z2, drawn as it lies: a box of `=` and `|` through the ring Pearls b2..g7 around Stones
+    # B2..F6.
     state = pos({"b2": "dM", "C3": "lD", "d4": "dD", "a8": "dX", "h1": "lX", "g7": "lM"})
     where, lines = _rendered_squares(render(state))
     top, left = where["b7"]
     bottom, right = where["g2"]
     assert (top, right) == where["g7"]
     assert (bottom, left) == where["b2"]
-    walls = {(i, x) for i, line in enumerate(lines[:17]) for x, ch in enumerate(line) if ch == "#"}
+    walls = {(i, x) for i, line in enumerate(lines[:16]) for x, ch in enumerate(line) if ch in "=|"}
     box = {(top, x) for x in range(left, right + 1)} | {(bottom, x) for x in range(left, right + 1)}
     box |= {(i, x) for i in range(top, bottom + 1) for x in (left, right)}
     assert walls <= box  # nothing but the box is drawn as Wall

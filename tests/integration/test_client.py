@@ -284,7 +284,7 @@ async def test_the_watcher_of_a_game_of_bots_stops_it(platform: Platform, tmp_pa
 async def test_hotseat_still_draws_the_esoloe_board(platform: Platform) -> None:
     run = await tabletop(platform, "hotseat", "esoloe", "c12", "c13", gateway_flag="--target")
     assert run.code == 0, run.err
-    assert "seat 1 played c13" in run.out
+    assert "#2 player 2 played c13" in run.out
     assert "front" in run.out
     assert "upper" in run.out
 

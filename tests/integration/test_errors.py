@@ -411,6 +411,27 @@ async def test_rate_limit(redis_url: str) -> None:
         await session.close()
 
 
+async def test_a_rate_limited_call_says_when_to_retry_as_its_metadata_does(redis_url: str) -> None:
+    """The message's `retry in Nms` is the `retry_after_ms` a program reads: the same N."""
+    async with Platform(redis_url, rate_per_second=50.0, rate_burst=1.0) as platform:
+        session = Session(platform.target)
+        await session.login("eager")
+        request = common_pb2.GetViewRequest(game_id="esoloe-" + "0" * 20)
+        refusals = []
+        for _ in range(40):
+            try:
+                await session.game("esoloe").GetView(request, metadata=session.metadata)
+            except grpc.aio.AioRpcError as error:
+                reason, info = error_info(error)
+                if reason == "RATE_LIMITED":
+                    refusals.append((error.details() or "", info["retry_after_ms"]))
+        await session.close()
+        assert len(refusals) >= 10, refusals
+        for details, retry_after_ms in refusals:
+            assert details == f"too many requests; retry in {retry_after_ms}ms", refusals
+            assert 0 < int(retry_after_ms) <= 21  # at 50 a second, the next one within 20 ms
+
+
 async def test_guessing_the_bot_key_is_rate_limited_but_workers_never_wait(
     redis_url: str,
 ) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 import pytest
+import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from client.session import Session
@@ -114,6 +115,42 @@ def _stop_local(process: subprocess.Popen[bytes]) -> str:
     assert process.returncode == 0, text
     assert "tabletop stopped" in text
     return text
+
+
+def test_make_run_starts_its_redis_on_the_port_asked(tmp_path: Path, database_url: str) -> None:
+    """`make run REDIS_PORT=N`: the local Redis listens on N (its password in keys.json)."""
+    state, port = tmp_path / "state", free_port()
+    env = {
+        **os.environ,
+        "REDIS_PORT": str(port),
+        "DATABASE_URL": database_url,
+        "GATEWAY_PORT": str(free_port()),
+        "SERVICE_BASE_PORT": str(_free_ports_in_a_row(16)),
+        "TABLETOP_STATE_DIR": str(state),
+        "STARTUP_SECONDS": str(patience(60)),
+    }
+    for name in ("REDIS_URL", "TABLETOP_GATEWAY", "TOKEN_SECRET", "BOT_KEY"):
+        env.pop(name, None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.local"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        assert process.stdout is not None
+        said = ""
+        while (line := process.stdout.readline().decode()) and "tabletop is up" not in line:
+            said += line  # it is up (or said it is not, after STARTUP_SECONDS), or it exited
+        assert f"redis-server started on redis://127.0.0.1:{port}/" in said, said
+        password = json.loads((state / "keys.json").read_text())["REDIS_PASSWORD"]
+        client = redis.Redis(host="127.0.0.1", port=port, password=password)
+        try:
+            assert client.ping()
+        finally:
+            client.close()
+    finally:
+        _stop_local(process)
 
 
 async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: Path) -> None:
