@@ -440,7 +440,7 @@ def test_compose_gives_every_redis_user_the_password() -> None:
     users = {
         name for name, service in services.items() if "REDIS_URL" in service.get("environment", {})
     }
-    assert users == {"lobby", "matchmaker", "bots", *games.names()}
+    assert users == {"lobby", "matchmaker", "bots", "ratings", *games.names()}
     for name in users:
         assert required.fullmatch(services[name]["environment"]["REDIS_PASSWORD"]), name
     assert "REDIS_PASSWORD" not in services["gateway"]["environment"]
@@ -548,7 +548,8 @@ def test_compose_gives_the_gateway_a_migrated_database() -> None:
     """PostgreSQL wants POSTGRES_PASSWORD (psql and the healthcheck log in with PGPASSWORD),
     keeps its cluster on a named volume and runs as `postgres`; the one-shot migrate service
     (the platform's image) runs `tabletop migrate` once PostgreSQL is healthy (and waits for it
-    by itself). Only the gateway and migrate get DATABASE_URL, with the same password. No
+    by itself). Only the gateway, the ratings consumer and migrate get DATABASE_URL, with the
+    same password. No
     service depends on a one-shot service: podman would not restart it after a crash (it does
     not start a container while one it requires has exited)."""
     services = compose()["services"]
@@ -558,7 +559,7 @@ def test_compose_gives_the_gateway_a_migrated_database() -> None:
         for name, service in services.items()
         if "DATABASE_URL" in service.get("environment", {})
     }
-    assert users == {"gateway", "migrate"}
+    assert users == {"gateway", "ratings", "migrate"}
     for name in users:
         assert url.fullmatch(services[name]["environment"]["DATABASE_URL"]), name
     for name, service in services.items():

@@ -112,4 +112,7 @@ def _database_failed(error: BaseException) -> bool:
     import psycopg
     import psycopg_pool
 
-    return isinstance(error, psycopg.OperationalError | psycopg_pool.PoolTimeout)
+    # UndefinedTable: a database not migrated yet (`tabletop migrate` runs beside it)
+    return isinstance(
+        error, psycopg.OperationalError | psycopg_pool.PoolTimeout | psycopg.errors.UndefinedTable
+    )
