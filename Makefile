@@ -190,8 +190,9 @@ format: setup
 bench: setup .bench-venv/.installed
 	$(PY) -m bench
 
-# Load and chaos (not part of `make test`): 200 games at once for 5 minutes while processes and
-# Redis restart, then an audit of every game. SOAK_ARGS e.g. "--cluster --games 50 --seconds 60".
+# Load and chaos (not part of `make test`): 200 games at once for 5 minutes while processes,
+# Redis and PostgreSQL restart, then an audit of every game and every account. SOAK_ARGS e.g.
+# "--cluster --games 50 --seconds 60".
 soak: setup
 	$(PY) -m bench.soak $(SOAK_ARGS)
 

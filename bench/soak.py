@@ -1,12 +1,15 @@
-"""`make soak`: many games at once through the gateway while a chaos loop restarts processes; then
-an audit of every game, straight from Redis.
+"""`make soak`: many games at once through the gateway while a chaos loop restarts processes,
+Redis and PostgreSQL; then an audit of every game, straight from Redis, and of every account.
 
 The platform runs as separate processes on this machine: Redis (one server with append-only
-persistence, or a Redis Cluster of three masters), `--replicas` of every game service, two
-gateways, two matchmakers and two bot workers. Each of `--games` players plays one game after
-another: FindMatch with bots filling the other seats now, then its own seat's moves (random
-legal moves) through the gateway, while bot workers play the rest. A chaos loop meanwhile stops
-a random process (SIGKILL or SIGTERM) and starts it again, and restarts Redis once halfway.
+persistence, or a Redis Cluster of three masters), PostgreSQL (the gateways' accounts),
+`--replicas` of every game service, two gateways, two matchmakers, two bot workers and a
+ratings consumer. Each of `--games` players is an account (bench/soak_accounts.py: registered,
+its access token renewed with Refresh, some logging out once) and plays one game after another:
+FindMatch with bots filling the other seats now, then its own seat's moves (random legal moves)
+through the gateway, while bot workers play the rest. A chaos loop meanwhile stops a random process
+(SIGKILL or SIGTERM) and starts it again, and restarts Redis once halfway; PostgreSQL is
+restarted a quarter of the way through (a fast stop) and at three quarters (an immediate one).
 
 When the time is up no new game starts; games in progress get `--drain` seconds to finish. Then
 every game any player joined is audited:
@@ -21,7 +24,12 @@ real ones do: some walk away in the middle of a game, some never make a first mo
 their move around its deadline. The audit then also replays every timeout and abort with the
 moves, checks that each was applied once, never before its deadline, that no move was accepted
 after one, and that no game still waits on a deadline more than `overdue_ms` past.
-It prints the figures and exits 1 if any check failed.
+
+The accounts' audit (bench/soak_accounts.py says what is guaranteed): every account logs in as
+the same player; the session each player holds refreshes with the last refresh token it was
+given; used refresh tokens and ended sessions' tokens are refused, ended sessions' access tokens
+by every gateway within the revocation poll. It prints the figures and exits 1 if any check
+failed.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import concurrent.futures
 import json
 import os
 import random
@@ -45,13 +54,23 @@ import grpc
 import uvloop
 
 import games
+from bench.soak_accounts import RETRYABLE as RETRYABLE  # the partition suite's too
+from bench.soak_accounts import (
+    Account,
+    AccountAudit,
+    Keeper,
+    Outage,
+    audit_accounts,
+    revocation_bound,
+)
 from client.session import Session
 from engines.contract import Event
 from games import replay
 from games.clock import TimeControl, time_control_of
-from runtime import keys
+from runtime import db, keys
 from runtime.game_log import Entry, now_ms
 from runtime.launch import Launch
+from runtime.localpg import LocalPostgres
 from runtime.localredis import LocalRedis, LocalRedisCluster, LocalRedisSentinel
 from runtime.redis import connect_redis
 from services.game.deadlines import HOLD_MS
@@ -66,13 +85,6 @@ from wire.status import edition_of
 
 SECRET = "soak-signing-key-0123456789-0123456789"
 BOT_KEY = "soak-bot-key-0123456789"
-RETRYABLE = {
-    grpc.StatusCode.UNAVAILABLE,
-    grpc.StatusCode.DEADLINE_EXCEEDED,
-    grpc.StatusCode.UNKNOWN,
-    grpc.StatusCode.INTERNAL,
-    grpc.StatusCode.CANCELLED,
-}
 
 
 @dataclass
@@ -95,6 +107,16 @@ class Settings:
     """With `clocks`: the share of games a player leaves in the middle (a timeout follows)..."""
     never_move: float = 0.1
     """...and that it never makes a first move in (an abort follows, or a bot takes the seat)."""
+    access_ttl_seconds: int = 20
+    """ACCESS_TOKEN_TTL_SECONDS: short, so that every player refreshes during the run; long
+    enough that a PostgreSQL restart is over before a token runs out (players refresh at half
+    its life), so that play never waits on one."""
+    revocation_poll_seconds: float = 1.0
+    """REVOCATION_POLL_SECONDS of the gateways."""
+    guests: float = 0.5
+    """The share of players that log in as a guest first, then Register with its token."""
+    logouts: float = 0.5
+    """The share of players that log out once during the run and log in again."""
 
 
 CLOCKS = {
@@ -117,21 +139,44 @@ audit calls a game that waits past its deadline a problem."""
 # ---------------------------------------------------------------------------- processes
 
 
+def _postgres() -> LocalPostgres:
+    server = LocalPostgres()
+    try:
+        db.migrate(server.url)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
 class Stack:
-    """Every process of the platform, on free ports, against one Redis (or Redis Cluster): two
-    replicas of each game service, the lobby, two gateways, two matchmakers, two bot workers."""
+    """Every process of the platform, on free ports, against one Redis (or Redis Cluster) and
+    one PostgreSQL (the gateways' accounts): two replicas of each game service, the lobby, two
+    gateways, two matchmakers, two bot workers, a ratings consumer."""
 
     def __init__(self, settings: Settings) -> None:
         self.redis: LocalRedis | LocalRedisCluster | LocalRedisSentinel
         sentinels: dict[str, str] = {}
-        if settings.cluster:
-            self.redis = LocalRedisCluster(masters=3)
-        elif settings.sentinel:
-            self.redis = LocalRedisSentinel(replicas=2)
-            sentinels = self.redis.sentinels_env
-            os.environ.update(sentinels)  # the audit, in this process, follows it too
-        else:
-            self.redis = LocalRedis(appendonly=True)
+        with concurrent.futures.ThreadPoolExecutor(1) as starting:
+            postgres = starting.submit(_postgres)  # meanwhile: initdb takes seconds
+            try:
+                if settings.cluster:
+                    self.redis = LocalRedisCluster(masters=3)
+                elif settings.sentinel:
+                    self.redis = LocalRedisSentinel(replicas=2)
+                    sentinels = self.redis.sentinels_env
+                    os.environ.update(sentinels)  # the audit, in this process, follows it too
+                else:
+                    self.redis = LocalRedis(appendonly=True)
+            except BaseException:
+                if postgres.exception() is None:
+                    postgres.result().stop()
+                raise
+        try:
+            self.postgres = postgres.result()
+        except BaseException:
+            self.redis.stop()
+            raise
         self.logs = Path(tempfile.mkdtemp(prefix="tabletop-soak-logs-"))
         """Every process's output (JSON log lines), kept after the run for a look."""
         self.launch = Launch(
@@ -150,6 +195,9 @@ class Stack:
                 "BOT_STALL_SECONDS": "5",
                 "TIMEOUT_SWEEP_SECONDS": str(settings.sweep_seconds),
                 "REDIS_WAIT_REPLICAS": str(settings.wait_replicas),
+                "DATABASE_URL": self.postgres.url,
+                "ACCESS_TOKEN_TTL_SECONDS": str(settings.access_ttl_seconds),
+                "REVOCATION_POLL_SECONDS": str(settings.revocation_poll_seconds),
                 **sentinels,
             },
             gateways=[None, None],
@@ -171,8 +219,11 @@ class Stack:
             raise RuntimeError("the platform did not start")
 
     def stop(self) -> None:
-        self.launch.stop()
-        self.redis.stop()
+        try:
+            self.launch.stop()
+        finally:
+            self.redis.stop()
+            self.postgres.stop()
 
 
 async def chaos(
@@ -216,6 +267,32 @@ async def chaos(
         await asyncio.sleep(rng.uniform(0.2, 1.5))
         victim.start()
         counts[victim.kind] += 1
+
+
+POSTGRES_RESTARTS = ((0.25, False), (0.75, True))
+"""When the chaos restarts PostgreSQL (the share of the run gone), and whether the stop is
+immediate (as a crash: no checkpoint, the start recovers from the log) or fast (clean)."""
+
+
+async def postgres_chaos(
+    stack: Stack,
+    settings: Settings,
+    until: float,
+    counts: collections.Counter[str],
+    outage: Outage,
+) -> None:
+    """Restart PostgreSQL (stopped, down 0.2 to 1.5 s, started on the same data and port) at
+    `POSTGRES_RESTARTS`, noting in `outage` while it is down."""
+    rng = random.Random(settings.seed + 1)
+    start = time.monotonic()
+    for share, immediate in POSTGRES_RESTARTS:
+        await asyncio.sleep(max(0.0, start + (until - start) * share - time.monotonic()))
+        outage.down = True
+        try:
+            await asyncio.to_thread(stack.postgres.restart, rng.uniform(0.2, 1.5), immediate)
+        finally:
+            outage.down, outage.back_at = False, time.monotonic()
+        counts["postgres (immediate stop)" if immediate else "postgres (fast stop)"] += 1
 
 
 # ---------------------------------------------------------------------------- players
@@ -262,40 +339,48 @@ class Tally:
     latencies: list[float] = field(default_factory=list)
     too_late: int = 0
     """Moves refused because they arrived after their deadline (TIME_UP)."""
+    accounts: list[Account] = field(default_factory=list)
+    played_while_down: int = 0
+    """Moves accepted while PostgreSQL was down."""
 
 
 class Player:
+    """One player: an account (`keeper` holds its session), playing one game after another.
+    `outage`: PostgreSQL's state, to count the moves accepted while it was down."""
+
     def __init__(
         self, name: str, channel: grpc.aio.Channel, tally: Tally, rng: random.Random,
-        settings: Settings,
+        settings: Settings, probes: list[Any], outage: Outage, *, as_guest: bool = False,
+        logout_at: float | None = None,
     ) -> None:  # fmt: skip
         self.name = name
         self.session = Session("", channel)
         self.tally = tally
         self.rng = rng
         self.settings = settings
+        self.outage = outage
+        self.as_guest = as_guest
+        account = Account(name)
+        tally.accounts.append(account)
+        bound = revocation_bound(settings.revocation_poll_seconds)
+        self.keeper = Keeper(self.session, account, probes, outage, bound, logout_at)
 
     async def call(self, method: Any, request: Any, *, attempts: int = 30) -> Any:
-        """A unary call, retried while the platform is restarting; errors counted by status."""
+        """A unary call, retried while the platform is restarting (or with the new token when
+        the one sent was replaced meanwhile); errors counted by status."""
         for attempt in range(attempts):
+            await self.keeper.usable()
+            token = self.session.token
             try:
                 return await method(request, metadata=self.session.metadata, timeout=10)
             except grpc.aio.AioRpcError as error:
                 self.tally.errors[error.code().name] += 1
+                if self.keeper.stale(error, token) and attempt < attempts - 1:
+                    continue
                 if error.code() not in RETRYABLE or attempt == attempts - 1:
                     raise
                 await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
         raise AssertionError("unreachable")
-
-    async def login(self) -> None:
-        for attempt in range(30):
-            try:
-                await self.session.login(self.name)
-                return
-            except grpc.aio.AioRpcError as error:
-                self.tally.errors[error.code().name] += 1
-                await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
-        raise RuntimeError(f"{self.name} cannot log in")
 
     async def find_game(self, game: str, deadline: float) -> Joined | None:
         lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self.session.channel)
@@ -317,6 +402,7 @@ class Player:
                     raise
                 ticket_id = metadata["ticket_id"]
             try:
+                await self.keeper.usable()
                 async for update in lobby.WatchTicket(
                     lobby_pb2.WatchTicketRequest(ticket_id=ticket_id),
                     metadata=self.session.metadata,
@@ -347,6 +433,7 @@ class Player:
                 moves_left = self.rng.randint(1, 6)
         while time.monotonic() < deadline:
             try:
+                await self.keeper.usable()
                 async for update in stub.Watch(
                     common_pb2.WatchRequest(game_id=joined.game_id, from_version=version),
                     metadata=self.session.metadata,
@@ -399,6 +486,8 @@ class Player:
             at = clock.deadline.ToMilliseconds() + self.rng.randint(-300, 300)
             await asyncio.sleep(max(0.0, (at - now_ms()) / 1000))
         for attempt in range(30):
+            await self.keeper.usable()
+            token = self.session.token
             started = time.perf_counter()
             try:
                 reply = await stub.Play(request, metadata=self.session.metadata, timeout=10)
@@ -406,21 +495,28 @@ class Player:
                 self.tally.errors[error.code().name] += 1
                 if error_info(error)[0] == "TIME_UP":
                     self.tally.too_late += 1
+                if self.keeper.stale(error, token):
+                    continue  # refused before it reached the game: again, with the new token
                 if error.code() not in RETRYABLE:
                     return  # stale, too late, or not our turn any more: the game moved on
                 await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
                 continue
             self.tally.latencies.append(time.perf_counter() - started)
+            if self.outage.down:
+                self.tally.played_while_down += 1
             joined.accepted.append(Move(reply.status.version, joined.seat, move, request_id))
             return
         joined.unknown.append(request_id)
 
     async def run(self, game: str, until: float, drain_until: float) -> None:
-        await self.login()
-        while time.monotonic() < until:
-            joined = await self.find_game(game, drain_until)
-            if joined is not None:
-                await self.play(joined, drain_until)
+        await self.keeper.open(self.as_guest)
+        try:
+            while time.monotonic() < until:
+                joined = await self.find_game(game, drain_until)
+                if joined is not None:
+                    await self.play(joined, drain_until)
+        finally:
+            await self.keeper.close()
 
 
 # ---------------------------------------------------------------------------- the audit
@@ -578,10 +674,11 @@ class Report:
     logs: Path
     failovers: list[float]
     """Seconds from each primary killed to a new primary taking writes (under Sentinel)."""
+    accounts: AccountAudit = field(default_factory=AccountAudit)
 
     @property
     def ok(self) -> bool:
-        return not self.audit.problems
+        return not self.audit.problems and not self.accounts.problems
 
     def lines(self) -> list[str]:
         s, a, t = self.settings, self.audit, self.tally
@@ -604,9 +701,28 @@ class Report:
             ),
             f"errors seen by players, by status: {errors}",
             *([self.clock_line()] if s.clocks else []),
+            *self.account_lines(),
             f"the processes' logs: {self.logs}",
             f"audit: {a.games} games, {len(a.problems)} problems"
             + "".join(f"\n  {p}" for p in a.problems[:20]),
+            f"account audit: {self.accounts.accounts} accounts, {len(self.accounts.problems)}"
+            " problems" + "".join(f"\n  {p}" for p in self.accounts.problems[:20]),
+        ]
+
+    def account_lines(self) -> list[str]:
+        c = self.accounts
+        restarts = sum(v for k, v in self.restarts.items() if k.startswith("postgres"))
+        after = max(c.refused_after, default=0.0)
+        errors = ", ".join(f"{k} {v}" for k, v in c.errors.most_common()) or "none"
+        return [
+            f"accounts: {c.accounts} ({c.guests} registered from a guest); refreshes {c.refreshes}"
+            f" ({c.lost_answers} answers lost and retried, {c.sessions_lost} of those sessions"
+            f" ended as a reuse); logouts {c.logouts}; PostgreSQL restarts {restarts}",
+            f"ended sessions: {c.ended}; their access tokens refused by every gateway {c.refused}"
+            f" (at most {after:.1f} s after the end or PostgreSQL's return), expired first"
+            f" {c.unverified}; used or ended refresh tokens refused {c.refresh_refused}",
+            f"account calls' errors, by status: {errors}; moves accepted while PostgreSQL was"
+            f" down: {self.tally.played_while_down}; calls that waited for a token: {c.waited}",
         ]
 
     def clock_line(self) -> str:
@@ -645,6 +761,10 @@ async def _run(stack: Stack, settings: Settings) -> Report:
         grpc.aio.insecure_channel(stack.target, options=[("grpc.service_config", config)])
         for _ in range(max(1, settings.games // 50))
     ]
+    # One channel to each gateway: an ended session's tokens must be refused by every one.
+    probing = [grpc.aio.insecure_channel(t) for t in stack.launch.gateway_targets]
+    probes = [lobby_pb2_grpc.AuthServiceStub(channel) for channel in probing]
+    outage = Outage()
     kinds = games.names()
     players = [
         Player(
@@ -653,6 +773,14 @@ async def _run(stack: Stack, settings: Settings) -> Report:
             tally,
             random.Random(rng.random()),
             settings,
+            probes,
+            outage,
+            as_guest=_share(i + 1, settings.guests),
+            logout_at=(
+                rng.uniform(started + settings.seconds / 5, until)
+                if _share(i, settings.logouts)
+                else None
+            ),
         )
         for i in range(settings.games)
     ]
@@ -662,12 +790,25 @@ async def _run(stack: Stack, settings: Settings) -> Report:
     ]
     if settings.chaos:
         tasks.append(asyncio.create_task(chaos(stack, settings, until, restarts, failovers)))
+        tasks.append(asyncio.create_task(postgres_chaos(stack, settings, until, restarts, outage)))
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - started
-    for channel in channels:
+    for channel in [*channels, *probing]:
         await channel.close()
-    result = await audit(stack.redis.url, settings.cluster, tally.joined, overdue_ms(settings))
-    return Report(settings, elapsed, result, tally, restarts, stack.logs, failovers)
+    result, accounts = await asyncio.gather(
+        audit(stack.redis.url, settings.cluster, tally.joined, overdue_ms(settings)),
+        audit_accounts(
+            stack.launch.gateway_targets,
+            tally.accounts,
+            revocation_bound(settings.revocation_poll_seconds),
+        ),
+    )
+    return Report(settings, elapsed, result, tally, restarts, stack.logs, failovers, accounts)
+
+
+def _share(index: int, share: float) -> bool:
+    """Whether player `index` is one of a `share` of the players, spread evenly."""
+    return int((index + 1) * share) > int(index * share)
 
 
 def run(settings: Settings) -> Report:
@@ -704,11 +845,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--clocks", action="store_true", help="short time controls; players who walk away"
     )
+    parser.add_argument(
+        "--access-ttl",
+        type=int,
+        default=Settings.access_ttl_seconds,
+        help="how long an account's access token lives (players refresh at half of it)",
+    )
     args = parser.parse_args(argv)
     settings = Settings(
         games=args.games, seconds=args.seconds, drain_seconds=args.drain,
         replicas=args.replicas, cluster=args.cluster, chaos=args.chaos, seed=args.seed,
         clocks=args.clocks, sentinel=args.sentinel, wait_replicas=args.wait_replicas,
+        access_ttl_seconds=args.access_ttl,
     )  # fmt: skip
     report = run(settings)
     for line in report.lines():

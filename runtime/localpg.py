@@ -6,6 +6,12 @@ PostgreSQL refuses to run as root: run as root, the server runs as the `postgres
 the OS package creates), and its data directory is given to that user. A data directory that
 user cannot reach (one under /root) is kept under /var/lib/tabletop instead, and the directory
 asked for notes where (a file WHERE).
+
+The switch to that user is made by `setpriv` (util-linux), not by subprocess's `user=`: with
+`user=` Python forks without vfork, which runs the fork handlers of the libraries loaded (gRPC's
+among them), and a child forked while gRPC threads are busy can crash before it runs postgres
+(SIGSEGV). Restarting PostgreSQL from a process that serves or calls gRPC (the soak's chaos)
+needs the vfork path.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ def program(name: str) -> str:
 
 
 def _server_user() -> dict[str, Any]:
-    """Popen's user/group arguments: the `postgres` user when we are root, else ourselves."""
+    """The user the server runs as (its `user` and `group` ids): the `postgres` user when we
+    are root; empty: ourselves."""
     if os.geteuid() != 0:
         return {}
     try:
@@ -55,7 +62,18 @@ def _server_user() -> dict[str, Any]:
             "PostgreSQL does not run as root, and there is no `postgres` user to run it as: "
             "install postgresql from the OS packages (it creates one)"
         ) from None
-    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+    return {"user": entry.pw_uid, "group": entry.pw_gid}
+
+
+def _as(user: dict[str, Any], command: list[str]) -> list[str]:
+    """`command`, run as `user` (see the module's doc: setpriv, not Popen's `user=`)."""
+    if not user:
+        return command
+    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+    return [
+        setpriv, f"--reuid={user['user']}", f"--regid={user['group']}", "--clear-groups", "--",
+        *command,
+    ]  # fmt: skip
 
 
 ROOT_DATA = Path("/var/lib/tabletop")
@@ -138,10 +156,12 @@ class LocalPostgres:
         self._own(password_file)
         try:
             subprocess.run(
-                [program("initdb"), "-D", str(self.data), "-U", USER, "--pwfile",
-                 str(password_file), "--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C",
-                 "--no-sync"],
-                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **self.as_user,
+                _as(self.as_user, [
+                    program("initdb"), "-D", str(self.data), "-U", USER, "--pwfile",
+                    str(password_file), "--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C",
+                    "--no-sync",
+                ]),
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             )  # fmt: skip
         except subprocess.CalledProcessError as error:
             raise RuntimeError(f"initdb failed: {error.stderr.decode(errors='replace')}") from None
@@ -151,18 +171,22 @@ class LocalPostgres:
     def _start(self) -> subprocess.Popen[bytes]:
         with open(self.log, "ab") as log:
             self._own(self.log)
-            return subprocess.Popen(
-                [program("postgres"), "-D", str(self.data), "-p", str(self.port),
-                 "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.dir}",
-                 "-c", "max_connections=200"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, **self.as_user,
+            return subprocess.Popen(  # setpriv execs postgres: the same process
+                _as(self.as_user, [
+                    program("postgres"), "-D", str(self.data), "-p", str(self.port),
+                    "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.dir}",
+                    "-c", "max_connections=200",
+                ]),
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             )  # fmt: skip
 
     def _wait_ready(self, timeout: float = WAIT_SECONDS) -> None:
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:
-                raise RuntimeError(f"postgres exited: see {self.log}")
+                raise RuntimeError(
+                    f"postgres exited (status {self.process.returncode}): see {self.log}"
+                )
             try:
                 with psycopg.connect(self.admin_url, connect_timeout=2):
                     return
@@ -187,23 +211,31 @@ class LocalPostgres:
 
     def stop(self) -> None:
         """Fast shutdown (SIGINT: open sessions are ended, everything committed is kept)."""
+        self.down()
+        if not self.keep:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.dir)
+
+    def down(self, immediate: bool = False) -> None:
+        """Stop the server, keeping its data and port for `up()`: a fast shutdown (SIGINT: a
+        clean stop, with a checkpoint), or with `immediate` an immediate one (SIGQUIT: as a
+        crash, no checkpoint; the next start recovers from the write-ahead log)."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(signal.SIGQUIT if immediate else signal.SIGINT)
             try:
                 self.process.wait(timeout=WAIT_SECONDS)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        if not self.keep:
-            with contextlib.suppress(OSError):
-                shutil.rmtree(self.dir)
 
-    def restart(self) -> None:
-        """Stopped and started again on the same port, with the same data."""
-        keep, self.keep = self.keep, True
-        try:
-            self.stop()
-        finally:
-            self.keep = keep
+    def up(self) -> None:
+        """Start the server again after `down()`, on the same port with the same data."""
         self.process = self._start()
         self._wait_ready()
+
+    def restart(self, down_seconds: float = 0.0, immediate: bool = False) -> None:
+        """Stopped (see `down`) and started again on the same port, with the same data, after
+        `down_seconds`."""
+        self.down(immediate)
+        time.sleep(down_seconds)
+        self.up()

@@ -1,16 +1,25 @@
-"""The soak (`make soak`): a short run with chaos on a Redis Cluster passes its audit, and the
-audit catches each kind of loss or corruption it claims to."""
+"""The soak (`make soak`): a short run with chaos on a Redis Cluster and PostgreSQL restarts
+passes its audits, and the audits catch each kind of loss or corruption they claim to: the
+games' from made-up Redis contents, the accounts' on a real gateway and PostgreSQL."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import AsyncIterator
+
+import psycopg
+import pytest_asyncio
 
 import games
 from bench.soak import Audit, Joined, Move, Settings, audit_game, run
+from bench.soak_accounts import Account, AccountAudit, Ended, audit_accounts
+from client.session import Session
 from games import replay
 from games.clock import TimeControl
 from runtime.game_log import Entry
+from tests.platform import Platform
+from tests.timing import patience
 
 GAME_ID = "esoloe-00000000000000000001"
 PLAYER = "guest-x"
@@ -174,10 +183,110 @@ def test_the_audit_finds_a_game_left_waiting_past_its_deadline() -> None:
     assert any("its timeout was due 2001 ms ago" in p for p in problems), problems
 
 
+# ---------------------------------------------------------------------------- accounts
+
+
+@pytest_asyncio.fixture
+async def stack(redis_url: str, database_url: str) -> AsyncIterator[Platform]:
+    async with Platform(
+        redis_url,
+        database_url=database_url,
+        gateway_settings={"revocation_poll_seconds": 0.2, "login_rate_burst": 1000.0},
+    ) as platform:
+        yield platform
+
+
+async def _registered(stack: Platform, name: str) -> tuple[Account, Session]:
+    """An account as a soak player holds it: registered, its session's tokens noted."""
+    session = Session(stack.target)
+    account = Account(name)
+    account.logged_in(await session.register(name, account.password))
+    return account, session
+
+
+async def _audit(stack: Platform, account: Account) -> AccountAudit:
+    return await audit_accounts([stack.target], [account], bound=patience(0.5))
+
+
+async def test_the_account_audit_passes_accounts_kept_as_told(stack: Platform) -> None:
+    account, session = await _registered(stack, "kept")
+    first = Ended(account.session_id, "logged out", account.token, account.expires_at,
+                  [account.refresh_token])  # fmt: skip
+    await session.logout()
+    account.logged_in(await session.account_login("kept", account.password))
+    account.ended.append(first)
+    audit = await _audit(stack, account)
+    assert audit.problems == []
+    # the last refresh token, used, then the one it gave (reuse ends the session), the ended
+    # session's refresh token
+    assert audit.refresh_refused == 3
+
+
+async def test_the_account_audit_finds_a_lost_account(stack: Platform, database_url: str) -> None:
+    account, _ = await _registered(stack, "lost")
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute("DELETE FROM accounts WHERE id = %s", (account.player_id,))
+    problems = (await _audit(stack, account)).problems
+    assert any("account lost" in p and "cannot log in" in p for p in problems), problems
+
+
+async def test_the_account_audit_finds_a_refresh_token_that_stopped_working(
+    stack: Platform,
+) -> None:
+    account, session = await _registered(stack, "rotated")
+    await session.refresh()  # behind the player's back: its last refresh token is used now
+    problems = (await _audit(stack, account)).problems
+    assert any("refuses the last refresh token it was given" in p for p in problems), problems
+
+
+async def test_the_account_audit_allows_a_session_lost_with_a_refresh_answer(
+    stack: Platform,
+) -> None:
+    """A Refresh committed and its answer lost: the player holds a used token. Allowed (see
+    bench/soak_accounts.py), when the player did see a Refresh go unanswered: its retry, here
+    the audit's, is a reuse and ends the session."""
+    account, session = await _registered(stack, "unlucky")
+    await session.refresh()
+    account.unanswered = True
+    audit = await _audit(stack, account)
+    assert audit.problems == []
+    assert audit.sessions_lost == 1
+
+
+async def test_a_lost_refresh_answer_excuses_a_reuse_and_nothing_else(
+    stack: Platform, database_url: str
+) -> None:
+    """The same player, but its session is gone from the database: its token is unknown, not
+    reused. That is a loss, lost answer or not."""
+    account, _ = await _registered(stack, "narrow")
+    account.unanswered = True
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute("DELETE FROM sessions WHERE id = %s", (account.session_id,))
+    problems = (await _audit(stack, account)).problems
+    assert any("refuses the last refresh token it was given" in p for p in problems), problems
+
+
+async def test_the_account_audit_finds_an_ended_session_whose_tokens_work(
+    stack: Platform,
+) -> None:
+    account, session = await _registered(stack, "revoked")
+    # The player believes it logged this session out: the gateway never heard of it.
+    account.ended.append(Ended(account.session_id, "logged out", account.token,
+                               account.expires_at, [account.refresh_token]))  # fmt: skip
+    account.logged_in(await session.account_login("revoked", account.password))
+    problems = (await _audit(stack, account)).problems
+    assert any("its access token still accepted" in p for p in problems), problems
+    assert any("a refresh token of session" in p and "still works" in p for p in problems)
+
+
+# ---------------------------------------------------------------------------- the short soak
+
+
 def test_a_short_soak_with_chaos_and_clocks_on_a_redis_cluster_loses_nothing() -> None:
-    """Every process kind and a cluster node restarted while games run with short clocks and
-    players who walk away (half their games here); the audit is clean, and timeouts or aborts
-    were applied."""
+    """Every process kind and a cluster node restarted, and PostgreSQL twice (a fast and an
+    immediate stop), while games run with short clocks and players who walk away (half their
+    games here); every player an account that refreshes, half of them logging out once. Both
+    audits are clean, timeouts or aborts were applied, and ended sessions' tokens were refused."""
     report = run(
         Settings(
             games=8, seconds=16, drain_seconds=25, cluster=True, chaos_every=(0.5, 1.5),
@@ -186,8 +295,19 @@ def test_a_short_soak_with_chaos_and_clocks_on_a_redis_cluster_loses_nothing() -
     )  # fmt: skip
     summary = "\n".join(report.lines())
     assert report.audit.problems == [], summary
+    assert report.accounts.problems == [], summary
+    assert report.ok, summary
     assert report.audit.finished > 0, summary
     assert report.audit.moves > 0, summary
     assert sum(report.audit.applied.values()) > 0, summary
     assert sum(report.restarts.values()) >= 3, summary
     assert report.restarts["redis"] == 1, summary
+    assert report.restarts["postgres (fast stop)"] == 1, summary
+    assert report.restarts["postgres (immediate stop)"] == 1, summary
+    accounts = report.accounts
+    assert accounts.accounts == 8, summary
+    assert accounts.guests > 0, summary
+    assert all(a.refreshes > 0 for a in report.tally.accounts), summary
+    assert accounts.logouts > 0, summary
+    assert accounts.refused > 0, summary  # ended sessions' tokens seen refused, unexpired
+    assert accounts.refresh_refused > 0, summary
