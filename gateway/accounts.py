@@ -23,10 +23,10 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from argon2 import PasswordHasher
@@ -40,6 +40,7 @@ from wire.errors import ApiError
 from wire.players import BOT_ACCOUNT_PREFIX
 
 log = logging.getLogger("tabletop.accounts")
+T = TypeVar("T")
 
 USERNAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{1,19}")
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
@@ -129,16 +130,30 @@ class Accounts:
                 "UNAVAILABLE", "the account database cannot be reached now; retry"
             ) from None
 
+    async def _hashed(self, work: Callable[[], T]) -> T:
+        """`work` (a password hash) in a thread, at most HASHES_AT_ONCE at a time: a place is
+        freed when the hash is done, not when its caller gives up (a call cancelled at its
+        deadline leaves its thread hashing; counting it as done would let more run at once)."""
+        await self._hashing.acquire()
+        try:
+            running = asyncio.ensure_future(asyncio.to_thread(work))
+        except BaseException:
+            self._hashing.release()
+            raise
+        running.add_done_callback(lambda _: self._hashing.release())
+        return await asyncio.shield(running)
+
     async def _hash(self, password: str) -> str:
-        async with self._hashing:
-            return await asyncio.to_thread(self.hasher.hash, password)
+        return await self._hashed(lambda: self.hasher.hash(password))
 
     async def _verify(self, stored: str, password: str) -> bool:
-        async with self._hashing:
+        def verify() -> bool:
             try:
-                return await asyncio.to_thread(self.hasher.verify, stored, password)
+                return self.hasher.verify(stored, password)
             except (VerificationError, InvalidHashError):
                 return False
+
+        return await self._hashed(verify)
 
     # ------------------------------------------------------------------ logins
 
