@@ -24,7 +24,7 @@ from tests.integration.test_accounts import PASSWORD, refused
 from tests.integration.test_client import state_dir, tabletop
 from tests.integration.test_ratings import Consumer
 from tests.platform import Platform
-from tests.timing import eventually, patience
+from tests.timing import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -102,7 +102,7 @@ async def test_a_rated_match_is_counted_once_and_shown(
             )
             return reply if reply.counted else None
 
-        change = await eventually(counted, patience(10), "the game counted")
+        change = await eventually(counted, 10, "the game counted")
     by_player = {c.player_id: c for c in change.changes}
     assert set(by_player) == {ann.player_id, bob.player_id}
     assert by_player[winner.player_id].place == 1
