@@ -25,7 +25,7 @@ from services.game.store import GameStore
 from services.lobby.store import LobbyStore, Ticket, pool_key
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
-from wire.clock import requested
+from wire.clock import JUMP_IN_WINDOW, jump_in_window, requested
 from wire.errors import ApiError
 from wire.metadata import GUEST_METADATA, SPONSOR_METADATA, Caller
 from wire.players import new_bot_id
@@ -187,6 +187,8 @@ class Lobby:
         tc = requested(create, found.time_control)
         try:
             tc.check(game, found.timeouts, games.LEVELS)
+            if found.out_of_turn:  # a table setting that tables are pooled by, like an option
+                options[JUMP_IN_WINDOW] = jump_in_window(create, found.jump_in_window_ms)
         except BadTimeControl as error:
             raise ApiError("INVALID_OPTIONS", str(error)) from None
         ticket_id = secrets.token_hex(10)
