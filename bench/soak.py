@@ -622,12 +622,19 @@ def audit_game(
 
 
 def taken_over_after(entries: list[Entry], seat: int) -> set[int]:
-    """The versions after a bot took `seat` over (its moves there are the bot's)."""
+    """The versions at which a bot held `seat`, from a timeout that gave it one until its
+    player took it back (its moves there are the bot's)."""
+    held, versions = False, set()
     for entry in entries:
-        event = entry.table_event
-        if event is not None and event.get("seat") == seat and event.get("outcome") == "bot":
-            return {e.version for e in entries if e.version > entry.version}
-    return set()
+        event = entry.table_event if entry.table_event is not None else {}
+        mine = event.get("seat") == seat
+        if mine and event.get("kind") == "seat_taken_back":
+            held = False
+        if held:
+            versions.add(entry.version)
+        if mine and event.get("outcome") == "bot":
+            held = True
+    return versions
 
 
 async def audit(redis_url: str, cluster: bool, joined: list[Joined], overdue_ms: int = 0) -> Audit:

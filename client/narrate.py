@@ -43,6 +43,8 @@ def describe_table_event(event: common_pb2.TableEvent, names: Sequence[str]) -> 
         return "The player watching these bots stopped the game (no result, nobody loses)."
     seat = event.seat
     who = names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+    if event.kind == common_pb2.TableEvent.KIND_SEAT_TAKEN_BACK:
+        return f"{who} {verb(who, 'take', 'takes')} the seat back from the bot."
     if event.outcome != common_pb2.TIMEOUT_BOT:
         return f"{who} ran out of time and {verb(who, 'forfeit', 'forfeits')}."
     level = level_of(event.bot_player_id)
@@ -71,7 +73,8 @@ def describe_update(
     envelope = update.envelope
     if envelope.HasField("table_event"):
         event = envelope.table_event
-        names = actor_names(game, before or update.status, me)
+        back = event.kind == common_pb2.TableEvent.KIND_SEAT_TAKEN_BACK  # named as after it
+        names = actor_names(game, update.status if back else before or update.status, me)
         taken = event.outcome == common_pb2.TIMEOUT_BOT and 0 <= event.seat < len(names)
         if before is None and taken and event.seat != me:
             names[event.seat] = seat_label(game, event.seat)  # not the bot's name

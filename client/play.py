@@ -465,8 +465,8 @@ class Table:
             self.say("this game is untimed: nobody can run out of time")
 
     def _lose_seat(self) -> None:
-        """A bot took the seat over (its time ran out): the player watches the rest (if there is
-        a rest: a takeover that leaves no person at the table ends the game)."""
+        """A bot took the seat over (its time ran out): the player watches, until they come
+        back with `tabletop play --game ID`, which takes the seat back."""
         if self.seat < 0:
             return
         self.seat = -1
@@ -476,8 +476,8 @@ class Table:
         if self.status.finished:
             return
         self.say(
-            "a bot plays your seat for the rest of the game: you are watching it now "
-            "(quit stops watching)",
+            "a bot plays your seat: you are watching it now; to take your seat back, quit and "
+            f"`tabletop play --game {self.game_id}`",
             style="bold",
         )
 
@@ -1091,6 +1091,9 @@ async def _seat(
                 f"you{who} hold no seat in game {args.game_id}{renewed}; watch it with "
                 f"`tabletop watch {game} {args.game_id}`"
             )
+        seat = await account.call(
+            lambda: take_seat_back(session, game, args.game_id, seat, console)
+        )
         return game, args.game_id, seat, "rejoin"
     assert options is not None
     if args.command == "watch":
@@ -1122,6 +1125,36 @@ async def _seat(
             )
         )
     return args.game, game_id, seat, "new"
+
+
+async def take_seat_back(
+    session: Session, game: str, game_id: str, seat: int, console: Console
+) -> int:
+    """The seat to sit back down at: `seat`, taken back (TakeSeat) when a bot plays it since
+    the player's time ran out; -1 (watch) when the bot must keep it (its chess clock is empty)."""
+    stub = session.game(game)
+    view = await stub.GetView(
+        common_pb2.GetViewRequest(game_id=game_id, public=True),
+        metadata=session.metadata,
+        timeout=CALL_TIMEOUT,
+    )
+    status = view.status
+    if status.finished or status.seats[seat].player_id == session.player_id:
+        return seat
+    try:
+        await stub.TakeSeat(
+            common_pb2.TakeSeatRequest(game_id=game_id, seat=seat),
+            metadata=session.metadata,
+            timeout=CALL_TIMEOUT,
+        )
+    except grpc.aio.AioRpcError as error:
+        reason, _ = error_info(error)
+        if reason != "NO_TIME_LEFT":
+            raise
+        console.print(f"a bot plays your seat on: {error.details()}")
+        return -1
+    console.print("a bot played your seat since your time ran out: you take it back now")
+    return seat
 
 
 async def stop_game(args: argparse.Namespace) -> int:

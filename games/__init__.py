@@ -57,6 +57,10 @@ class Game:
     out_of_turn: bool = False
     """Seats may act out of turn (Solo's jump-ins): a seat's chance to act can be private, so a
     player asks LegalMoves at every version, and bots leave people a moment to act first."""
+    jump_in_window_ms: int = 0
+    """In a game played out of turn, at a table with a person: how long bots let pass after each
+    move before they act (between 1 and 1.25 times it), unless the table was made with another
+    (its options' `jump_in_window_ms`, 0..games.clock.MAX_JUMP_IN_WINDOW_MS; 0: at once)."""
     option_limits: tuple[tuple[str, int], ...] = ()
     """Upper bounds the platform puts on numeric options, beyond what the rules allow, so that
     every game stays finite and sane (e.g. Solo's start_points)."""

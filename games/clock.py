@@ -1,10 +1,10 @@
 """Clocks: a game's time control, and the table the platform keeps beside the engine's state.
 
 The engine knows the rules; the table knows the time: whose time runs, what is left on each
-seat's clock, which seats a bot took over after their time ran out, and whether the platform
-ended the game (an abort; a stop, which gives an untimed game a table only to say so). Both are
+seat's clock, which seats a bot plays since their time ran out, and whether the platform ended
+the game (an abort; a stop, which gives an untimed game a table only to say so). Both are
 stored with every version (the game service commits them together), and both are replayed from
-the log the same way (`games.replay.replay_log`).
+the log the same way (`games.replay.step`).
 
 Pure: no I/O and no wall clock. Every function is told the time (milliseconds since the epoch),
 so the game service, the replays and the tests (with a made-up time) compute the same tables.
@@ -15,11 +15,17 @@ The rules of time, for every game:
 - A seat's deadline is that moment plus its per-move limit or what is left on its chess clock,
   whichever comes first. A move must reach the server before it.
 - At the deadline the seat times out: it forfeits (the game ends, as if it resigned), or a bot of
-  the chosen level takes it over for the rest of the game. A takeover that leaves no person at
-  the table ends the game without a result ("abandoned").
+  the chosen level takes it over. A takeover never ends the game, even when no person is left
+  at the table: the bots play on, and the seat's player may take the seat back at any version
+  (`Table.taken_back`, a version of its own), its time running again from then (with a chess
+  clock, only while the clock has time left: the bot's increments count). The result is the
+  seated players', whoever played the last moves; it names the seats bots held at the end.
 - Until a person at the table has made a move, no clock runs; a game in which none has
   `abort_seconds` after it was created is aborted: it ends without a result, nobody loses.
 - Bot seats are never timed out (the platform runs them); their time is counted like anyone's.
+
+Games that timed out before seats could be taken back ended without a result when a takeover
+left no person at the table ("abandoned"): their stored tables still say so.
 """
 
 from __future__ import annotations
@@ -37,10 +43,26 @@ OUTCOMES = ("forfeit", "bot")
 MAX_SECONDS = 24 * 3600
 """No limit, clock or abort delay is longer than a day (games live a week)."""
 MAX_INCREMENT_SECONDS = 3600
+MAX_JUMP_IN_WINDOW_MS = 5000
+"""The longest jump-in window a table may ask for (`Game.jump_in_window_ms`): at a table with a
+person, bots let between 1 and 1.25 times the window pass after each move before they act."""
 
 
 class BadTimeControl(ValueError):
-    """A time control a game cannot be played with (answered as INVALID_OPTIONS)."""
+    """A time control (or jump-in window) a game cannot be played with (answered as
+    INVALID_OPTIONS)."""
+
+
+def check_jump_in_window(value: object) -> int:
+    """A table's jump-in window in ms (0..MAX_JUMP_IN_WINDOW_MS), or BadTimeControl."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadTimeControl(f"jump_in_window_ms must be a whole number of ms, not {value!r}")
+    if not 0 <= value <= MAX_JUMP_IN_WINDOW_MS:
+        raise BadTimeControl(
+            f"jump_in_window_ms must be 0..{MAX_JUMP_IN_WINDOW_MS} ms (0: bots act at once); "
+            f"got {value}"
+        )
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,14 +170,15 @@ class Table:
     remaining_ms: tuple[int, ...] | None
     """Each seat's chess clock as of `since_ms` (None without a chess clock)."""
     people: tuple[bool, ...]
-    """Which seats a person holds now (a seat a bot took over is no longer one)."""
+    """Which seats a person holds now (a seat a bot took over is not one until taken back)."""
     started: bool
     """Whether a person has made a move (or the game cannot be aborted): clocks run."""
     replaced: Mapping[int, str] = field(default_factory=dict)
-    """The seats bots took over, and the bot player ids that hold them now."""
+    """The seats bots took over (and their players have not taken back), and the bot player ids
+    that hold them now."""
     ended: str | None = None
-    """"aborted", "abandoned" or "stopped_by_sponsor" when the platform ended the game without a
-    result."""
+    """"aborted" or "stopped_by_sponsor" when the platform ended the game without a result
+    ("abandoned" in games from before seats could be taken back, module doc)."""
     forfeited: int | None = None
     """The seat that lost on time (the engine's game ended by its resignation)."""
 
@@ -204,7 +227,7 @@ class Table:
         """The table after `due.seat` ran out of time at `due.at_ms` (applied at `now_ms`): a
         bot took it over (`bot`, its player id) or, with None, it forfeited. Its time is
         counted up to its deadline, however late the timeout is applied; the next turn starts
-        when it is."""
+        when it is. A takeover never ends the game (module doc)."""
         seat = due.seat
         assert seat is not None
         table = replace(self, remaining_ms=self._charged(tc, due.at_ms, None), since_ms=now_ms)
@@ -217,8 +240,27 @@ class Table:
             running=tuple(to_act),
             people=tuple(people),
             replaced={**self.replaced, seat: bot},
-            ended=None if any(people) else "abandoned",
         )
+
+    def taken_back(self, tc: TimeControl, seat: int, to_act: Sequence[int], now_ms: int) -> Table:
+        """The table once the player of `seat`, which a bot held, took it back at `now_ms`: a
+        person's seat again, whose time (like every seat's to act) runs from now; the clocks are
+        charged up to now."""
+        people = list(self.people)
+        people[seat] = True
+        return replace(
+            self,
+            since_ms=now_ms,
+            running=tuple(to_act),
+            remaining_ms=self._charged(tc, now_ms, None),
+            people=tuple(people),
+            replaced={s: bot for s, bot in self.replaced.items() if s != seat},
+        )
+
+    def time_left(self, tc: TimeControl, seat: int, now_ms: int) -> int | None:
+        """What is left on `seat`'s chess clock at `now_ms` (None without one)."""
+        clocks = self._charged(tc, now_ms, None)
+        return None if clocks is None else clocks[seat]
 
     def aborted(self, now_ms: int) -> Table:
         return replace(self, since_ms=now_ms, running=(), ended="aborted")
@@ -272,13 +314,18 @@ class Table:
 
     def result_json(self, engine: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The game's result as stored (`Result.to_json`): the engine's, said to be a loss on
-        time for a forfeit; none (no winner, reason "aborted", "abandoned" or
-        "stopped_by_sponsor") when the platform ended the game."""
+        time for a forfeit (detail "reason" "timeout", "seat": the seat that lost on time);
+        with "taken_over" (the seats bots held at the end, whose results are their seated
+        players' all the same) when bots played seats to the end; none (no winner, reason
+        "aborted", "stopped_by_sponsor", formerly "abandoned") when the platform ended the
+        game."""
         if self.ended is not None:
             return {"winners": [], "scores": {}, "detail": {"reason": self.ended}}
         if self.forfeited is not None and engine is not None:
             detail = {**engine["detail"], "reason": "timeout", "seat": self.forfeited}
             return {**engine, "detail": detail}
+        if engine is not None and self.replaced:
+            return {**engine, "detail": {**engine["detail"], "taken_over": sorted(self.replaced)}}
         return None if engine is None else dict(engine)
 
     def clock_json(self, tc: TimeControl) -> dict[str, Any]:
@@ -344,6 +391,15 @@ def apply_due(
         "outcome": tc.on_timeout,
         "deadline": due.at_ms,
         "bot": bot if tc.on_timeout == "bot" else "",
-        "abandoned": after.ended == "abandoned",
+        "abandoned": False,  # a takeover never ends the game (module doc); kept for the log
     }
     return state, after, events, event
+
+
+def take_back(
+    state: State, table: Table, tc: TimeControl, seat: int, now_ms: int
+) -> tuple[Table, dict[str, Any]]:
+    """The table once `seat`'s player took it back from its bot at `now_ms`, and the table
+    event the log records. The caller has checked that a bot holds the seat."""
+    after = table.taken_back(tc, seat, state.public_to_act(), now_ms)
+    return after, {"kind": "seat_taken_back", "seat": seat, "bot": table.replaced[seat]}

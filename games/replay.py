@@ -3,7 +3,8 @@ the `tabletop replay` command replay logs with, so that a log replays exactly as
 
 A step is a seat's move ("resign" included) or what the platform did: at a deadline, "timeout"
 (the seat ran out of time) and "abort" (no person moved in time); at any time, "stop_game" (the
-player who asked for a game of bots ended it). A timed game's table (games.clock) moves along
+player who asked for a game of bots ended it) and "take_seat" (a seat's player took it back
+from the bot that played it since a timeout). A timed game's table (games.clock) moves along
 with the engine's state; a stop gives an untimed game a table, which says it ended.
 """
 
@@ -15,13 +16,14 @@ from typing import Any
 
 import games
 from engines.contract import Event, GameError, GameOver, IllegalMove, State
-from games.clock import Table, TimeControl, apply_due
+from games.clock import Table, TimeControl, apply_due, take_back
 
 STOP = "stop_game"
+TAKE_SEAT = "take_seat"
 DEADLINE_MOVES = ("timeout", "abort")
 """Log moves that the platform applies at a deadline."""
-PLATFORM_MOVES = (*DEADLINE_MOVES, STOP)
-"""Log moves that are the platform's, not a seat's."""
+PLATFORM_MOVES = (*DEADLINE_MOVES, STOP, TAKE_SEAT)
+"""Log moves that are the platform's, not a seat's move in the game."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +31,8 @@ class Step:
     """One version of a game's log, as a replay needs it."""
 
     actor: int
-    """The seat that moved (for a timeout: the seat whose time ran out; -1 for an abort or a
-    stop)."""
+    """The seat that moved (for a timeout: the seat whose time ran out; for a take-back: the
+    seat taken back; -1 for an abort or a stop)."""
     move: str
     time_ms: int = 0
     """When it was committed (the table counts time with it)."""
@@ -93,6 +95,8 @@ def step(position: Position, tc: TimeControl, played: Step) -> Position:
         if table is None:  # untimed: a table of bots, only to say how the game ended
             table = Table.new(tc, [False] * state.num_seats, (), played.time_ms)
         return Position(state, table.stopped(played.time_ms), [], {"kind": "stopped"})
+    if played.move == TAKE_SEAT:
+        return _taken_back(state, table, tc, played)
     if played.move in PLATFORM_MOVES:
         due = None if table is None or state.finished else table.due(tc)
         kind = "abort" if played.move == "abort" else "timeout"
@@ -115,13 +119,31 @@ def step(position: Position, tc: TimeControl, played: Step) -> Position:
     return Position(state, table, events)
 
 
+def _taken_back(state: State, table: Table | None, tc: TimeControl, played: Step) -> Position:
+    """The game once the player of seat `played.actor` took it back from its bot (refused when
+    no bot holds it, the game is over, or the seat's chess clock is empty)."""
+    seat = played.actor
+    if state.finished:
+        raise GameOver("the game is over: there is no seat to take back")
+    if table is None or seat not in table.replaced:
+        raise IllegalMove(f"no bot plays seat {seat}: there is nothing to take back")
+    left = table.time_left(tc, seat, played.time_ms)
+    if left is not None and left <= 0:
+        raise IllegalMove(f"seat {seat}'s chess clock has no time left: its bot plays on")
+    table, event = take_back(state, table, tc, seat, played.time_ms)
+    return Position(state, table, [], event)
+
+
 def parse_seat_move(text: str) -> tuple[int, str]:
-    """`SEAT:MOVE`, e.g. `0:c12` or `2:play W4:b`; `SEAT:timeout`; `abort` or `stop_game` alone."""
+    """`SEAT:MOVE`, e.g. `0:c12` or `2:play W4:b`; `SEAT:timeout`, `SEAT:take_seat`; `abort` or
+    `stop_game` alone."""
     if text.strip() in ("abort", STOP):
         return -1, text.strip()
     seat, sep, move = text.partition(":")
     if not sep or not seat.strip().isdigit():
-        raise ValueError(f"{text!r} is not SEAT:MOVE (e.g. 0:c12, 1:timeout) nor abort, stop_game")
+        raise ValueError(
+            f"{text!r} is not SEAT:MOVE (e.g. 0:c12, 1:timeout, 1:take_seat) nor abort, stop_game"
+        )
     return int(seat), move
 
 

@@ -17,7 +17,7 @@ from wire.players import is_bot, sponsor_of
 from wire.status import holders_of
 
 Job = dict[str, str | int]
-"""Fields game, game_id, seat, player, version, sponsor."""
+"""Fields game, game_id, seat, player, version, sponsor, window_ms."""
 
 STREAM_LENGTH = 100_000
 """The stream is trimmed to about this many entries (jobs are acknowledged within seconds)."""
@@ -38,10 +38,14 @@ def jobs(
     takes) depend on their hidden cards; a woken bot that cannot act finds no legal move and
     lets the job go. Each job names the game's sponsor, the player the bots' work is for (who
     made the game, or its first person), so that workers share their time fairly between
-    players."""
-    acting = range(len(holders)) if games.get(meta["game"]).out_of_turn else to_act
+    players, and, in a game played out of turn, the table's jump-in window (`window_ms`: how
+    long bots leave a person at the table to act first; the game's default for a table made
+    before tables had one)."""
+    declared = games.get(meta["game"])
+    acting = range(len(holders)) if declared.out_of_turn else to_act
     seats: Sequence[str] = meta["seats"]
     sponsor = sponsor_of(seats, meta.get("sponsor") or "")
+    window = int(meta.get("jump_in_window_ms", declared.jump_in_window_ms))
     return [
         {
             "game": meta["game"],
@@ -50,6 +54,7 @@ def jobs(
             "player": holders[seat],
             "version": version,
             "sponsor": sponsor,
+            "window_ms": window,
         }
         for seat in acting
         if is_bot(holders[seat])

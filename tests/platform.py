@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 from collections.abc import Awaitable, Coroutine, Mapping, Sequence
@@ -208,7 +209,7 @@ class Platform:
         worker = BotWorker(
             redis=redis, gateway=self.target, bot_key=TEST_BOT_KEY, consumer=consumer,
             tls=self.tls[1] if self.tls else None,
-            **{"people_window_seconds": 0.0, **settings},  # type: ignore[arg-type]
+            **{"max_jump_in_window_ms": 0, **settings},  # type: ignore[arg-type]
         )  # fmt: skip
         stop = asyncio.Event()
         self.workers.append((worker, stop, asyncio.create_task(worker.run(stop))))
@@ -342,6 +343,26 @@ async def assert_refused(
     for word in words:
         assert word in (error.details() or ""), error.details()
     return error.details() or ""
+
+
+async def resign_for_good(session: Session, game: str, game_id: str) -> None:
+    """End a game the session's player is seated at by resigning, taking their seat back first
+    if a bot holds it: a takeover never ends a game, and left alone its bots would play on in
+    the tests that follow (they share Redis), whose workers sweep every live game."""
+    stub = session.game(game)
+
+    async def ended() -> bool:
+        with contextlib.suppress(grpc.aio.AioRpcError):  # timed out again meanwhile: again
+            await stub.TakeSeat(
+                common_pb2.TakeSeatRequest(game_id=game_id), metadata=session.metadata
+            )
+            await stub.Resign(common_pb2.ResignRequest(game_id=game_id), metadata=session.metadata)
+        view = await stub.GetView(
+            common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=session.metadata
+        )
+        return bool(view.status.finished)
+
+    await eventually(ended, 10, f"game {game_id} ended")
 
 
 def solo_progress(moves: list[str], rng: random.Random) -> str:

@@ -21,6 +21,7 @@ from games.solace.bots import GreedyBot, StrongBot
 from games.solace.layout import BLACK, CLEAR, STOP
 from games.solace.rules import RULES, SolaceState
 from games.solo.rules import RULES as SOLO
+from runtime import bot_turns
 from services.bots.worker import BotWorker, Job, parse_budgets, time_budget, view_of
 from services.game.core import status_of
 from tabletop.common.v1 import common_pb2
@@ -345,3 +346,25 @@ def test_a_bot_thinks_at_most_a_quarter_of_the_time_its_seat_has_left() -> None:
     assert time_budget(1.0, status, 1, now_ms=12_000) == 0.0  # past it: answer at once
     assert time_budget(1.0, status, 0, now_ms=8_000) == 1.0  # not running: no deadline
     assert time_budget(1.0, common_pb2.GameStatus(), 1, now_ms=8_000) == 1.0
+
+
+def test_a_bot_turn_job_carries_its_tables_jump_in_window() -> None:
+    """Jobs name the window the table was made with (a table made before tables had one: the
+    game's default; a game not played out of turn: 0), and a worker reads it back; a job from
+    an older service, without one, gets the game's default."""
+    seats = ["p-1", "bot-greedy-00aa11bb", "bot-random-00aa11cc"]
+
+    def windows(meta: dict[str, Any]) -> set[int | str]:
+        return {job["window_ms"] for job in bot_turns.jobs("g", 3, meta, [1], seats)}
+
+    assert windows({"game": "solo", "seats": seats, "jump_in_window_ms": 0}) == {0}
+    assert windows({"game": "solo", "seats": seats, "jump_in_window_ms": 4000}) == {4000}
+    assert windows({"game": "solo", "seats": seats}) == {games.get("solo").jump_in_window_ms}
+    assert games.get("solo").jump_in_window_ms == 2500
+    assert windows({"game": "esoloe", "seats": seats[:2]}) == {0}
+    (job,) = bot_turns.jobs("g", 3, {"game": "solo", "seats": seats[:2]}, [1], seats[:2])
+    fields = {key.encode(): str(value).encode() for key, value in job.items()}
+    assert Job.parse(b"1-1", fields).window_ms == 2500
+    del fields[b"window_ms"]
+    older = Job.parse(b"1-1", fields)
+    assert (older.window_ms, BotWorker.window_of(older)) == (-1, 2500)

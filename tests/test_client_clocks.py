@@ -185,10 +185,16 @@ def test_timeouts_and_aborts_read_as_sentences() -> None:
     assert describe_table_event(timeout(0, bot), names) == (
         "you ran out of time; a bot (greedy) plays your seat from now on."
     )
-    assert describe_table_event(timeout(1, bot, abandoned=True), names) == (
+    assert describe_table_event(timeout(1, bot, abandoned=True), names) == (  # older games'
         "Bob ran out of time; a bot (greedy) plays the seat from now on; nobody is left at the "
         "table: the game ends without a result."
     )
+    back = common_pb2.TableEvent(
+        kind=common_pb2.TableEvent.KIND_SEAT_TAKEN_BACK, seat=1, bot_player_id="bot-greedy-01"
+    )
+    assert describe_table_event(back, names) == "Bob takes the seat back from the bot."
+    back.seat = 0
+    assert describe_table_event(back, names) == "you take the seat back from the bot."
     aborted = common_pb2.TableEvent(kind=ABORTED)
     assert describe_table_event(aborted, names) == (
         "Nobody moved in time: the game is aborted (no result, nobody loses)."
@@ -359,7 +365,8 @@ async def test_a_seat_taken_over_by_a_bot_watches_the_rest() -> None:
     await table._view()
     assert await table.command("c12")
     assert table.seat == -1
-    assert "a bot plays your seat for the rest of the game: you are watching" in out.getvalue()
+    assert "a bot plays your seat: you are watching it now" in out.getvalue()
+    assert "to take your seat back, quit and `tabletop play --game esoloe-0`" in out.getvalue()
     await table.command("c12")  # no more moves
     assert "you are watching: 'c12' is not a spectator command" in out.getvalue()
 

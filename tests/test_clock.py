@@ -314,8 +314,10 @@ def test_a_bot_takes_over_a_seat_whose_time_ran_out() -> None:
     assert table_of(nxt).due(SOLO) == Due(77_000, "timeout", nxt.state.public_to_act()[0])
 
 
-def test_replacing_the_last_person_abandons_the_game() -> None:
-    """A takeover that leaves no person at the table ends the game without a result."""
+def test_replacing_the_last_person_leaves_the_bots_playing_for_the_players() -> None:
+    """A takeover never ends the game, even when no person is left at the table: the bots play
+    on to the end, and the result is the engine's, naming the seats bots held at the end (their
+    players' results all the same)."""
     tc = TimeControl(move_seconds=10, on_timeout="bot")
     position = start("esoloe", 1, time_control=tc, people=[True, False])
     table = table_of(position)
@@ -324,12 +326,65 @@ def test_replacing_the_last_person_abandons_the_game() -> None:
     state, table, events, event = apply_due(position.state, table, tc, due, 12_000, "b")
     assert (table.since_ms, table.running) == (12_000, (0,))
     assert (state, events) == (position.state, [])
-    assert (table.ended, table.people, table.replaced) == ("abandoned", (False, False), {0: "b"})
-    assert event["abandoned"] is True
-    ended = Position(state, table)
-    assert (ended.finished, state.finished) == (True, False)
-    assert ended.result() == {"winners": [], "scores": {}, "detail": {"reason": "abandoned"}}
-    assert_nothing_steps(ended, tc)
+    assert (table.ended, table.people, table.replaced) == (None, (False, False), {0: "b"})
+    assert event["abandoned"] is False
+    position, now = Position(state, table), 12_000
+    while not position.finished:
+        assert table_of(position).due(tc) is None  # only bots: nobody is ever timed out
+        now += 1_000
+        position = play(position, tc, now)
+    result = position.result() or {}
+    engine = position.state.result()
+    assert engine is not None
+    assert result == {**engine.to_json(), "detail": {**engine.detail, "taken_over": [0]}}
+    assert result["detail"]["reason"] == engine.detail["reason"]
+    with pytest.raises(GameOver):
+        step(position, tc, Step(0, "take_seat", now))
+
+
+def test_a_player_takes_back_their_seat_and_their_time_runs_again() -> None:
+    """`SEAT:take_seat` gives a seat a bot took over back to its player: a person's seat again,
+    no bot in it, every running seat's time from the take-back on; the table event names the
+    bot that held it. Only a seat a bot holds may be taken back, not once the game is over."""
+    position = play(start("solo", 0, time_control=SOLO), SOLO, 1_000)
+    (seat,) = position.state.public_to_act()
+    taken = step(position, SOLO, Step(seat, "timeout", 45_000, "bot-greedy-1"))
+    moved = play(taken, SOLO, 47_000)  # the bot plays the seat once
+    back = step(moved, SOLO, Step(seat, "take_seat", 50_000))
+    table = table_of(back)
+    assert (back.state, back.events) == (moved.state, [])
+    assert back.table_event == {"kind": "seat_taken_back", "seat": seat, "bot": "bot-greedy-1"}
+    assert (table.replaced, table.people) == ({}, (True,) * 4)
+    assert (table.since_ms, table.running) == (50_000, back.state.public_to_act())
+    assert table.due(SOLO) == Due(80_000, "timeout", back.state.public_to_act()[0])
+    assert table.holders(["ann", "bob", "cy", "di"]) == ["ann", "bob", "cy", "di"]
+    with pytest.raises(IllegalMove, match=f"no bot plays seat {seat}"):
+        step(back, SOLO, Step(seat, "take_seat", 51_000))
+    with pytest.raises(IllegalMove, match="no bot plays seat"):
+        step(position, SOLO, Step(seat, "take_seat", 2_000))
+    resigned = step(moved, SOLO, Step((seat + 1) % 4, "resign", 48_000))
+    assert (resigned.result() or {})["detail"]["taken_over"] == [seat]
+    with pytest.raises(GameOver):
+        step(resigned, SOLO, Step(seat, "take_seat", 49_000))
+    counted = step(back, SOLO, Step(seat, "resign", 52_000)).result() or {}
+    assert "taken_over" not in counted["detail"]
+
+
+def test_a_seat_whose_chess_clock_is_empty_is_taken_back_only_once_it_earned_time() -> None:
+    """A chess clock that ran out stays at 0 while its bot thinks; the bot's increments give it
+    time again: only then may its player take the seat back (else they would time out at
+    once)."""
+    tc = TimeControl(clock_seconds=10, increment_seconds=3, on_timeout="bot")
+    position = play(start("esoloe", 1, time_control=tc), tc, 1_000)  # seat 1's clock runs
+    taken = step(position, tc, Step(1, "timeout", 12_000, "bot-random-1"))
+    assert table_of(taken).remaining_ms == (12_000, 0)
+    with pytest.raises(IllegalMove, match="no time left"):
+        step(taken, tc, Step(1, "take_seat", 13_000))
+    moved = play(taken, tc, 13_000)  # the bot's move: 1 s charged (none left), 3 s earned
+    assert table_of(moved).remaining_ms == (12_000, 3_000)
+    back = step(moved, tc, Step(1, "take_seat", 14_000))  # seat 0's clock ran 1 s meanwhile
+    assert table_of(back).remaining_ms == (11_000, 3_000)
+    assert table_of(back).people == (True, True)
 
 
 def test_an_abort_ends_the_game_without_a_result() -> None:
@@ -447,8 +502,12 @@ def test_replay_and_its_seat_moves() -> None:
     }  # fmt: skip
     untimed = replay("esoloe", [(0, "c12"), (1, "timeout")], time_control=UNTIMED)
     assert (untimed["applied"], untimed["error"]["reason"]) == (1, "ILLEGAL_MOVE")
-    assert PLATFORM_MOVES == ("timeout", "abort", "stop_game")
+    assert PLATFORM_MOVES == ("timeout", "abort", "stop_game", "take_seat")
     assert parse_seat_move("1:timeout") == (1, "timeout")
+    assert parse_seat_move("1:take_seat") == (1, "take_seat")
+    bot = TimeControl(move_seconds=10, on_timeout="bot")
+    back = replay("esoloe", [(0, "c12"), (1, "timeout"), (1, "take_seat")], time_control=bot)
+    assert (back["applied"], back["error"], "taken_over" in back) == (3, None, False)
     assert parse_seat_move(" abort ") == (-1, "abort")
     assert parse_seat_move("stop_game") == (-1, "stop_game")
     assert parse_seat_move("2:play W4:b") == (2, "play W4:b")
@@ -579,8 +638,22 @@ def test_random_timed_games_count_every_millisecond(data: st.DataObject) -> None
             else:
                 people[seat] = False
                 running = position.state.public_to_act()
-                ending = (None if any(people) else "abandoned", None)
+                ending = (None, None)  # a takeover never ends the game
             assert (table_of(position).ended, table_of(position).forfeited) == ending
+        elif table.replaced and data.draw(st.integers(0, 3)) == 0:
+            seat = data.draw(st.sampled_from(sorted(table.replaced)))
+            waited = min(left(seat), max(0, now - since)) if seat in running else 0
+            if clock and left(seat) - waited == 0:  # it would time out at once: refused
+                with pytest.raises(IllegalMove, match="no time left"):
+                    step(position, tc, Step(seat, "take_seat", now))
+                continue
+            charge(now)
+            position = step(position, tc, Step(seat, "take_seat", now))
+            people[seat] = True
+            running = position.state.public_to_act()
+            assert table_of(position).replaced == {
+                s: bot for s, bot in table.replaced.items() if s != seat
+            }
         else:
             state = position.state
             acting = state.to_act()

@@ -1,4 +1,5 @@
-"""Time controls and clocks on the wire (tabletop.common.v1 TimeControl, Clock, TableEvent)."""
+"""Time controls and clocks on the wire (tabletop.common.v1 TimeControl, Clock, TableEvent), and
+a table's jump-in window (the `jump_in_window_ms` option of a game played out of turn)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from games.clock import TimeControl
+from games.clock import TimeControl, check_jump_in_window
 from tabletop.common.v1 import common_pb2
+
+JUMP_IN_WINDOW = "jump_in_window_ms"
+"""The option, in a game's Options message, that sets a table's jump-in window."""
 
 TIMEOUTS = {"forfeit": common_pb2.TIMEOUT_FORFEIT, "bot": common_pb2.TIMEOUT_BOT}
 """The Timeout enum value of each outcome (games.clock.OUTCOMES)."""
@@ -44,6 +48,17 @@ def requested(request: Any, default: TimeControl) -> TimeControl:
     if "time_control" not in fields or not request.HasField("time_control"):
         return default
     return time_control_of(request.time_control, default)
+
+
+def jump_in_window(request: Any, default: int) -> int:
+    """The jump-in window (ms) a CreateGame request asks for in its options: `default` when the
+    option is unset (or the game has none). Raises BadTimeControl when it is out of bounds."""
+    options = request.options
+    if JUMP_IN_WINDOW not in options.DESCRIPTOR.fields_by_name or not options.HasField(
+        JUMP_IN_WINDOW
+    ):
+        return default
+    return check_jump_in_window(getattr(options, JUMP_IN_WINDOW))
 
 
 def time_control_message(tc: TimeControl) -> common_pb2.TimeControl:
@@ -83,8 +98,14 @@ def clocks(clock: Mapping[str, Any], seats: int) -> list[common_pb2.Clock]:
 
 
 def table_event(event: Mapping[str, Any]) -> common_pb2.TableEvent:
-    """The wire form of a timeout, an abort (games.clock.apply_due) or a stop
-    (games.replay.step) as the log stores it."""
+    """The wire form of a timeout, an abort (games.clock.apply_due), a stop (games.replay.step)
+    or a take-back (games.clock.take_back) as the log stores it."""
+    if event["kind"] == "seat_taken_back":
+        return common_pb2.TableEvent(
+            kind=common_pb2.TableEvent.KIND_SEAT_TAKEN_BACK,
+            seat=event["seat"],
+            bot_player_id=event["bot"],
+        )
     if event["kind"] == "aborted":
         return common_pb2.TableEvent(
             kind=common_pb2.TableEvent.KIND_ABORTED, deadline=timestamp(event["deadline"])

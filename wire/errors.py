@@ -47,6 +47,7 @@ class Reason(enum.StrEnum):
     TOKEN_NOT_FOUND = "TOKEN_NOT_FOUND"
     NOT_YOUR_GAME = "NOT_YOUR_GAME"
     PEOPLE_SEATED = "PEOPLE_SEATED"
+    NO_TIME_LEFT = "NO_TIME_LEFT"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -61,6 +62,7 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.TIME_UP: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.ACCOUNTS_DISABLED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.PEOPLE_SEATED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.NO_TIME_LEFT: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.USERNAME_TAKEN: grpc.StatusCode.ALREADY_EXISTS,
     Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
     Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,

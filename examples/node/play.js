@@ -31,7 +31,12 @@ const game = args.find((a) => SERVICES[a]) || 'esoloe';
 const levelAt = args.indexOf('--level');
 const level = levelAt >= 0 ? args[levelAt + 1] : 'random';
 const optionsAt = args.indexOf('--options');
-const options = optionsAt >= 0 ? { [game]: JSON.parse(args[optionsAt + 1]) } : undefined;
+const given = optionsAt >= 0 ? JSON.parse(args[optionsAt + 1]) : undefined;
+// A program needs no time to react: in Solo, ask the bots not to wait for us after each move
+// (the table's jump-in window, which gives a person 2.5 s by default; docs/api.md).
+const options = game === 'solo'
+  ? { solo: { jump_in_window_ms: 0, ...given } }
+  : given && { [game]: given };
 const target = process.env.TABLETOP_GATEWAY || '127.0.0.1:50050';
 
 // Services and messages, from the same .proto files the server is built from. keepCase keeps

@@ -14,6 +14,9 @@ GAME = Game(
     unattended_limits=(("start_points", 200), ("rounds", 5)),
     port=50052,
     out_of_turn=True,  # jump-ins (S11)
+    # Bots act 2.5 to 3.1 s after each move at a table with a person: a person who answers a
+    # jump-in chance within 1.5 s wins the race (tests/integration/test_jump_in_race.py).
+    jump_in_window_ms=2500,
     # One player's forfeit would end the game for all (a resignation does): bots take over.
     time_control=TimeControl(move_seconds=30, on_timeout="bot", abort_seconds=120),
     timeouts=("bot",),

@@ -11,8 +11,9 @@ the searching levels think in, default one per CPU the container may use: its CP
 the node's count), GATEWAY_TLS / GATEWAY_CA_FILE / GATEWAY_TLS_SERVER_NAME (a gateway that
 speaks TLS: see gateway_tls_from_env), REDIS_PASSWORD / REDIS_USERNAME, BOT_STALL_SECONDS (a
 live game waiting this long on a bot seat gets a new job, default 30),
-BOT_PEOPLE_WINDOW_SECONDS (in Solo, at a table with a person, bots act about this long after
-each move, so a person can jump in as soon as a bot can; default 1.5, 0 turns it off),
+BOT_MAX_JUMP_IN_WINDOW_MS (caps the jump-in window of every table: in Solo, at a table with a
+person, bots wait the table's window, `jump_in_window_ms`, after each move; default 5000, no
+cap; 0: bots never wait, for load tests),
 BOT_PER_SPONSOR (jobs of one player's games in hand at once, taken in turn with other
 players'; default an eighth of BOT_CONCURRENCY).
 """
@@ -28,6 +29,7 @@ import sys
 from collections.abc import Sequence
 
 from client.session import Tls
+from games.clock import MAX_JUMP_IN_WINDOW_MS
 from runtime.config import env_bool, env_float, env_int, env_str
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
@@ -82,7 +84,7 @@ async def main(budgets: dict[str, float]) -> None:
         budgets=budgets,
         processes=env_int("BOT_PROCESSES", 0),
         stall_seconds=env_float("BOT_STALL_SECONDS", 30.0),
-        people_window_seconds=env_float("BOT_PEOPLE_WINDOW_SECONDS", 1.5),
+        max_jump_in_window_ms=env_int("BOT_MAX_JUMP_IN_WINDOW_MS", MAX_JUMP_IN_WINDOW_MS),
         per_sponsor=env_int("BOT_PER_SPONSOR", 0),
         tls=gateway_tls_from_env(),
     )

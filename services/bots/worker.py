@@ -38,6 +38,7 @@ import games
 from client.session import Session, Tls, gateway_channel
 from engines.bots.base import RandomBot, Turn
 from games import DEFAULT_BUDGETS, LEVELS
+from games.clock import MAX_JUMP_IN_WINDOW_MS
 from runtime import bot_turns, keys
 from runtime.config import cpu_limit
 from runtime.game_log import now_ms
@@ -127,6 +128,9 @@ class Job:
     version: int
     sponsor: str = ""
     """The player the bots' work is for (see runtime.bot_turns.jobs)."""
+    window_ms: int = -1
+    """The table's jump-in window (runtime.bot_turns.jobs); -1: a job that does not say (from
+    a game service older than windows), which gets the game's default."""
 
     @staticmethod
     def parse(entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> Job:
@@ -139,6 +143,7 @@ class Job:
             player=text["player"],
             version=int(text["version"]),
             sponsor=text.get("sponsor", ""),
+            window_ms=int(text.get("window_ms", -1)),
         )
 
 
@@ -157,7 +162,7 @@ class BotWorker:
         processes: int = 0,
         choose: Chooser = choose_move,
         stall_seconds: float = 30.0,
-        people_window_seconds: float = 1.5,
+        max_jump_in_window_ms: int = MAX_JUMP_IN_WINDOW_MS,
         per_sponsor: int = 0,
         tls: Tls | None = None,
     ) -> None:
@@ -165,10 +170,12 @@ class BotWorker:
         processes the searching levels think in (0: one per CPU), started at the first job
         that needs one. `choose` runs in those processes (a module-level function).
         `stall_seconds`: a live game with no move for this long whose turn is a bot's gets a
-        new job (its job was lost: see `sweep`). `people_window_seconds`: in a game where
-        seats may act out of turn (Solo jump-ins) and a person holds a seat, bots let about
-        this long pass after each move before they act (between 0.75 and 1.25 times it, as a
-        person's reaction varies), so the person has the same chance to jump in as a bot.
+        new job (its job was lost: see `sweep`). In a game where seats may act out of turn
+        (Solo jump-ins) and a person holds a seat, bots let the table's jump-in window pass
+        after each move before they act (between 1 and 1.25 times it: bots racing each other
+        for a jump-in take turns winning), so that the person can jump in first; a table made
+        with a window of 0 gets its bots' moves at once. `max_jump_in_window_ms` caps every
+        table's window (0: bots never wait; for load tests and the test suite).
         `per_sponsor`: jobs of one sponsor (the player the bots' work is for) in hand at once
         (0: an eighth of `concurrency`, at least 1; see `_dispatch`). `tls`: the gateway
         speaks TLS (client.session.Tls)."""
@@ -194,7 +201,7 @@ class BotWorker:
         self._running: dict[str, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.stall_ms = int(stall_seconds * 1000)
-        self.people_window = people_window_seconds
+        self.max_window_ms = max_jump_in_window_ms
 
     async def ensure_group(self) -> None:
         with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists already
@@ -358,7 +365,7 @@ class BotWorker:
             if legal.version != job.version or not legal.moves:
                 return "stale"
             started = time.perf_counter()
-            paced = False
+            window_ms = 0
             if level == "random" and not out_of_turn_game(job.game):
                 # as cheap as it always was: no view, no process
                 turn = Turn(job.game, job.seat, {}, list(legal.moves), 0.0)
@@ -371,9 +378,10 @@ class BotWorker:
                 )
                 if reply.status.version != job.version:
                     return "stale"
-                paced = out_of_turn_game(job.game) and any(
+                if out_of_turn_game(job.game) and any(
                     not is_bot(seat.player_id) for seat in reply.status.seats
-                )
+                ):  # a person at the table: the table's window, within the worker's cap
+                    window_ms = min(self.window_of(job), self.max_window_ms)
                 view = view_of(job.game, reply)
                 turn = Turn(
                     game=job.game,
@@ -403,8 +411,8 @@ class BotWorker:
             if move is None:
                 return "passed"
             wait = self.delay_seconds
-            if paced:  # a person at the table: leave them their chance to jump in first
-                window = self.people_window * self.rng.uniform(0.75, 1.25)
+            if window_ms > 0:  # a person at the table: leave them their chance to jump in first
+                window = window_ms / 1000 * self.rng.uniform(1.0, 1.25)
                 wait = max(wait, window - (time.perf_counter() - started))
             if wait > 0:
                 await asyncio.sleep(wait)
@@ -432,6 +440,11 @@ class BotWorker:
                     )
                 return "stale" if error.code() == grpc.StatusCode.ABORTED else "refused"
             return "retry"
+
+    @staticmethod
+    def window_of(job: Job) -> int:
+        """The jump-in window of the job's table (ms): the job's, else the game's default."""
+        return job.window_ms if job.window_ms >= 0 else games.get(job.game).jump_in_window_ms
 
     async def close(self) -> None:
         await self.channel.close()

@@ -1,9 +1,9 @@
 """A game, played: the game service's logic, free of any transport.
 
 `GameCore` answers every call of a game's API (CreateGame, GetView, LegalMoves, Play, Resign,
-StopGame, Watch) given the request and the `Caller`; the gRPC servicer and the relay links both
-call it, and neither it nor they fake the other's context. It loads the game from Redis, asks
-the engine, commits the result with a version check, and builds the answer. Everything
+StopGame, TakeSeat, Watch) given the request and the `Caller`; the gRPC servicer and the relay
+links both call it, and neither it nor they fake the other's context. It loads the game from
+Redis, asks the engine, commits the result with a version check, and builds the answer. Everything
 game-specific sits in the engine (rules) and in the game's adapter (protobuf <-> engine values).
 The authoritative state is in Redis: any replica serves any game, two replicas can serve one
 game interleaved, and killing one loses nothing (a replica only keeps version-checked hints, see
@@ -30,7 +30,7 @@ import games
 from engines.contract import Event, GameError, State, visible_events
 from games.adapter import Adapter
 from games.clock import BadTimeControl, Due, Table, TimeControl, time_control_of
-from games.replay import PLATFORM_MOVES, STOP, Position, Step, step
+from games.replay import PLATFORM_MOVES, STOP, TAKE_SEAT, Position, Step, step
 from runtime import bot_turns, keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.game_log import Entry, entry_of, now_ms
@@ -45,7 +45,7 @@ from runtime.observability import (
 from services.game.limits import Limits, check_options
 from services.game.store import GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
-from wire.clock import requested, table_event
+from wire.clock import jump_in_window, requested, table_event
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import PLAYER_ID_PATTERN, is_bot, level_of, new_bot_id
@@ -192,27 +192,30 @@ def resolve_seat(
     seated: Sequence[str] = (),
 ) -> int | None:
     """The caller's seat, or None for a spectator (only where `spectator_ok`). `seats`: who
-    holds each seat now; `seated`: who was seated at creation, when bots took seats over."""
+    holds each seat now; `seated`: who was seated at creation, when bots took seats over (a
+    caller whose seat a bot plays is a spectator where one may be, else refused with a word
+    on TakeSeat)."""
     mine = [i for i, holder in enumerate(seats) if holder == player and player]
-    if not mine and not spectator_ok and player and player in seated:
-        raise ApiError(
-            "NOT_YOUR_SEAT",
-            "your time ran out and a bot took your seat over for the rest of the game; "
-            "you may still GetView and Watch it",
-        )
+    taken = [i for i, p in enumerate(seated) if p == player and player and i not in mine]
     if requested is not None:
         if not 0 <= requested < len(seats):
             raise ApiError(
                 "INVALID_ARGUMENT",
                 f"seat {requested} does not exist; seats are 0..{len(seats) - 1}",
             )
-        if requested not in mine:
-            held = f"you hold seat {mine[0]}" if len(mine) == 1 else "you hold no seat here"
-            raise ApiError("NOT_YOUR_SEAT", f"seat {requested} is not yours; {held}")
-        return requested
+        if requested in mine:
+            return requested
+        if requested in taken:
+            if spectator_ok:
+                return None
+            raise taken_over(requested)
+        held = f"you hold seat {mine[0]}" if len(mine) == 1 else "you hold no seat here"
+        raise ApiError("NOT_YOUR_SEAT", f"seat {requested} is not yours; {held}")
     if not mine:
         if spectator_ok:
             return None
+        if taken:
+            raise taken_over(taken[0])
         raise ApiError(
             "NOT_YOUR_SEAT",
             "you hold no seat in this game; spectators may only GetView and Watch",
@@ -223,6 +226,16 @@ def resolve_seat(
             f"you hold seats {', '.join(map(str, mine))}: say which one with `seat`",
         )
     return mine[0]
+
+
+def taken_over(seat: int) -> ApiError:
+    """NOT_YOUR_SEAT for acting for a seat that a bot plays since its player's time ran out."""
+    return ApiError(
+        "NOT_YOUR_SEAT",
+        f"your time ran out and a bot plays your seat ({seat}) since: take it back with "
+        "TakeSeat (meanwhile you may GetView and Watch the game)",
+        seat=str(seat),
+    )
 
 
 def check_players(players: Sequence[str], caller: str) -> None:
@@ -360,6 +373,7 @@ class GameCore:
             options = self.adapter.options(request)
             check_options(self.game, {**self.rules.default_options(), **options}, players)
             tc.check(self.game, declared.timeouts, games.LEVELS)
+            window = jump_in_window(request, declared.jump_in_window_ms)
             seed = random.SystemRandom().getrandbits(63)
             state = self.rules.new_game(seed, options)
         except GameError as error:
@@ -391,6 +405,8 @@ class GameCore:
             meta["accounts"] = [
                 seat for seat in caller.rated if seat < len(players) and not is_bot(players[seat])
             ]
+        if declared.out_of_turn:  # a table setting, not a rule: the engine never sees it
+            meta["jump_in_window_ms"] = window
         now = now_ms()
         table = None
         if tc.kept:
@@ -458,7 +474,8 @@ class GameCore:
             if request.move in PLATFORM_MOVES:
                 raise ApiError(
                     "MALFORMED_MOVE",
-                    f"{request.move!r} is what the platform does at a deadline, not a move",
+                    f"{request.move!r} is what the platform records for a deadline, a stop or a "
+                    "take-back (TakeSeat), not a move",
                 )
             expected = request.expected_version if request.HasField("expected_version") else None
             if expected is not None and expected < 0:
@@ -524,6 +541,68 @@ class GameCore:
             if written.current is None:
                 raise ApiError("GAME_NOT_FOUND", f"no game with id {stored.game_id}")
             loaded = written.current  # a bot moved first: stop the game as it is now
+        raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
+
+    async def take_seat(
+        self, request: common_pb2.TakeSeatRequest, caller: Caller
+    ) -> common_pb2.TakeSeatResponse:
+        """TakeSeat: the caller takes back their seat from the bot that plays it since their
+        time ran out. The take-back is a version of the game like a move (move "take_seat", the
+        seat as actor), written through the same versioned commit as a move or a timeout, so a
+        bot's move judged on the version before is refused; the seat's time runs from it. What
+        was due before it (another seat's timeout) is applied first. Nothing to take back (the
+        caller holds the seat, or the game is over) answers the game as it is, so a retry is
+        harmless."""
+        loaded = await self._load(request.game_id)
+        for _attempt in range(COMMIT_ATTEMPTS):
+            stored = loaded.stored
+            seat = resolve_seat(
+                stored.meta["seats"],
+                caller.player,
+                request.seat if request.HasField("seat") else None,
+                spectator_ok=False,
+            )
+            assert seat is not None
+            table = loaded.table
+            if loaded.finished or table is None or seat not in table.replaced:
+                return common_pb2.TakeSeatResponse(status=self._status(loaded))
+            now = now_ms()
+            due = loaded.due()
+            if due is not None and now > due.at_ms:
+                await self._apply_due(loaded, due)
+                loaded = await self._load(request.game_id)
+                continue
+            left = table.time_left(loaded.time_control, seat, now)
+            if left is not None and left <= 0:
+                raise ApiError(
+                    "NO_TIME_LEFT",
+                    f"your chess clock has no time left: the bot plays seat {seat} on (the "
+                    "increments it earns give you time to take it back later)",
+                    seat=str(seat),
+                )
+            try:
+                played = self._played(loaded, Step(seat, TAKE_SEAT, now))
+            except GameError as error:
+                raise ApiError.from_game_error(error, version=str(stored.version)) from None
+            written = await self._write(
+                loaded, played, "", not_after=None if due is None else due.at_ms
+            )
+            if written.outcome == "OK":
+                log.info(
+                    "seat taken back",
+                    extra={"game_id": stored.game_id, "seat": seat, "version": written.version},
+                )
+                return common_pb2.TakeSeatResponse(
+                    status=status_message(
+                        stored.game_id, written.version, stored.meta, played.status
+                    )
+                )
+            if written.outcome == "LATE":  # a deadline passed meanwhile: apply it first
+                loaded = await self._load(request.game_id)
+                continue
+            if written.current is None:
+                raise ApiError("GAME_NOT_FOUND", f"no game with id {stored.game_id}")
+            loaded = written.current  # a bot moved first: take the seat back as it is now
         raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
 
     # -- acting ----------------------------------------------------------------------------
@@ -726,7 +805,7 @@ class GameCore:
             outcome = (
                 "you forfeit the game"
                 if loaded.time_control.on_timeout == "forfeit"
-                else "a bot plays your seat for the rest of the game"
+                else "a bot plays your seat until you take it back (TakeSeat)"
             )
             return ApiError(
                 "TIME_UP",
@@ -842,10 +921,15 @@ class GameCore:
     ) -> AsyncIterator[Message]:
         """Watch: every version from `from_version` on, then live, until the game ends."""
         loaded = await self._load(request.game_id)
-        seat = (
+        own = (
             None
             if request.public
-            else self._seat(loaded, caller.player, request, spectator_ok=True)
+            else resolve_seat(
+                loaded.stored.meta["seats"],
+                caller.player,
+                request.seat if request.HasField("seat") else None,
+                spectator_ok=True,
+            )
         )
         last = loaded.stored.version
         if not 0 <= request.from_version <= last + 1:
@@ -853,14 +937,15 @@ class GameCore:
                 "INVALID_ARGUMENT",
                 f"from_version must be 0..{last + 1}: the game is at version {last}",
             )
-        return self._follow(loaded, request.from_version, seat, caller.player)
+        return self._follow(loaded, request.from_version, own)
 
     async def _follow(
-        self, loaded: Loaded, next_version: int, seat: int | None, player: str
+        self, loaded: Loaded, next_version: int, own: int | None
     ) -> AsyncIterator[Message]:
         """The game's entries from `next_version` on, through this process's fan-out hub (no
-        Redis connection of its own); ends after the game's last move. A watcher whose seat a
-        bot takes over sees the game as a spectator from then on."""
+        Redis connection of its own); ends after the game's last move. `own`: the seat the
+        watcher was seated at (None: a spectator), seen as that seat at the versions it holds
+        it, as a spectator while a bot plays it (after a timeout, until it is taken back)."""
         game_id = loaded.stored.game_id
         if loaded.finished and next_version > loaded.stored.version:
             return
@@ -883,8 +968,7 @@ class GameCore:
                 for entry_id, fields in entries:
                     entry = entry_of(entry_id, fields)
                     taken = entry.status.get("replaced", {})
-                    if seat is not None and taken.get(str(seat), player) != player:
-                        seat = None
+                    seat = own if own is None or str(own) not in taken else None
                     yield self._watch_message(game_id, loaded.stored.meta, entry, seat)
                     if entry.status["finished"]:
                         return

@@ -16,7 +16,8 @@ from wire.metadata import Caller
 
 
 class GameServicer:
-    """Serves CreateGame, GetView, LegalMoves, Play, Resign, StopGame and Watch for one game."""
+    """Serves CreateGame, GetView, LegalMoves, Play, Resign, StopGame, TakeSeat and Watch for one
+    game."""
 
     def __init__(self, core: GameCore) -> None:
         self.core = core
@@ -43,6 +44,11 @@ class GameServicer:
     ) -> common_pb2.StopGameResponse:
         return await answer(self.core.stop(request, caller_of(context)), context)
 
+    async def TakeSeat(
+        self, request: common_pb2.TakeSeatRequest, context: Context
+    ) -> common_pb2.TakeSeatResponse:
+        return await answer(self.core.take_seat(request, caller_of(context)), context)
+
     async def Watch(
         self, request: common_pb2.WatchRequest, context: Context
     ) -> AsyncIterator[Message]:
@@ -63,4 +69,5 @@ class GameServicer:
             "Play": core.play,
             "Resign": core.resign,
             "StopGame": core.stop,
+            "TakeSeat": core.take_seat,
         }

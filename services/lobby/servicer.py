@@ -27,7 +27,7 @@ from services.ratings.model import Rating
 from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
-from wire.clock import requested
+from wire.clock import JUMP_IN_WINDOW, jump_in_window, requested
 from wire.errors import ApiError
 from wire.metadata import GUEST_METADATA, RATED_METADATA, SPONSOR_METADATA, Caller, rated_value
 from wire.players import BOT_PREFIX, is_bot, new_bot_id
@@ -233,6 +233,8 @@ class Lobby:
         tc = requested(create, found.time_control)
         try:
             tc.check(game, found.timeouts, games.LEVELS)
+            if found.out_of_turn:  # a table setting that tables are pooled by, like an option
+                options[JUMP_IN_WINDOW] = jump_in_window(create, found.jump_in_window_ms)
         except BadTimeControl as error:
             raise ApiError("INVALID_OPTIONS", str(error)) from None
         ticket_id = secrets.token_hex(10)

@@ -218,7 +218,8 @@ def pool_key(
     rated: bool = False,
 ) -> str:
     """Tickets wait together when they ask for the same game, seat count and options (all of
-    them, defaults filled in, so leaving an option out and giving its default are the same),
+    them, defaults filled in, so leaving an option out and giving its default are the same; a
+    table setting such as Solo's jump-in window counts as one),
     the same time control (likewise), and the same bots: level, and when to fill empty seats
     with them (so nobody who asked for random bots meets strong ones, and nobody waiting for
     people gets bots at once); rated games apart from casual ones."""

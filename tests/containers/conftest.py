@@ -165,8 +165,8 @@ def stack() -> Iterator[Stack]:
         "INTERNAL_KEY": secrets.token_urlsafe(32),
         "REDIS_PASSWORD": secrets.token_hex(32),
         "POSTGRES_PASSWORD": secrets.token_hex(32),
-        # Solo's bots wait 1.5 s after each move at a table with a person: a game takes minutes.
-        "BOT_PEOPLE_WINDOW_SECONDS": "0.1",
+        # Solo's bots wait 2.5 s after each move at a table with a person: a game takes minutes.
+        "BOT_MAX_JUMP_IN_WINDOW_MS": "100",
     }
     stack = Stack(port=int(env["GATEWAY_PORT"]), env=env)
     stack.remove()  # what an interrupted run left

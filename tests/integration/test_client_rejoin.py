@@ -14,12 +14,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 
 from client.identity import identity_file, load_identity
+from client.session import Session
+from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tests.integration.test_client import GAMES, Run, platform, public_status, state_dir
-from tests.platform import Platform
-from tests.timing import patience
+from tests.platform import Platform, logged_in, resign_for_good
+from tests.timing import eventually, patience
 
 pytestmark = pytest.mark.integration
 
@@ -243,3 +246,47 @@ async def test_a_rejoined_game_shows_where_it_is(platform: Platform) -> None:
     assert status.version == 2
     assert list(status.to_act) == [0]
     assert isinstance(status, common_pb2.GameStatus)
+
+
+async def test_rejoining_takes_the_seat_back_from_the_bot_that_played_it(
+    platform: Platform,
+) -> None:
+    """A player who left a game whose time control gives a seat out of time to a bot comes
+    back with `tabletop play --game ID`: the client takes the seat back (TakeSeat) and says so,
+    and the game's log holds the take-back."""
+    timed = ["--move-time", "1", "--on-timeout", "bot", "--timeout-level", "random"]
+    # One move (the clocks run from a person's first move), then the player leaves.
+    left = await tabletop(
+        platform, "play", "solo", "--bots", "1", "--seat", "0", *timed, script="draw\n"
+    )
+    assert left.code == 0, left.err
+    game_id = left.game_id
+
+    (referee,) = await logged_in(platform, "referee")
+
+    async def taken_over() -> bool:
+        reply = await referee.game("solo").GetView(
+            common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=referee.metadata
+        )
+        return reply.status.seats[0].bot and not reply.status.finished
+
+    await eventually(taken_over, 20, "the seat taken over by a bot")
+    await referee.close()
+    back = await tabletop(platform, "play", "--game", game_id, script="quit\n")
+    assert back.code == 0, back.err
+    assert "a bot played your seat since your time ran out: you take it back now" in back.out
+    assert f"solo game {game_id}, you are back in seat 0" in back.out
+    redis = Redis.from_url(platform.redis_url)
+    try:
+        log = await GameStore(redis).entries(game_id, 0, count=100_000)
+    finally:
+        await redis.aclose()
+    assert [e.actor for e in log if e.move == "take_seat"] == [0]
+    saved = load_identity(platform.target)
+    assert saved is not None
+    player = Session(platform.target)
+    player.token, player.player_id = saved.token, saved.player_id
+    try:
+        await resign_for_good(player, "solo", game_id)
+    finally:
+        await player.close()

@@ -1,12 +1,15 @@
 """Clocks on the real stack (Redis, game services, gateway, lobby, matchmaker, bot workers), with
 time controls of a second or two: a silent Solo player is taken over by a bot that finishes the
-game; a two-player game is forfeited on time; a game nobody starts is aborted; a move after the
-deadline is refused and the timeout applied as of the deadline, even by a service that was not
-up at the deadline; and a move racing its deadline resolves to exactly one of the two."""
+game, whose result is the player's; a game whose every person timed out plays on between bots
+to its end; a player takes their seat back (TakeSeat); a two-player game is forfeited on time; a
+game nobody starts is aborted; a move after the deadline is refused and the timeout applied as
+of the deadline, even by a service that was not up at the deadline; and a move racing its
+deadline resolves to exactly one of the two."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 from collections.abc import Awaitable
@@ -24,7 +27,14 @@ from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solo.v1 import solo_pb2
-from tests.platform import Platform, assert_refused, logged_in, play_until_finished, watch_all
+from tests.platform import (
+    Platform,
+    assert_refused,
+    logged_in,
+    play_until_finished,
+    resign_for_good,
+    watch_all,
+)
 from tests.timing import eventually, patience
 from wire.errors import error_info
 
@@ -107,6 +117,10 @@ async def test_a_silent_solo_player_is_taken_over_by_a_bot_that_finishes_the_gam
         assert final.status.finished
         assert final.status.seats[1].player_id.startswith("bot-random-")
         assert final.status.seats[1].name == "random bot"
+        # The result is the engine's (the round was played out), naming the seat the bot held
+        # at the end: Bob's result all the same.
+        assert final.status.result.detail["reason"] == "rounds"
+        assert list(final.status.result.detail["taken_over"]) == [1]
         log = await entries(redis_url, game_id)
         timeouts = [e for e in log if e.move == "timeout"]
         assert len(timeouts) == 1, [e.move for e in log]
@@ -122,7 +136,8 @@ async def test_a_silent_solo_player_is_taken_over_by_a_bot_that_finishes_the_gam
             ),
             grpc.StatusCode.PERMISSION_DENIED,
             "NOT_YOUR_SEAT",
-            "bot took your seat over",
+            "a bot plays your seat",
+            "TakeSeat",
         )
         # Bob's Watch carried on as a spectator's from the takeover: the bot's hand, dealt to
         # seat 1, is never shown to him.
@@ -134,6 +149,136 @@ async def test_a_silent_solo_player_is_taken_over_by_a_bot_that_finishes_the_gam
         assert event.envelope.table_event.kind == common_pb2.TableEvent.KIND_TIMEOUT
         assert event.envelope.table_event.outcome == BOT
         assert event.envelope.actor == 1
+
+
+async def test_a_game_whose_every_person_timed_out_is_played_to_its_end_by_bots(
+    redis_url: str,
+) -> None:
+    """Nobody is left at the table once both players' time ran out: the game does not end for
+    that; the bots play it to its end, and the result (a winner) is the players'."""
+    async with Platform(redis_url, bot_workers=1) as platform:
+        alice, bob = await logged_in(platform, "alice", "bob")
+        created = await platform.create_game(
+            "esoloe",
+            esoloe_game(
+                [alice.player_id, bob.player_id],
+                move_seconds=1,
+                on_timeout=BOT,
+                bot_level="random",
+            ),
+        )
+        game_id = created.status.game_id
+        updates = await asyncio.wait_for(watch_all(alice, "esoloe", game_id), patience(60))
+        timeouts = [u for u in updates if u.envelope.move == "timeout"]
+        assert [u.envelope.actor for u in timeouts] == [0, 1]
+        assert not any(u.envelope.table_event.abandoned for u in timeouts)
+        assert not timeouts[1].status.finished  # nobody left at the table: it goes on
+        last = updates[-1].status
+        assert last.finished
+        assert last.version > timeouts[1].envelope.version
+        assert last.result.detail["reason"] != "abandoned"
+        assert len(last.result.winners) == 1
+        assert sorted(last.result.detail["taken_over"]) == [0, 1]
+        listed = await alice.lobby.ListGames(lobby_pb2.ListGamesRequest(), metadata=alice.metadata)
+        (summary,) = [g for g in listed.games if g.status.game_id == game_id]
+        assert (list(summary.seats), summary.status.finished) == ([0], True)
+
+
+async def test_a_player_takes_their_seat_back_from_the_bot(redis_url: str) -> None:
+    """Bob (seat 0) times out on a chess clock of 1 s with 30 s increments: a bot plays his
+    seat. While that clock is empty he cannot take it back (NO_TIME_LEFT: he would time out at
+    once); once the bot has moved (and earned increments), TakeSeat gives it back: a version of
+    the game (move "take_seat", KIND_SEAT_TAKEN_BACK, the bot named), Bob's seat in the status
+    and his clock running again when he is to act. His Watch, opened before the timeout, shows
+    the bot's versions as a spectator's and his own again from the take-back (his drawn cards).
+    Alice times out too meanwhile: with nobody left at the table the bots play on."""
+    async with Platform(redis_url, games=("solo",)) as platform:
+        bob, alice = await logged_in(platform, "bob", "alice")
+        created = await platform.create_game(
+            "solo",
+            solo_pb2.CreateGameRequest(
+                options=solo_pb2.Options(players=2),
+                players=[bob.player_id, alice.player_id],
+                time_control=common_pb2.TimeControl(
+                    clock_seconds=1, increment_seconds=30, on_timeout=BOT, bot_level="random"
+                ),
+            ),
+        )
+        game_id = created.status.game_id
+        stub = bob.game("solo")
+        bob_watch = stub.Watch(
+            common_pb2.WatchRequest(game_id=game_id, from_version=1), metadata=bob.metadata
+        )
+
+        async def held_by_bots(*seats: int) -> Any:
+            status = (await view(alice, "solo", game_id)).status
+            return status if all(status.seats[s].bot for s in seats) else None
+
+        await eventually(lambda: held_by_bots(0), 30, "Bob's seat taken over")
+        take = common_pb2.TakeSeatRequest(game_id=game_id)
+        await assert_refused(
+            stub.TakeSeat(take, metadata=bob.metadata),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "NO_TIME_LEFT",
+            "no time left",
+        )
+        await assert_refused(  # only the seat's own player takes it back
+            alice.game("solo").TakeSeat(
+                common_pb2.TakeSeatRequest(game_id=game_id, seat=0), metadata=alice.metadata
+            ),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "NOT_YOUR_SEAT",
+        )
+        await platform.start_bot_worker("after-the-timeout")
+        # The bot plays Bob's seat; Alice, silent, times out in her turn too: bots only now.
+        both = await eventually(lambda: held_by_bots(0, 1), 30, "both seats taken over")
+        await eventually(lambda: _later(alice, game_id, both.version), 30, "the bots playing on")
+        back = await stub.TakeSeat(take, metadata=bob.metadata)
+        status = back.status
+        assert (status.seats[0].player_id, status.seats[0].bot) == (bob.player_id, False)
+        assert (status.seats[1].bot, status.finished) == (True, False)
+        again = await stub.TakeSeat(take, metadata=bob.metadata)  # harmless to repeat
+        assert again.status.version >= status.version
+        log = await entries(redis_url, game_id)
+        (entry,) = [e for e in log if e.move == "take_seat"]
+        assert (entry.version, entry.actor) == (status.version, 0)
+        assert entry.table_event["kind"] == "seat_taken_back"
+        assert entry.table_event["bot"].startswith("bot-random-")
+        mine = await stub.GetView(common_pb2.GetViewRequest(game_id=game_id), metadata=bob.metadata)
+        assert (mine.HasField("seat"), mine.seat) == (True, 0)
+        assert len(mine.view.hand) > 0
+        # Bob plays his seat again: draw when his turn comes (his clock has 30 s per bot move).
+        drawn = None
+        async for update in bob_watch:
+            if update.envelope.version < status.version:
+                # The bot's versions: a spectator's view (the bot's drawn cards never shown).
+                assert not any(e.HasField("drew_cards") for e in update.events)
+                continue
+            if update.envelope.version == status.version:
+                event = update.envelope.table_event
+                assert event.kind == common_pb2.TableEvent.KIND_SEAT_TAKEN_BACK
+                assert (event.seat, update.envelope.actor) == (0, 0)
+            if update.envelope.actor == 0 and update.envelope.move == "draw":
+                drawn = update
+                break
+            if 0 in update.status.to_act:
+                clock = update.status.clocks[0]
+                assert (clock.running, clock.HasField("deadline")) == (True, True)
+                with contextlib.suppress(grpc.aio.AioRpcError):  # a bot moved first: go on
+                    await stub.Play(
+                        common_pb2.PlayRequest(
+                            game_id=game_id, move="draw", expected_version=update.status.version
+                        ),
+                        metadata=bob.metadata,
+                    )
+        bob_watch.cancel()
+        assert drawn is not None
+        assert any(e.HasField("drew_cards") for e in drawn.events)  # his own again
+        await resign_for_good(bob, "solo", game_id)
+
+
+async def _later(session: Session, game_id: str, version: int) -> bool:
+    return bool((await view(session, "solo", game_id)).status.version > version)
 
 
 async def test_a_two_player_game_is_forfeited_on_time(redis_url: str) -> None:
@@ -477,3 +622,4 @@ async def test_a_retried_move_gets_its_first_answer_after_a_bot_took_the_seat_ov
             grpc.StatusCode.PERMISSION_DENIED,
             "NOT_YOUR_SEAT",
         )
+        await resign_for_good(bob, "esoloe", game_id)

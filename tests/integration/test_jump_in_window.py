@@ -1,6 +1,8 @@
-"""A person at a Solo table with bots gets a fair chance to jump in: bots act about
-`people_window_seconds` after each move (BOT_PEOPLE_WINDOW_SECONDS), so a person who sees a card
-they hold played can jump in before the next bot plays in turn."""
+"""A person at a Solo table with bots gets a fair chance to jump in: bots act between 1 and 1.25
+times the table's jump-in window (`jump_in_window_ms`, chosen when the game is made) after each
+move, so a person who sees a card they hold played can jump in before the next bot plays in
+turn; a table made with a window of 0 (a program's) has its bots act at once. These tests run a
+bot worker as deployed: no cap on the windows (BOT_MAX_JUMP_IN_WINDOW_MS)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
+from games.clock import MAX_JUMP_IN_WINDOW_MS
 from runtime import bot_turns
 from tabletop.common.v1 import common_pb2
 from tests.integration.test_solo_helpers import create_with_setup
@@ -22,16 +25,20 @@ pytestmark = pytest.mark.integration
 
 REACTION_SECONDS = 0.3
 """A quick person: the time from seeing a card played to their jump-in arriving."""
+SOLO_WINDOW_MS = 2500
+"""Solo's default window (games/solo/__init__.py): a table made without one."""
 
 
-@pytest.mark.parametrize("window", [True, False])
-async def test_a_person_jumps_in_before_the_next_bot_plays(redis_url: str, window: bool) -> None:
-    """With the window the person's jump-in lands; without it (0), the next bot has played in
-    turn long before a person can react, and the jump-in comes too late. (The window is the
-    person's reaction plus room for its own calls, which a slow machine makes slower.)"""
+@pytest.mark.parametrize("window_ms", [None, 0])
+async def test_a_person_jumps_in_before_the_next_bot_plays(
+    redis_url: str, window_ms: int | None
+) -> None:
+    """With Solo's default window the person's jump-in lands, and the bot to move has not
+    played before it; with a window of 0, the bot to move plays in turn at once, before the
+    person could react (its move is committed well within the window it did not wait), and the
+    jump-in comes too late."""
     async with Platform(redis_url, games=("solo",)) as platform:
-        seconds = REACTION_SECONDS + patience(0.3) if window else 0.0
-        await platform.start_bot_worker("windowed", people_window_seconds=seconds)
+        await platform.start_bot_worker("windowed", max_jump_in_window_ms=MAX_JUMP_IN_WINDOW_MS)
         (person,) = await logged_in(platform, "person")
         bots = [new_bot_id("greedy"), new_bot_id("random")]
         players = [person.player_id, *bots]
@@ -43,10 +50,12 @@ async def test_a_person_jumps_in_before_the_next_bot_plays(redis_url: str, windo
             "discard": ["r3"],
             "start_seat": 1,
         }
-        game_id = await create_with_setup(redis_url, players, setup)
+        game_id = await create_with_setup(redis_url, players, setup, window_ms=window_ms)
         redis = Redis.from_url(redis_url)
         try:
             meta = {"game": "solo", "seats": players}
+            if window_ms is not None:
+                meta["jump_in_window_ms"] = window_ms  # type: ignore[assignment]
             await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [1], meta["seats"]))
         finally:
             await redis.aclose()
@@ -61,17 +70,22 @@ async def test_a_person_jumps_in_before_the_next_bot_plays(redis_url: str, windo
         )
         assert legal.version == 1
         assert "play r5" in legal.moves  # the chance, shown the moment it exists
-        # The person reacts; without the window, as slowly as a slow machine's bot could take.
-        await asyncio.sleep(REACTION_SECONDS if window else patience(REACTION_SECONDS))
-        jump_in = stub.Play(
-            common_pb2.PlayRequest(game_id=game_id, move="play r5", expected_version=1),
-            metadata=person.metadata,
-        )
-        updates.cancel()
-        if not window:
-            await assert_refused(jump_in, grpc.StatusCode.ABORTED, "STALE_VERSION")
+        jump_in = common_pb2.PlayRequest(game_id=game_id, move="play r5", expected_version=1)
+        if window_ms == 0:
+            bot = await asyncio.wait_for(updates.read(), patience(10))
+            updates.cancel()
+            assert (bot.envelope.version, bot.envelope.actor) == (2, 2)
+            gap = bot.envelope.time.ToMilliseconds() - played.envelope.time.ToMilliseconds()
+            assert gap < SOLO_WINDOW_MS  # it did not wait for the person
+            await assert_refused(
+                stub.Play(jump_in, metadata=person.metadata),
+                grpc.StatusCode.ABORTED,
+                "STALE_VERSION",
+            )
             return
-        jumped = await jump_in
+        await asyncio.sleep(REACTION_SECONDS)
+        jumped = await stub.Play(jump_in, metadata=person.metadata)
+        updates.cancel()
         assert jumped.status.version == 2
         after = await stub.Watch(
             common_pb2.WatchRequest(game_id=game_id, from_version=2), metadata=person.metadata

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 from typing import Any
 
@@ -14,6 +15,7 @@ from redis.exceptions import ResponseError
 
 from client.session import Session
 from runtime import keys
+from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
@@ -100,6 +102,90 @@ async def test_people_who_ask_alike_are_matched_and_others_never(redis_url: str)
         await platform.scans_done(2)
         assert (await cancel(carol, c.ticket_id)).state == CANCELLED
         assert (await cancel(dave, d.ticket_id)).state == CANCELLED
+
+
+async def stored_window(redis_url: str, game_id: str) -> int | None:
+    """The jump-in window the game was made with, as its meta holds it."""
+    redis = Redis.from_url(redis_url)
+    try:
+        meta: Any = await redis.hget(keys.game_state(game_id), "meta")
+    finally:
+        await redis.aclose()
+    window: int | None = json.loads(meta).get("jump_in_window_ms")
+    return window
+
+
+def windowed(ms: int | None, **options: Any) -> lobby_pb2.GameOptions:
+    """Solo options with this jump-in window (None: unset, the table's default)."""
+    solo = solo_pb2.Options(**options)
+    if ms is not None:
+        solo.jump_in_window_ms = ms
+    return lobby_pb2.GameOptions(solo=solo)
+
+
+async def test_the_jump_in_window_is_chosen_however_a_game_is_made(redis_url: str) -> None:
+    """Solo's `jump_in_window_ms` is taken by CreateGame, PlayAgainstBots and FindMatch (0: bots
+    act at once, for a program; unset: 2500), refused out of 0..5000 with INVALID_OPTIONS
+    and nothing made; matchmaking pools tables by it like any option (unset and 2500 meet)."""
+    async with Platform(redis_url, games=("solo",), matchmakers=1) as platform:
+        alice, bob, carol, dave = await logged_in(platform, "alice", "bob", "carol", "dave")
+        for ms in (-1, 5001):
+            await assert_refused(
+                alice.game("solo").CreateGame(
+                    solo_pb2.CreateGameRequest(
+                        options=solo_pb2.Options(players=2, jump_in_window_ms=ms),
+                        players=[alice.player_id] * 2,
+                    ),
+                    metadata=alice.metadata,
+                ),
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "INVALID_OPTIONS",
+                "jump_in_window_ms",
+                "0..5000",
+            )
+            for call in (
+                lobby(alice).PlayAgainstBots(
+                    lobby_pb2.PlayAgainstBotsRequest(game="solo", options=windowed(ms)),
+                    metadata=alice.metadata,
+                ),
+                lobby(alice).FindMatch(
+                    lobby_pb2.FindMatchRequest(game="solo", options=windowed(ms)),
+                    metadata=alice.metadata,
+                ),
+            ):
+                await assert_refused(call, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS")
+        listed = await lobby(alice).ListGames(lobby_pb2.ListGamesRequest(), metadata=alice.metadata)
+        assert list(listed.games) == []  # nothing was made
+        own = await alice.game("solo").CreateGame(
+            solo_pb2.CreateGameRequest(
+                options=solo_pb2.Options(players=2, jump_in_window_ms=0),
+                players=[alice.player_id] * 2,
+            ),
+            metadata=alice.metadata,
+        )
+        assert await stored_window(redis_url, own.status.game_id) == 0
+        for asked, stored in ((0, 0), (None, 2500), (4000, 4000)):
+            made = await lobby(alice).PlayAgainstBots(
+                lobby_pb2.PlayAgainstBotsRequest(game="solo", options=windowed(asked)),
+                metadata=alice.metadata,
+            )
+            assert await stored_window(redis_url, made.status.game_id) == stored
+        # Pools: a program's table (0) and the default one never meet; 2500 and unset do.
+        quick = await find(alice, "solo", options=windowed(0, players=2))
+        usual = await find(bob, "solo", options=windowed(None, players=2))
+        await platform.scans_done(2)
+        same = await find(carol, "solo", options=windowed(2500, players=2))
+        other = await find(dave, "solo", options=windowed(0, players=2))
+        for session, ticket, partner in ((bob, usual, carol), (alice, quick, dave)):
+            matched = await final(session, ticket.ticket_id)
+            assert matched.state == MATCHED
+            seen = await session.game("solo").GetView(
+                common_pb2.GetViewRequest(game_id=matched.game_id), metadata=session.metadata
+            )
+            seated = {s.player_id for s in seen.status.seats}
+            assert seated == {session.player_id, partner.player_id}
+        assert await stored_window(redis_url, (await final(carol, same.ticket_id)).game_id) == 2500
+        assert await stored_window(redis_url, (await final(dave, other.ticket_id)).game_id) == 0
 
 
 async def test_one_live_ticket_per_player_and_game(redis_url: str) -> None:

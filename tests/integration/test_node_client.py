@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from games.clock import MAX_JUMP_IN_WINDOW_MS
 from tests.platform import Platform
 from tests.timing import patience
 
@@ -47,7 +48,10 @@ async def play_node(
 async def test_the_node_example_plays_a_whole_game(
     redis_url: str, game: str, args: tuple[str, ...]
 ) -> None:
-    async with Platform(redis_url, games=(game,), bot_workers=1) as platform:
+    """Its bot worker is as deployed (no cap on a table's jump-in window): the example's Solo
+    table asks for none (0), or the bots would wait 2.5 s after each move."""
+    async with Platform(redis_url, games=(game,)) as platform:
+        await platform.start_bot_worker("as-deployed", max_jump_in_window_ms=MAX_JUMP_IN_WINDOW_MS)
         out = await play_node(platform, game, *args)
     assert f"{game} game {game}-" in out
     assert "game over after" in out

@@ -113,19 +113,21 @@ TIMED = TimeControl(move_seconds=5, abort_seconds=10)
 START = 1_000_000
 
 
-def _timed(steps: list[tuple[int, str, int]]) -> tuple[dict[bytes, bytes], list[Entry]]:
+def _timed(
+    steps: list[tuple[int, str, int]], tc: TimeControl = TIMED
+) -> tuple[dict[bytes, bytes], list[Entry]]:
     """A timed game (5 s a move) as Redis would hold it after `steps` (seat, move, time in ms
     after its creation), replayed with the platform's own step function."""
-    position = replay.start("esoloe", 7, {}, time_control=TIMED, time_ms=START)
+    position = replay.start("esoloe", 7, {}, time_control=tc, time_ms=START)
     entries = [Entry(0, -1, "", [], {"finished": False}, START)]
     for version, (seat, move, at) in enumerate(steps, start=1):
-        position = replay.step(position, TIMED, replay.Step(seat, move, START + at))
+        position = replay.step(position, tc, replay.Step(seat, move, START + at))
         events = [e.to_json() for e in position.events]
         status = {"finished": position.finished}
         entries.append(Entry(version, seat, move, events, status, START + at, position.table_event))
     assert position.table is not None
     meta = {"game": "esoloe", "seats": [PLAYER, PLAYER + "2"], "options": {}, "seed": 7,
-            "edition": position.state.edition, "time_control": TIMED.to_json()}  # fmt: skip
+            "edition": position.state.edition, "time_control": tc.to_json()}  # fmt: skip
     hash_ = {
         b"version": str(len(steps)).encode(),
         b"snapshot": position.state.serialize(),
@@ -157,6 +159,24 @@ def test_the_audit_finds_a_timeout_applied_twice() -> None:
     seated, requests = _first_mover()
     problems = audit_game(seated, state, entries, requests)
     assert any("version 3 does not replay" in p for p in problems), problems
+
+
+def test_the_audit_tells_the_bots_moves_from_the_players_around_a_take_back() -> None:
+    """Seat 1 times out, a bot plays it, its player takes it back and plays: the take-back
+    replays, and only the player's own moves (before the timeout, after the take-back) are
+    theirs."""
+    bot = TimeControl(move_seconds=5, on_timeout="bot")
+    moves = ["a12", "a13", "e15", "c26"]
+    steps = [
+        (0, moves[0], 2_000), (1, "timeout", 7_300), (1, moves[1], 7_400),
+        (0, moves[2], 8_000), (1, "take_seat", 8_500), (1, moves[3], 9_000),
+    ]  # fmt: skip
+    hash_, entries = _timed(steps, bot)
+    joined = Joined("esoloe", GAME_ID, 1, [Move(6, 1, moves[3], f"{PLAYER}:r6")])
+    assert audit_game([joined], hash_, entries, _requests(joined)) == []
+    joined.accepted = []  # had the player not played version 6, it would be missing
+    problems = audit_game([joined], hash_, entries, _requests(joined))
+    assert problems, problems
 
 
 def test_the_audit_finds_a_timeout_before_its_deadline() -> None:

@@ -45,8 +45,11 @@ async def create_with_setup(
     options: Mapping[str, Any] | None = None,
     seed: int = 1,
     edition: int | None = None,
+    window_ms: int | None = None,
 ) -> str:
-    """A game created from an explicit setup, stored the way GameServicer.CreateGame stores one."""
+    """A game created from an explicit setup, stored the way GameServicer.CreateGame stores one
+    (`window_ms`: its jump-in window; None: none stored, as in a game made before tables had
+    one, which gets Solo's default)."""
     opts = {"players": len(players), **(options or {})}
     state = RULES.new_game(seed, opts, setup, edition=edition)
     game_id = new_game_id("solo")
@@ -56,6 +59,8 @@ async def create_with_setup(
         "options": opts,
         "edition": state.edition,
     }
+    if window_ms is not None:
+        meta["jump_in_window_ms"] = window_ms
     redis = Redis.from_url(redis_url)
     try:
         created = await GameStore(redis).create(
