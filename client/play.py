@@ -691,6 +691,8 @@ class Table:
             await self.ready.wait()
         elif verb in ("yes", "no"):
             self.say("nothing to confirm")
+        elif line.strip().lower() == "j" and (jump := self.board.quick(self._offered)):
+            await self.play(jump)  # one keystroke: a jump-in is a race
         elif line.strip():
             await self._move(line)
         return True

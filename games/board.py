@@ -137,6 +137,11 @@ class Board(Protocol):
         act while others are to move: its legal `moves` then, in lines."""
         ...
 
+    def quick(self, moves: Sequence[str]) -> str | None:
+        """The move the `j` key plays when the seat may act out of turn with these `moves` (a
+        Solo jump-in: one keystroke, as a race needs); None: none."""
+        ...
+
     @property
     def hotseat(self) -> bool:
         """True when people may share one terminal (`tabletop hotseat`): nothing is hidden, so
@@ -238,6 +243,9 @@ class BaseBoard:
 
     def offer(self, moves: Sequence[str]) -> list[str]:
         return [f"you may act now: {', '.join(moves)}"] if moves else []
+
+    def quick(self, moves: Sequence[str]) -> str | None:
+        return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -479,9 +479,11 @@ async def test_a_jump_in_chance_is_announced_the_moment_it_exists() -> None:
     )
     await table._on_update(update)
     jumps = [m for m in state.legal_moves(ME) if m.startswith("play ")]
-    assert f"you may jump in now: {', '.join(jumps)}" in out.getvalue()
+    assert f"you may jump in now: {', '.join(jumps)}  (j: jump in)" in out.getvalue()
     await table._on_update(update)  # the same chance again: said once
     assert out.getvalue().count("you may jump in now") == 1
+    assert await table.command("j")  # one keystroke jumps in: a race
+    assert f"Play {jumps[0]}" in fake.calls
 
 
 # ---- each game's board is its own package's

@@ -346,10 +346,14 @@ class SoloBoard(BaseBoard):
         others = [move for move in moves if not move.startswith("play ")]
         lines = []
         if plays:
-            lines.append("you may jump in now: " + ", ".join(plays))
+            lines.append("you may jump in now: " + ", ".join(plays) + "  (j: jump in)")
         if others:
             lines.append("you may act now: " + ", ".join(others))
         return lines
+
+    def quick(self, moves: Sequence[str]) -> str | None:
+        """A jump-in: the first card offered (the identical cards are alike)."""
+        return next((move for move in moves if move.startswith("play ")), None)
 
 
 BOARD: Board = SoloBoard()
