@@ -212,6 +212,7 @@ class World:
             "GRACE_SECONDS": "2",
             # Players leave games that a partition stalls and start new ones.
             "MAX_LIVE_GAMES": "100000",
+            "GUEST_MAX_LIVE_GAMES": "100000",  # they play as guests
         }
         for app in self.apps:
             self._start(app, ["services.game", "esoloe"], common | {
