@@ -412,3 +412,30 @@ def unavailable_when_unreachable(
             ) from None
 
     return guarded
+
+
+async def group_entries(
+    redis: Redis,
+    stream: str,
+    group: str,
+    consumer: str,
+    *,
+    block_ms: int,
+    reclaim_idle_ms: int | None = None,
+    count: int = 100,
+) -> list[tuple[Any, Any]]:
+    """A consumer group's next entries for `consumer`: those another consumer has held
+    unacknowledged for `reclaim_idle_ms` first (XAUTOCLAIM; None: none taken over now), then
+    new ones (XREADGROUP, waiting up to `block_ms` for one)."""
+    entries: list[tuple[Any, Any]] = []
+    if reclaim_idle_ms is not None:
+        reply: Any = await redis.xautoclaim(
+            stream, group, consumer, reclaim_idle_ms, start_id="0-0", count=count
+        )
+        entries += [entry for entry in reply[1] if entry[1]]  # a deleted entry has no fields
+    read: Any = await redis.xreadgroup(
+        group, consumer, {stream: ">"}, count=count, block=max(1, block_ms)
+    )
+    for _stream, items in read or []:
+        entries += items
+    return entries

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.timing import patience
+
 ROOT = Path(__file__).resolve().parents[1]
 BUF = ROOT / ".tools" / "node_modules" / ".bin" / "buf"
 RELEASED = ROOT / "proto" / "released.binpb"
@@ -24,7 +26,7 @@ def breaking(proto_dir: Path) -> subprocess.CompletedProcess[str]:
         cwd=proto_dir,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=patience(120),
         check=False,
     )
 

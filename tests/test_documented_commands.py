@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.timing import patience
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 TEXT = "\n".join(path.read_text(encoding="utf-8") for path in DOCS)
@@ -45,7 +47,12 @@ def test_the_docs_name_commands() -> None:
 @pytest.mark.parametrize("target", MAKE)
 def test_each_documented_make_target_exists(target: str) -> None:
     done = subprocess.run(
-        ["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+        ["make", "-n", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=patience(60),
+        check=False,
     )
     assert done.returncode == 0, f"make {target}: {done.stderr[-500:]}"
 
@@ -57,7 +64,7 @@ def test_each_documented_tabletop_command_exists(command: str) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=patience(60),
         check=False,
     )
     assert done.returncode == 0, f"tabletop {command}: {done.stderr[-500:]}"

@@ -40,11 +40,16 @@ def level_of(player_id: str) -> str:
     return player_id.split("-")[1]
 
 
+LEVEL_ID_PATTERN = re.compile(r"bot-([a-z]+)")
+"""A bot level as one rated player (`bot-<level>`: docs/ratings.md)."""
+
+
 def display_name(player_id: str, name: str | None) -> str:
     """What to call a seat's holder: the name they logged in with, "<level> bot" for a bot
-    seat, the player id when no name is known."""
+    seat (or a bot level's rating), the player id when no name is known."""
     if is_bot(player_id):
-        level = level_of(player_id)
+        whole = LEVEL_ID_PATTERN.fullmatch(player_id)
+        level = level_of(player_id) or (whole.group(1) if whole else "")
         return f"{level} bot" if level else player_id
     return name or player_id
 

@@ -6,6 +6,7 @@ the same code."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import random
 import secrets
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -30,7 +31,7 @@ from wire.api import api
 from wire.clock import JUMP_IN_WINDOW, jump_in_window, requested
 from wire.errors import ApiError
 from wire.metadata import GUEST_METADATA, RATED_METADATA, SPONSOR_METADATA, Caller, rated_value
-from wire.players import BOT_PREFIX, is_bot, new_bot_id
+from wire.players import PLAYER_ID_PATTERN, new_bot_id
 from wire.status import status_message
 
 CREATE_TIMEOUT_SECONDS = 10.0
@@ -63,9 +64,26 @@ def rated_game(game: str) -> str:
         raise ApiError(
             "INVALID_ARGUMENT", f"unknown game {game[:40]!r}; games are: {', '.join(games.names())}"
         )
-    if seat_count(game, api(game).pb2.CreateGameRequest()) < 2:
+    if not _has_ratings(game):
         raise ApiError("INVALID_ARGUMENT", f"{game} is played alone: it has no rating")
     return game
+
+
+@functools.cache
+def _has_ratings(game: str) -> bool:
+    """More than one seat at a game with default options (a deal made once per game kind)."""
+    return seat_count(game, api(game).pb2.CreateGameRequest()) >= 2
+
+
+def _rated_player(player: str, caller: Caller) -> str:
+    """A player named in a ratings request ("" or "me": the caller), checked."""
+    if player in ("", "me"):
+        return _player(caller)
+    if not PLAYER_ID_PATTERN.fullmatch(player):
+        raise ApiError(
+            "INVALID_ARGUMENT", f"not a player id (1 to 64 printable characters): {player[:40]!r}"
+        )
+    return player
 
 
 def _check_rated(rated: bool, caller: Caller) -> None:
@@ -374,19 +392,11 @@ class Lobby:
         self, request: lobby_pb2.GetRatingRequest, caller: Caller
     ) -> lobby_pb2.RatingInfo:
         game = rated_game(request.game)
-        player = request.player_id or _player(caller)
+        player = _rated_player(request.player_id, caller)
         with _lobby_reachable():
-            rating, place = await self.ratings.rating(game, player[:80])
-            (name,) = await self._names([player[:80]], caller)
-        return rating_info(game, player[:80], name, rating, place)
-
-    async def _names(self, players: Sequence[str], caller: Caller) -> list[str]:
-        """The players' display names; a bot level (`bot-<level>`) is "<level> bot"."""
-        names = await self.games.player_names(players, caller)
-        return [
-            f"{p.removeprefix(BOT_PREFIX)} bot" if p.count("-") == 1 and is_bot(p) else n
-            for p, n in zip(players, names, strict=True)
-        ]
+            rating, place = await self.ratings.rating(game, player)
+            (name,) = await self.games.player_names([player], caller)
+        return rating_info(game, player, name, rating, place)
 
     async def list_leaderboard(
         self, request: lobby_pb2.ListLeaderboardRequest, caller: Caller
@@ -400,13 +410,13 @@ class Lobby:
         start = max(0, request.from_place - 1)
         with _lobby_reachable():
             if request.around_player:
-                player = _player(caller) if request.around_player == "me" else request.around_player
-                _, place = await self.ratings.rating(game, player[:80])
+                around = _rated_player(request.around_player, caller)
+                _, place = await self.ratings.rating(game, around)
                 if place is None:
                     return lobby_pb2.ListLeaderboardResponse()
                 start = max(0, place - limit // 2)
             board = await self.ratings.board(game, start, limit)
-            names = await self._names([player for player, _ in board], caller)
+            names = await self.games.player_names([player for player, _ in board], caller)
         return lobby_pb2.ListLeaderboardResponse(
             entries=[
                 rating_info(game, player, name, rating, start + index)

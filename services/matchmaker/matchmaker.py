@@ -26,7 +26,7 @@ from redis.exceptions import ResponseError
 from games.clock import TimeControl
 from runtime import keys
 from runtime.observability import MATCHES
-from runtime.redis import redis_failed
+from runtime.redis import group_entries, redis_failed
 from runtime.replicas import following
 from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
 from services.matchmaker.skill import Window, tables_by_skill, within
@@ -104,20 +104,11 @@ class Matchmaker:
                 await asyncio.sleep(1.0)
 
     async def _take(self, *, reclaim: bool) -> list[tuple[Any, Any]]:
-        entries: list[tuple[Any, Any]] = []
-        if reclaim:
-            reply: Any = await self.redis.xautoclaim(
-                keys.TICKETS, keys.MATCHMAKER_GROUP, self.consumer, self.claim_idle_ms,
-                start_id="0-0", count=100,
-            )  # fmt: skip
-            entries += [e for e in reply[1] if e[1]]
-        read: Any = await self.redis.xreadgroup(
-            keys.MATCHMAKER_GROUP, self.consumer, {keys.TICKETS: ">"}, count=100,
-            block=max(1, int(self.scan_seconds * 1000)),
+        return await group_entries(
+            self.redis, keys.TICKETS, keys.MATCHMAKER_GROUP, self.consumer,
+            block_ms=int(self.scan_seconds * 1000),
+            reclaim_idle_ms=self.claim_idle_ms if reclaim else None,
         )  # fmt: skip
-        for _stream, items in read or []:
-            entries += items
-        return entries
 
     async def match_pool(self, pool: str) -> None:
         """Form every game the pool's queued tickets allow now."""
@@ -145,9 +136,10 @@ class Matchmaker:
             tables, waiting = tables_by_skill(waiting, ratings, seats, now, self.window)
             for table in tables:
                 await self.seat(pool, table, bots=0)
-        while len(waiting) >= seats and not waiting[0].rated:  # full tables of people first
-            await self.seat(pool, waiting[:seats], bots=0)
-            waiting = waiting[seats:]
+        else:
+            while len(waiting) >= seats:  # full tables of people first
+                await self.seat(pool, waiting[:seats], bots=0)
+                waiting = waiting[seats:]
         ready = [
             t for t in waiting
             if t.bots == "now" or (t.bots == "after" and now - t.created_ms >= t.bots_after * 1000)

@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from runtime import keys
-from runtime.redis import redis_failed
+from runtime.redis import group_entries, redis_failed
 from services.ratings.store import RatingCache, count, current
 
 log = logging.getLogger("tabletop.ratings")
@@ -71,20 +71,10 @@ class RatingsConsumer:
                 await asyncio.sleep(1.0)
 
     async def _take(self, *, reclaim: bool) -> list[tuple[Any, Any]]:
-        entries: list[tuple[Any, Any]] = []
-        if reclaim:
-            reply: Any = await self.redis.xautoclaim(
-                keys.FINISHED_GAMES, keys.RATINGS_GROUP, self.consumer, self.claim_idle_ms,
-                start_id="0-0", count=100,
-            )  # fmt: skip
-            entries += [e for e in reply[1] if e[1]]
-        read: Any = await self.redis.xreadgroup(
-            keys.RATINGS_GROUP, self.consumer, {keys.FINISHED_GAMES: ">"}, count=100,
-            block=self.block_ms,
+        return await group_entries(
+            self.redis, keys.FINISHED_GAMES, keys.RATINGS_GROUP, self.consumer,
+            block_ms=self.block_ms, reclaim_idle_ms=self.claim_idle_ms if reclaim else None,
         )  # fmt: skip
-        for _stream, items in read or []:
-            entries += items
-        return entries
 
     async def handle(self, entry_id: Any, fields: dict[bytes, bytes]) -> None:
         """Count one finished game (once), write Redis's copy, then acknowledge it."""

@@ -6,10 +6,8 @@ working everywhere within the gateways' poll; a bot account plays only with a `b
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
 
 import psycopg
-import pytest_asyncio
 
 from client.session import Session
 from gateway.accounts import TOKENS_PER_ACCOUNT
@@ -17,19 +15,11 @@ from gateway.server import Gateway
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2
-from tests.integration.test_accounts import PASSWORD, POLL, refusal, refused, whoami
+from tests.integration.test_accounts import PASSWORD, POLL, refusal, refused, stack, whoami
 from tests.platform import Platform
 from tests.timing import eventually
 
-
-@pytest_asyncio.fixture
-async def stack(redis_url: str, database_url: str) -> AsyncIterator[Platform]:
-    async with Platform(
-        redis_url,
-        database_url=database_url,
-        gateway_settings={"revocation_poll_seconds": POLL, "login_rate_burst": 1000.0},
-    ) as platform:
-        yield platform
+__all__ = ["stack"]  # the fixture of tests/integration/test_accounts.py
 
 
 async def make_token(

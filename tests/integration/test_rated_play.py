@@ -167,6 +167,15 @@ async def test_rated_play_is_for_accounts_and_games_with_ratings(stack: Platform
             await refused(account.lobby.ListLeaderboard, bad, metadata=account.metadata)
             == "INVALID_ARGUMENT"
         )
+    too_long = lobby_pb2.GetRatingRequest(game="esoloe", player_id="x" * 65)
+    assert await refused(account.lobby.GetRating, too_long, metadata=account.metadata) == (
+        "INVALID_ARGUMENT"
+    )
+    level = await account.lobby.GetRating(
+        lobby_pb2.GetRatingRequest(game="esoloe", player_id="bot-strong"),
+        metadata=account.metadata,
+    )
+    assert (level.name, level.rating) == ("strong bot", 1000)  # a bot level, unrated yet
     against = await account.lobby.PlayAgainstBots(bots, metadata=account.metadata)
     assert against.HasField("seat")  # an account's rated game against a bot is made
     for session in (guest, account):
