@@ -26,7 +26,7 @@ def test_every_bench_section_runs() -> None:
         env={**os.environ, "BENCH_QUICK": "1"},
         capture_output=True,
         text=True,
-        timeout=patience(100),
+        timeout=patience(200),
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

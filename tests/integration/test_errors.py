@@ -594,9 +594,13 @@ async def test_an_honest_players_bot_keeps_answering_while_another_player_churns
             game_id = game.status.game_id
             stub = honest.game("esoloe")
             for version in (2, 4, 6):  # three moves of ours, each answered by the bot
-                legal = await stub.LegalMoves(
-                    common_pb2.LegalMovesRequest(game_id=game_id), metadata=honest.metadata
-                )
+                async def my_moves() -> Any:
+                    found = await stub.LegalMoves(
+                        common_pb2.LegalMovesRequest(game_id=game_id), metadata=honest.metadata
+                    )
+                    return found if found.moves else None
+
+                legal = await eventually(my_moves, 2, "our turn")
                 await stub.Play(
                     common_pb2.PlayRequest(game_id=game_id, move=legal.moves[0]),
                     metadata=honest.metadata,
