@@ -60,6 +60,7 @@ from client.narrate import (
     seat_label,
     short_result,
 )
+from client.ratings import change_line, seats_line
 from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -67,6 +68,8 @@ from wire.api import api
 from wire.errors import error_info
 
 CALL_TIMEOUT = 10.0
+RATING_CHANGE_WAIT = 5.0
+"""How long the end of a rated game waits for its rating change to be counted."""
 WATCH_RETRIES = 5
 RATE_RETRIES = 20
 UNAVAILABLE_RETRIES = 6
@@ -888,7 +891,9 @@ class Table:
             start_version = self.status.version + 1
             if self.status.finished:
                 self.say(self.whose_turn(), style="bold")
+                await self._say_rating_change()
                 return 0
+            self._say_ratings()
             if self.my_turn:
                 await self._your_turn()
             else:
@@ -898,6 +903,7 @@ class Table:
         else:
             await self.show_board()
             start_version = self.status.version + 1
+            self._say_ratings()
             if self.my_turn:
                 await self._your_turn()
         self._before = common_pb2.GameStatus()
@@ -936,7 +942,35 @@ class Table:
             if self._shown < self.status.version:
                 await self.show_board()
             self.say(self.whose_turn(), style="bold")
+            await self._say_rating_change()
         return 0
+
+    def _say_ratings(self) -> None:
+        """At a rated game: each seat's rating when the game was made."""
+        if self.status.rated:
+            self.say(seats_line(self.status, actor_names(self.game, self.status, self.me)))
+
+    async def _say_rating_change(self) -> None:
+        """At the end of a rated game the player sat at: what it did to their rating, once the
+        platform has counted it (a moment after the end); if that takes longer, where to look."""
+        if not self.status.rated or self.seat < 0 or self.hotseat:
+            return
+        request = lobby_pb2.GetRatingChangeRequest(game_id=self.game_id)
+        deadline = time.monotonic() + RATING_CHANGE_WAIT
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            while True:
+                reply = await self.session.lobby.GetRatingChange(
+                    request, metadata=self.session.metadata, timeout=CALL_TIMEOUT
+                )
+                if reply.counted:
+                    line = change_line(self.game, reply, self.seat)
+                    if line is not None:
+                        self.say(line)
+                    return
+                if time.monotonic() >= deadline:
+                    break
+                await asyncio.sleep(0.25)
+        self.say(f"your rating change is counted in a moment: `tabletop rating {self.game}`")
 
 
 # --------------------------------------------------------------------------------------------

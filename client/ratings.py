@@ -4,9 +4,11 @@ as the identity saved for the gateway sees them."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from client.accounts import as_saved
 from client.session import Session
+from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 
 RATED = ("esoloe", "solo", "zoxso")
@@ -18,6 +20,28 @@ def _line(info: lobby_pb2.RatingInfo) -> str:
     place = f"#{info.place}" if info.HasField("place") else "unranked"
     games = f"{info.games} rated game{'s' if info.games != 1 else ''}"
     return f"{info.rating}{mark}  {place}  {games}"
+
+
+def seats_line(status: common_pb2.GameStatus, names: Sequence[str]) -> str:
+    """A rated game's seats with their ratings when it was made: `rated game: you 1012?, bob
+    1180` (`names`: how sentences call each seat)."""
+    seats = [
+        f"{names[s.index]} {s.rating}{'?' if s.provisional else ''}" if s.HasField("rating")
+        else f"{names[s.index]} (unrated)"
+        for s in status.seats
+    ]  # fmt: skip
+    return "rated game: " + ", ".join(seats)
+
+
+def change_line(game: str, reply: lobby_pb2.GetRatingChangeResponse, seat: int) -> str | None:
+    """What a counted rated game did to the rating of `seat`: `your esoloe rating: 1000 -> 1032
+    (+32)`; None when the seat's results count for nobody."""
+    for change in reply.changes:
+        if change.seat == seat:
+            mark = "?" if change.provisional else ""
+            delta = change.after - change.before
+            return f"your {game} rating: {change.before} -> {change.after}{mark} ({delta:+d})"
+    return None
 
 
 async def rating(args: argparse.Namespace) -> int:

@@ -29,7 +29,13 @@ def status_message(
         to_act=status["to_act"],
         finished=status["finished"],
         rules_edition=edition_of(meta),
+        rated=bool(meta.get("rated")),
     )
+    for seat, (rating, provisional) in meta.get("ratings", {}).items():
+        if seat in status.get("replaced", {}):
+            continue  # a bot holds it now
+        message.seats[int(seat)].rating = rating
+        message.seats[int(seat)].provisional = provisional
     result = status.get("result")
     if result is not None:
         message.result.winners.extend(result["winners"])

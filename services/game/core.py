@@ -405,6 +405,7 @@ class GameCore:
             meta["accounts"] = [
                 seat for seat in caller.rated if seat < len(players) and not is_bot(players[seat])
             ]
+            meta["ratings"] = await self.store.seat_ratings(self.game, meta)
         if declared.out_of_turn:  # a table setting, not a rule: the engine never sees it
             meta["jump_in_window_ms"] = window
         now = now_ms()

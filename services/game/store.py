@@ -25,6 +25,7 @@ from runtime.redis import (
     wait_for_replicas,
 )
 from services.game.limits import Limits, Load, levels_at, load_of, platform_refusal, refusal
+from services.ratings.model import Rating, rated_seats
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import display_name, is_bot, sponsor_of
@@ -510,6 +511,17 @@ class GameStore:
         if caller.player and caller.name:
             known[caller.player] = caller.name
         return [display_name(player, known.get(player)) for player in players]
+
+    async def seat_ratings(self, game: str, meta: Mapping[str, Any]) -> dict[str, list[Any]]:
+        """A rated game's seats' ratings as the game is made, from Redis's copy (`seat` ->
+        [the number shown, provisional]), for the seats whose results count for someone."""
+        seats = rated_seats(meta)
+        if not seats:
+            return {}
+        players = sorted(set(seats.values()))
+        held: Any = await self.redis.hmget(keys.ratings(game), players)
+        found = {p: Rating.from_json(h) for p, h in zip(players, held, strict=True)}
+        return {str(seat): [found[p].display, found[p].provisional] for seat, p in seats.items()}
 
     @unavailable_when_unreachable
     async def player_games(self, player: str) -> list[PlayerGame]:

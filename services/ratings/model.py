@@ -14,6 +14,7 @@ first, then by score (Solo: its final standings), ties sharing a rank.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,18 @@ class Rating:
     @property
     def provisional(self) -> bool:
         return self.sigma > PROVISIONAL_SIGMA or self.games < PROVISIONAL_GAMES
+
+    def to_json(self) -> str:
+        """As Redis holds it: `[mu, sigma, games]`."""
+        return json.dumps([self.mu, self.sigma, self.games])
+
+    @classmethod
+    def from_json(cls, value: bytes | str | None) -> Rating:
+        """A rating as Redis holds it (a new player's when None)."""
+        if value is None:
+            return cls()
+        mu, sigma, games = json.loads(value)
+        return cls(float(mu), float(sigma), int(games))
 
 
 @dataclass(frozen=True, slots=True)

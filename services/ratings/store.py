@@ -35,18 +35,6 @@ return 1
 """
 
 
-def rating_json(rating: Rating) -> str:
-    return json.dumps([rating.mu, rating.sigma, rating.games])
-
-
-def rating_of(value: bytes | str | None) -> Rating:
-    """A rating as Redis holds it (a new player's when None)."""
-    if value is None:
-        return Rating()
-    mu, sigma, games = json.loads(value)
-    return Rating(float(mu), float(sigma), int(games))
-
-
 async def count(
     connection: AsyncConnection[Any],
     game: str,
@@ -127,7 +115,7 @@ class RatingCache:
             return
         args: list[Any] = []
         for player, rating in sorted(ratings.items()):
-            args += [player, rating_json(rating)]
+            args += [player, rating.to_json()]
         await self._put(keys=[keys.ratings(game), keys.leaderboard(game)], args=args)
 
     async def put_change(self, game_id: str, changes: Sequence[Change]) -> None:
@@ -149,14 +137,14 @@ class RatingCache:
             pipe.hget(keys.ratings(game), player)
             pipe.zrevrank(keys.leaderboard(game), player)
             held, place = await pipe.execute()
-        return rating_of(held), None if held is None else place
+        return Rating.from_json(held), None if held is None else place
 
     async def shown(self, game: str, players: Sequence[str]) -> dict[str, int]:
         """The number shown for each player (a new player's for one without a rated game)."""
         if not players:
             return {}
         held: Any = await self.redis.hmget(keys.ratings(game), list(players))
-        return {p: rating_of(h).display for p, h in zip(players, held, strict=True)}
+        return {p: Rating.from_json(h).display for p, h in zip(players, held, strict=True)}
 
     async def board(self, game: str, start: int, count: int) -> list[tuple[str, Rating]]:
         """The leaderboard's places start..start+count-1, best first."""
@@ -165,7 +153,7 @@ class RatingCache:
         if not players:
             return []
         held: Any = await self.redis.hmget(keys.ratings(game), players)
-        return [(p, rating_of(h)) for p, h in zip(players, held, strict=True)]
+        return [(p, Rating.from_json(h)) for p, h in zip(players, held, strict=True)]
 
     async def rebuild(self, connection: AsyncConnection[Any]) -> dict[str, int]:
         """Write every game kind's ratings and leaderboard again from PostgreSQL (after Redis

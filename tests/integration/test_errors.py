@@ -594,6 +594,7 @@ async def test_an_honest_players_bot_keeps_answering_while_another_player_churns
             game_id = game.status.game_id
             stub = honest.game("esoloe")
             for version in (2, 4, 6):  # three moves of ours, each answered by the bot
+
                 async def my_moves() -> Any:
                     found = await stub.LegalMoves(
                         common_pb2.LegalMovesRequest(game_id=game_id), metadata=honest.metadata

@@ -84,6 +84,11 @@ async def test_a_rated_match_is_counted_once_and_shown(
         matched(ann, tickets[0].ticket_id), matched(bob, tickets[1].ticket_id)
     )
     assert ann_ticket.game_id == bob_ticket.game_id  # the two rated tickets met
+    view = await ann.game("esoloe").GetView(
+        common_pb2.GetViewRequest(game_id=ann_ticket.game_id), metadata=ann.metadata
+    )
+    assert view.status.rated
+    assert [(s.rating, s.provisional) for s in view.status.seats] == [(1000, True)] * 2
     left = await cal.lobby.CancelTicket(
         lobby_pb2.CancelTicketRequest(ticket_id=casual.ticket_id), metadata=cal.metadata
     )
@@ -127,6 +132,10 @@ async def test_a_rated_match_is_counted_once_and_shown(
     shown = await tabletop(stack, "rating", "esoloe")
     place = 1 if winner is ann else 2
     assert shown.out.startswith(f"esoloe  {(await rating(ann)).rating}?  #{place}  1 rated game")
+    # her seat at the finished game: the client says what it did to her rating
+    back = await tabletop(stack, "play", "--game", ann_ticket.game_id)
+    delta = by_player[ann.player_id].after - by_player[ann.player_id].before
+    assert f"your esoloe rating: 1000 -> {by_player[ann.player_id].after}? ({delta:+d})" in back.out
     top = await tabletop(stack, "top", "esoloe")
     assert [line.split()[:2] for line in top.out.splitlines()] == [
         ["1.", "ann" if winner is ann else "bob"], ["2.", "bob" if winner is ann else "ann"],
@@ -220,6 +229,11 @@ async def test_players_far_apart_in_rating_are_not_matched_before_the_window_all
             matched(ann, far[0].ticket_id), matched(cal, near.ticket_id)
         )
         assert ann_ticket.game_id == cal_ticket.game_id  # the close ones met at once
+        view = await ann.game("esoloe").GetView(
+            common_pb2.GetViewRequest(game_id=ann_ticket.game_id), metadata=ann.metadata
+        )
+        shown = {s.player_id: (s.rating, s.provisional) for s in view.status.seats}
+        assert shown == {ann.player_id: (2360, False), cal.player_id: (2400, False)}
         await platform.scans_done(2)
         left = await bob.lobby.CancelTicket(
             lobby_pb2.CancelTicketRequest(ticket_id=again.ticket_id), metadata=bob.metadata
