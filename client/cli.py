@@ -296,6 +296,9 @@ def _main(argv: Sequence[str] | None) -> int:
     pl.add_argument("--seat", type=int, default=None, help="the seat you want (default: random)")
     pl.add_argument("--level", choices=LEVELS, default="random", help="the bots' level")
     pl.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
+    pl.add_argument(
+        "--daily", action="store_true", help="Solace: the deal of the day (once a day, accounts)"
+    )
     _time_flags(pl)
     _gateway_flag(pl)
     pl.add_argument("--name", default=None, help=NAME_HELP)
@@ -342,12 +345,17 @@ def _main(argv: Sequence[str] | None) -> int:
     _gateway_flag(lo)
     wh = commands.add_parser("whoami", help="who you play as on this gateway")
     _gateway_flag(wh)
-    rt = commands.add_parser("rating", help="your rating in each game (rated games only)")
-    rt.add_argument("game", nargs="?", choices=("esoloe", "solo", "zoxso"))
+    rt = commands.add_parser(
+        "rating", help="your rating in each game (rated games), your Solace scores"
+    )
+    rt.add_argument("game", nargs="?", choices=("esoloe", "solo", "zoxso", "solace"))
     rt.add_argument("--player", default="", help="another player's id")
     _gateway_flag(rt)
-    tp = commands.add_parser("top", help="a game's leaderboard")
-    tp.add_argument("game", choices=("esoloe", "solo", "zoxso"))
+    tp = commands.add_parser("top", help="a game's leaderboard (Solace: its score table)")
+    tp.add_argument("game", choices=("esoloe", "solo", "zoxso", "solace"))
+    tp.add_argument(
+        "--day", default="", help="Solace: a deal of the day's table (today, or YYYY-MM-DD)"
+    )
     tp.add_argument("--limit", type=int, default=20, help="how many places (1 to 100)")
     tp.add_argument("--me", action="store_true", help="the places around you")
     _gateway_flag(tp)

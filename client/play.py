@@ -1100,7 +1100,12 @@ def _checked_options(args: argparse.Namespace) -> lobby_pb2.GameOptions | None:
         )
     if args.match and args.bots is not None:
         raise UsageError("--match seats people first; use --bots-after for bots")
-    return game_options(args.game, with_bots(args.game, args.options, args.bots))
+    options = args.options
+    if getattr(args, "daily", False):
+        if args.game != "solace" or args.match:
+            raise UsageError("--daily is Solace's deal of the day: `tabletop play solace --daily`")
+        options = {**(options or {}), "deal_of_the_day": True}
+    return game_options(args.game, with_bots(args.game, options, args.bots))
 
 
 async def _seat(

@@ -13,6 +13,8 @@ from tabletop.lobby.v1 import lobby_pb2
 
 RATED = ("esoloe", "solo", "zoxso")
 """The games with ratings (Solace is played alone)."""
+SCORED = ("solace",)
+"""The games with a score table."""
 
 
 def _line(info: lobby_pb2.RatingInfo) -> str:
@@ -44,31 +46,61 @@ def change_line(game: str, reply: lobby_pb2.GetRatingChangeResponse, seat: int) 
     return None
 
 
-async def rating(args: argparse.Namespace) -> int:
-    """The player's rating in each game (or in GAME); `?` marks a provisional one."""
-    wanted = [args.game] if args.game else list(RATED)
+def _score(value: float) -> str:
+    return f"{value:g}"
 
-    async def call(session: Session) -> list[lobby_pb2.RatingInfo]:
-        return [
-            await session.lobby.GetRating(
-                lobby_pb2.GetRatingRequest(game=game, player_id=args.player),
-                metadata=session.metadata,
-            )
-            for game in wanted
-        ]
+
+def _scores_line(info: lobby_pb2.ScoreInfo) -> str:
+    """`best 7, average 4.5 over 2 games  #3  today's deal: 6`."""
+    if not info.games:
+        return "no game counted yet"
+    place = f"#{info.place}" if info.HasField("place") else "unranked"
+    games = f"{info.games} game{'s' if info.games != 1 else ''}"
+    line = f"best {_score(info.best)}, average {info.average:.2f} over {games}  {place}"
+    if info.HasField("today"):
+        line += f"  today's deal: {_score(info.today)}"
+    return line
+
+
+async def rating(args: argparse.Namespace) -> int:
+    """The player's rating in each game (or in GAME); `?` marks a provisional one. Solace has
+    scores instead: best, average, today's deal."""
+    wanted = [args.game] if args.game else [*RATED, *SCORED]
+
+    async def call(session: Session) -> list[lobby_pb2.RatingInfo | lobby_pb2.ScoreInfo]:
+        found: list[lobby_pb2.RatingInfo | lobby_pb2.ScoreInfo] = []
+        for game in wanted:
+            if game in SCORED:
+                found.append(
+                    await session.lobby.GetScores(
+                        lobby_pb2.GetScoresRequest(game=game, player_id=args.player),
+                        metadata=session.metadata,
+                    )
+                )
+            else:
+                found.append(
+                    await session.lobby.GetRating(
+                        lobby_pb2.GetRatingRequest(game=game, player_id=args.player),
+                        metadata=session.metadata,
+                    )
+                )
+        return found
 
     found = await as_saved(args, "rating", call)
     if isinstance(found, int):
         return found
     for info in found:
-        print(f"{info.game:<7} {_line(info)}")
-    if any(info.provisional for info in found):
+        line = _scores_line(info) if isinstance(info, lobby_pb2.ScoreInfo) else _line(info)
+        print(f"{info.game:<7} {line}")
+    if any(isinstance(info, lobby_pb2.RatingInfo) and info.provisional for info in found):
         print("? provisional: too few rated games yet to be sure of it")
     return 0
 
 
 async def top(args: argparse.Namespace) -> int:
     """The game's leaderboard: the best `--limit`, or the places around you (`--me`)."""
+    if args.game in SCORED:
+        return await score_table(args)
     request = lobby_pb2.ListLeaderboardRequest(
         game=args.game, limit=args.limit, around_player="me" if args.me else ""
     )
@@ -87,4 +119,30 @@ async def top(args: argparse.Namespace) -> int:
     for entry in board.entries:
         mark = "?" if entry.provisional else ""
         print(f"{entry.place:>4}. {entry.name:<24} {entry.rating}{mark}  ({entry.games} games)")
+    return 0
+
+
+async def score_table(args: argparse.Namespace) -> int:
+    """A game played alone's score table: best scores, or a deal of the day's (`--day`)."""
+    request = lobby_pb2.ListScoreTableRequest(
+        game=args.game, day=args.day, limit=args.limit, around_player="me" if args.me else ""
+    )
+
+    async def call(session: Session) -> lobby_pb2.ListScoreTableResponse:
+        reply: lobby_pb2.ListScoreTableResponse = await session.lobby.ListScoreTable(
+            request, metadata=session.metadata
+        )
+        return reply
+
+    table = await as_saved(args, "top", call)
+    if isinstance(table, int):
+        return table
+    if table.day:
+        print(f"the deal of {table.day}:")
+    if not table.entries:
+        print("no score counted yet" if not args.me else "you have no score counted here yet")
+    for entry in table.entries:
+        score = entry.score if table.day else entry.best
+        games = f"({entry.games} games, average {entry.average:.2f})"
+        print(f"{entry.place:>4}. {entry.name:<24} {_score(score)}  {games}")
     return 0

@@ -76,6 +76,8 @@ READS = frozenset(
         "GetRating",
         "ListLeaderboard",
         "GetRatingChange",
+        "GetScores",
+        "ListScoreTable",
     )
 )
 """The routed methods that only read: an API token without a scope to act may call these (every

@@ -86,6 +86,33 @@ def ratings(game: str) -> str:
     return f"ratings:{{{game}}}:players"
 
 
+def score_stats(game: str) -> str:
+    """Hash: a game played alone's player -> their scores as JSON ([games, total, best]), as
+    PostgreSQL's `scores` sum them (the ratings consumer writes it; rebuildable from there)."""
+    return f"scores:{{{game}}}:players"
+
+
+def score_table(game: str) -> str:
+    """Sorted set: a game played alone's players scored by their best score (same slot)."""
+    return f"scores:{{{game}}}:best"
+
+
+def day_table(game: str, day: str) -> str:
+    """Sorted set: the players of one day's deal of the day scored by their score on it; kept
+    DAYS_KEPT days (same slot)."""
+    return f"scores:{{{game}}}:day:{day}"
+
+
+def daily_deal(game: str, day: str) -> str:
+    """Hash: one day's deal of the day: `seed` (drawn by the first player to ask, never sent to
+    a client) and each player who has asked -> their game's id (one try a day; same slot)."""
+    return f"scores:{{{game}}}:deal:{day}"
+
+
+DAYS_KEPT = 30
+"""Days the deal of the day's tables (and deals) are kept in Redis."""
+
+
 LIVE_GAMES = "games:{live}"
 """Sorted set: ids of games not finished yet, scored by creation time (ms). Bot workers sweep
 it for games waiting on a bot seat whose job was lost (a service stopped between a commit and

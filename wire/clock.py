@@ -12,6 +12,7 @@ from games.clock import TimeControl, check_jump_in_window
 from tabletop.common.v1 import common_pb2
 
 JUMP_IN_WINDOW = "jump_in_window_ms"
+DEAL_OF_THE_DAY = "deal_of_the_day"
 """The option, in a game's Options message, that sets a table's jump-in window."""
 
 TIMEOUTS = {"forfeit": common_pb2.TIMEOUT_FORFEIT, "bot": common_pb2.TIMEOUT_BOT}
@@ -59,6 +60,14 @@ def jump_in_window(request: Any, default: int) -> int:
     ):
         return default
     return check_jump_in_window(getattr(options, JUMP_IN_WINDOW))
+
+
+def deal_of_the_day(request: Any) -> bool:
+    """Whether a CreateGame request asks for the deal of the day (a game that has one)."""
+    options = request.options
+    return DEAL_OF_THE_DAY in options.DESCRIPTOR.fields_by_name and bool(
+        getattr(options, DEAL_OF_THE_DAY)
+    )
 
 
 def time_control_message(tc: TimeControl) -> common_pb2.TimeControl:

@@ -48,6 +48,7 @@ class Reason(enum.StrEnum):
     NOT_YOUR_GAME = "NOT_YOUR_GAME"
     PEOPLE_SEATED = "PEOPLE_SEATED"
     NO_TIME_LEFT = "NO_TIME_LEFT"
+    ALREADY_PLAYED = "ALREADY_PLAYED"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -64,6 +65,7 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.PEOPLE_SEATED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.NO_TIME_LEFT: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.USERNAME_TAKEN: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.ALREADY_PLAYED: grpc.StatusCode.ALREADY_EXISTS,
     Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
     Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.TICKET_NOT_FOUND: grpc.StatusCode.NOT_FOUND,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from runtime.observability import (
 from services.game.limits import Limits, check_options
 from services.game.store import GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
-from wire.clock import jump_in_window, requested, table_event
+from wire.clock import deal_of_the_day, jump_in_window, requested, table_event
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import PLAYER_ID_PATTERN, is_bot, level_of, new_bot_id
@@ -179,8 +180,35 @@ def finished_record(meta: Mapping[str, Any], status: Mapping[str, Any]) -> dict[
         "seats": list(meta["seats"]),
         "accounts": list(meta.get("accounts", ())),
         "rated": bool(meta.get("rated")),
+        "scored": bool(meta.get("scored")),
+        "day": meta.get("day"),
         "status": dict(status),
     }
+
+
+def utc_day(ms: int) -> str:
+    """The UTC day (YYYY-MM-DD) of a time in ms."""
+    return time.strftime("%Y-%m-%d", time.gmtime(ms // 1000))
+
+
+def check_deal_of_the_day(
+    players: Sequence[str], sponsor: str, caller: Caller, options: Mapping[str, Any]
+) -> None:
+    """Who may play the deal of the day: an account, in the only seat, with the default
+    options (the same deal for everyone)."""
+    if caller.guest or not sponsor:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            "the deal of the day is for accounts: register (AuthService.Register) to play it",
+        )
+    if list(players) != [sponsor]:
+        raise ApiError("INVALID_ARGUMENT", "the deal of the day is played by you, not by bots")
+    if options:
+        raise ApiError(
+            "INVALID_OPTIONS",
+            "the deal of the day is the same for everyone: set no other option "
+            f"(got {', '.join(sorted(options))})",
+        )
 
 
 def resolve_seat(
@@ -387,8 +415,26 @@ class GameCore:
             )
         sponsor = caller.player or caller.sponsor
         game_id = new_game_id(self.game)
+        day = None
+        if deal_of_the_day(request):
+            day = utc_day(now_ms())
+            check_deal_of_the_day(players, sponsor, caller, options)
+            seed, held = await self.store.deal_of_the_day(self.game, day, sponsor, game_id)
+            if held is not None:
+                raise ApiError(
+                    "ALREADY_PLAYED",
+                    f"you have played the deal of {day} already (game {held}); a new deal comes "
+                    "at midnight UTC",
+                    game_id=held,
+                )
+            state = self.rules.new_game(seed, options)
         if sponsor:  # a table of their own, or bots they watch: it counts like any game they play
-            await self.store.reserve(sponsor, game_id, players, self.limits.of(caller.guest))
+            try:
+                await self.store.reserve(sponsor, game_id, players, self.limits.of(caller.guest))
+            except ApiError:
+                if day is not None:
+                    await self.store.forget_try(self.game, day, sponsor)
+                raise
         # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
         # move log it rebuilds every position, which audits use (bench/soak.py).
         meta = {
@@ -406,6 +452,11 @@ class GameCore:
                 seat for seat in caller.rated if seat < len(players) and not is_bot(players[seat])
             ]
             meta["ratings"] = await self.store.seat_ratings(self.game, meta)
+        if state.num_seats == 1 and players == [sponsor] and not caller.guest:
+            meta["scored"] = True  # an account's game played alone: its score table counts it
+            meta["accounts"] = [0]
+        if day is not None:
+            meta["day"] = day
         if declared.out_of_turn:  # a table setting, not a rule: the engine never sees it
             meta["jump_in_window_ms"] = window
         now = now_ms()

@@ -7,6 +7,7 @@ the version and the request id, then writes the snapshot and appends the stream 
 from __future__ import annotations
 
 import json
+import random
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -163,6 +164,22 @@ class StoredGame:
 # ARGV: 1 game id, 2 its entry ("<created ms>:<bot levels>"), 3 ttl seconds, 4 most live games,
 #       5 most games with bots, then pairs of (level, most games against bots of that level).
 # Returns {"OK"} (listed: within every limit, or listed already) | {limit, held, most}.
+# KEYS: the day's deal (keys.daily_deal). ARGV: player, game id, a fresh seed, seconds kept.
+# The first caller of the day draws the seed; each player's first call holds their try.
+# Returns {seed, the game id of an earlier try or false}.
+_DEAL = """
+redis.call('HSETNX', KEYS[1], 'seed', ARGV[3])
+local field = 'p:' .. ARGV[1]
+local held = redis.call('HGET', KEYS[1], field)
+if not held then
+  redis.call('HSET', KEYS[1], field, ARGV[2])
+end
+if redis.call('TTL', KEYS[1]) < 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[4])
+end
+return {redis.call('HGET', KEYS[1], 'seed'), held or false}
+"""
+
 _RESERVE = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'OK'} end
 local live, bots, by = 0, 0, {}
@@ -302,6 +319,7 @@ class GameStore:
         self._due = redis.register_script(_DUE)
         self._reserve = redis.register_script(_RESERVE)
         self._claim = redis.register_script(_CLAIM)
+        self._deal = redis.register_script(_DEAL)
 
     @unavailable_when_unreachable
     async def create(
@@ -511,6 +529,24 @@ class GameStore:
         if caller.player and caller.name:
             known[caller.player] = caller.name
         return [display_name(player, known.get(player)) for player in players]
+
+    @unavailable_when_unreachable
+    async def deal_of_the_day(
+        self, game: str, day: str, player: str, game_id: str
+    ) -> tuple[int, str | None]:
+        """The day's deal (its seed, drawn by the first to ask), and `player`'s try at it:
+        `game_id` is theirs now, unless they tried before (then that game's id)."""
+        fresh = random.SystemRandom().getrandbits(63)
+        seed, held = await self._deal(
+            keys=[keys.daily_deal(game, day)],
+            args=[player, game_id, fresh, keys.DAYS_KEPT * 24 * 3600],
+        )
+        return int(seed), held.decode() if held else None
+
+    @unavailable_when_unreachable
+    async def forget_try(self, game: str, day: str, player: str) -> None:
+        """Give `player` their try at the day's deal back (the game was not made)."""
+        await self.redis.hdel(keys.daily_deal(game, day), f"p:{player}")
 
     async def seat_ratings(self, game: str, meta: Mapping[str, Any]) -> dict[str, list[Any]]:
         """A rated game's seats' ratings as the game is made, from Redis's copy (`seat` ->

@@ -105,6 +105,14 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.GetRatingChangeResponse:
         return await answer(self.lobby.get_rating_change(request, caller_of(context)), context)
 
+    async def GetScores(self, request: Any, context: Context) -> lobby_pb2.ScoreInfo:
+        return await answer(self.lobby.get_scores(request, caller_of(context)), context)
+
+    async def ListScoreTable(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListScoreTableResponse:
+        return await answer(self.lobby.list_score_table(request, caller_of(context)), context)
+
     async def WatchTicket(self, request: Any, context: Context) -> AsyncIterator[lobby_pb2.Ticket]:
         updates = await answer(self.lobby.watch_ticket(request, caller_of(context)), context)
         try:

@@ -6,6 +6,7 @@ the same code."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import random
 import secrets
@@ -25,6 +26,7 @@ from services.game.limits import Limits, check_load, check_options, over
 from services.game.store import GameStore
 from services.lobby.store import LobbyStore, Ticket, pool_key
 from services.ratings.model import Rating
+from services.ratings.scores import ScoreCache, Scores
 from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
@@ -58,15 +60,58 @@ def seat_count(game: str, create: Any) -> int:
         raise ApiError.from_game_error(error) from None
 
 
-def rated_game(game: str) -> str:
-    """`game`, if it has ratings (a game of one player, Solace, has none)."""
+def _known(game: str) -> str:
     if game not in games.names():
         raise ApiError(
             "INVALID_ARGUMENT", f"unknown game {game[:40]!r}; games are: {', '.join(games.names())}"
         )
-    if not _has_ratings(game):
-        raise ApiError("INVALID_ARGUMENT", f"{game} is played alone: it has no rating")
     return game
+
+
+def rated_game(game: str) -> str:
+    """`game`, if it has ratings (a game of one player, Solace, has none)."""
+    if not _has_ratings(_known(game)):
+        raise ApiError(
+            "INVALID_ARGUMENT", f"{game} is played alone: it has no rating but a score table"
+        )
+    return game
+
+
+def scored_game(game: str) -> str:
+    """`game`, if it has a score table (a game of one player, Solace)."""
+    if _has_ratings(_known(game)):
+        raise ApiError(
+            "INVALID_ARGUMENT", f"{game} is played by several: it has ratings, not a score table"
+        )
+    return game
+
+
+def table_day(asked: str, today: datetime.date) -> str:
+    """The day a score-table request names: "" (the best of all time), "today", or a UTC day
+    YYYY-MM-DD within the days kept."""
+    if asked in ("", "today"):
+        return asked and today.isoformat()
+    try:
+        day = datetime.date.fromisoformat(asked) if len(asked) == 10 else None
+    except ValueError:
+        day = None
+    if day is None or not today - datetime.timedelta(days=keys.DAYS_KEPT) <= day <= today:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"day is empty, 'today' or a UTC day YYYY-MM-DD of the last {keys.DAYS_KEPT} days; "
+            f"got {asked[:20]!r}",
+        )
+    return day.isoformat()
+
+
+def _page(from_place: int, limit: int) -> tuple[int, int]:
+    """(the first index, how many) of a page of a table."""
+    limit = limit or 20
+    if not 1 <= limit <= LEADERBOARD_LIMIT:
+        raise ApiError("INVALID_ARGUMENT", f"limit is 1 to {LEADERBOARD_LIMIT}; got {limit}")
+    if from_place < 0:
+        raise ApiError("INVALID_ARGUMENT", f"from_place is 1 or more; got {from_place}")
+    return max(0, from_place - 1), limit
 
 
 @functools.cache
@@ -112,6 +157,23 @@ def rating_info(
     return info
 
 
+def score_info(
+    game: str, player: str, name: str, scores: Scores, place: int | None, **fields: Any
+) -> lobby_pb2.ScoreInfo:
+    info = lobby_pb2.ScoreInfo(
+        game=game,
+        player_id=player,
+        name=name,
+        games=scores.games,
+        best=scores.best,
+        average=scores.average,
+        **fields,
+    )
+    if place is not None:
+        info.place = place + 1
+    return info
+
+
 LEADERBOARD_LIMIT = 100
 
 
@@ -124,6 +186,10 @@ def _ticket_message(ticket: Ticket, state: str | None = None, **fields: Any) -> 
         game_id=fields.get("game_id", ticket.game_id),
         seat=seat if seat >= 0 else None,
     )
+
+
+def _today() -> datetime.date:
+    return datetime.datetime.now(datetime.UTC).date()
 
 
 @contextlib.contextmanager
@@ -160,11 +226,12 @@ class Lobby:
         self.tickets = tickets
         self.games = games_store
         self.channels = channels
+        """Each game's service, for the games the lobby creates at once (PlayAgainstBots)."""
         self.hub = hub
+        """Delivers ticket events to this process's WatchTicket streams."""
         self.limits = limits or Limits()
         self.ratings = RatingCache(games_store.redis)
-        """Delivers ticket events to this process's WatchTicket streams."""
-        """Each game's service, for the games the lobby creates at once (PlayAgainstBots)."""
+        self.scores = ScoreCache(games_store.redis)
 
     async def _seen(self, caller: Caller) -> str:
         """The caller; their display name is kept for the seats of the games made for them
@@ -402,12 +469,7 @@ class Lobby:
         self, request: lobby_pb2.ListLeaderboardRequest, caller: Caller
     ) -> lobby_pb2.ListLeaderboardResponse:
         game = rated_game(request.game)
-        limit = request.limit or 20
-        if not 1 <= limit <= LEADERBOARD_LIMIT:
-            raise ApiError("INVALID_ARGUMENT", f"limit is 1 to {LEADERBOARD_LIMIT}; got {limit}")
-        if request.from_place < 0:
-            raise ApiError("INVALID_ARGUMENT", f"from_place is 1 or more; got {request.from_place}")
-        start = max(0, request.from_place - 1)
+        start, limit = _page(request.from_place, request.limit)
         with _lobby_reachable():
             if request.around_player:
                 around = _rated_player(request.around_player, caller)
@@ -448,6 +510,44 @@ class Lobby:
             ],
         )
 
+    async def get_scores(
+        self, request: lobby_pb2.GetScoresRequest, caller: Caller
+    ) -> lobby_pb2.ScoreInfo:
+        game = scored_game(request.game)
+        player = _rated_player(request.player_id, caller)
+        today = _today().isoformat()
+        with _lobby_reachable():
+            scores, place = await self.scores.scores(game, player)
+            played = await self.scores.day_score(game, today, player)
+            (name,) = await self.games.player_names([player], caller)
+        info = score_info(game, player, name, scores, place, day=today)
+        if played is not None:
+            info.today = played[0]
+        return info
+
+    async def list_score_table(
+        self, request: lobby_pb2.ListScoreTableRequest, caller: Caller
+    ) -> lobby_pb2.ListScoreTableResponse:
+        game = scored_game(request.game)
+        day = table_day(request.day, _today())
+        start, limit = _page(request.from_place, request.limit)
+        reply = lobby_pb2.ListScoreTableResponse(day=day)
+        with _lobby_reachable():
+            if request.around_player:
+                around = _rated_player(request.around_player, caller)
+                place = await self.scores.place(game, day, around)
+                if place is None:
+                    return reply
+                start = max(0, place - limit // 2)
+            table = await self.scores.table(game, day, start, limit)
+            names = await self.games.player_names([player for player, _, _ in table], caller)
+        for index, ((player, score, scores), name) in enumerate(zip(table, names, strict=True)):
+            info = score_info(game, player, name, scores, start + index)
+            if day:
+                info.score = score
+            reply.entries.append(info)
+        return reply
+
     def handlers(self) -> dict[str, Any]:
         """The unary methods as the relay and the servicer serve them."""
         return {
@@ -458,4 +558,6 @@ class Lobby:
             "GetRating": self.get_rating,
             "ListLeaderboard": self.list_leaderboard,
             "GetRatingChange": self.get_rating_change,
+            "GetScores": self.get_scores,
+            "ListScoreTable": self.list_score_table,
         }

@@ -1,6 +1,7 @@
 """The ratings consumer process: `python -m services.ratings`. Several may run.
-`python -m services.ratings rebuild` writes every game's leaderboard and ratings in Redis again
-from PostgreSQL (after Redis lost its data), prints what it wrote and exits.
+`python -m services.ratings rebuild` writes every game's leaderboard and ratings, and the score
+tables of the games played alone, in Redis again from PostgreSQL (after Redis lost its data),
+prints what it wrote and exits.
 
 Environment: REDIS_URL, DATABASE_URL (required), LISTEN (its health service, default
 0.0.0.0:50080), METRICS_PORT, GRACE_SECONDS, RATINGS_CLAIM_IDLE_SECONDS (take over an entry
@@ -10,6 +11,7 @@ another consumer has held this long unacknowledged, default 30).
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import os
 import socket
@@ -23,6 +25,7 @@ from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.server import Server, finish, run, wait_for_signal
 from services.ratings.consumer import RatingsConsumer
+from services.ratings.scores import ScoreCache
 from services.ratings.store import RatingCache
 
 log = logging.getLogger("tabletop.ratings")
@@ -36,11 +39,14 @@ def _database_url() -> str:
 
 
 async def rebuild() -> dict[str, int]:
-    """Redis's ratings and leaderboards written again from PostgreSQL: players per game."""
+    """Redis's ratings, leaderboards and score tables written again from PostgreSQL: players
+    per game."""
     redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="ratings")
     try:
         async with await psycopg.AsyncConnection.connect(_database_url()) as connection:
-            return await RatingCache(redis).rebuild(connection)
+            written = await RatingCache(redis).rebuild(connection)
+            today = datetime.datetime.now(datetime.UTC).date()
+            return written | await ScoreCache(redis).rebuild(connection, today)
     finally:
         await redis.aclose()
 

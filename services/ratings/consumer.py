@@ -21,6 +21,7 @@ from redis.exceptions import ResponseError
 
 from runtime import keys
 from runtime.redis import group_entries, redis_failed
+from services.ratings.scores import ScoreCache, count_score
 from services.ratings.store import RatingCache, count, current
 
 log = logging.getLogger("tabletop.ratings")
@@ -39,6 +40,7 @@ class RatingsConsumer:
         self.redis = redis
         self.database = database
         self.cache = RatingCache(redis)
+        self.scores = ScoreCache(redis)
         self.consumer = consumer
         self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.block_ms = max(1, int(block_seconds * 1000))
@@ -81,7 +83,9 @@ class RatingsConsumer:
         game = fields[b"game"].decode()
         game_id = fields[b"game_id"].decode()
         record = json.loads(fields[b"record"])
-        if record.get("rated"):
+        if record.get("scored"):
+            await self._count_score(game, game_id, record)
+        elif record.get("rated"):
             async with self.database.connection() as connection:
                 now, changes = await count(connection, game, game_id, record)
                 ratings = await current(connection, game, sorted({c.player for c in changes}))
@@ -96,6 +100,20 @@ class RatingsConsumer:
                 )
         await self.redis.xack(keys.FINISHED_GAMES, keys.RATINGS_GROUP, entry_id)
         self.handled += 1
+
+    async def _count_score(self, game: str, game_id: str, record: dict[str, Any]) -> None:
+        """A game played alone onto its score tables (once), then Redis's copy."""
+        async with self.database.connection() as connection:
+            counted = await count_score(connection, game, game_id, record)
+        if counted is None:
+            return
+        now, player, score, scores = counted
+        await self.scores.put(game, {player: scores})
+        if record.get("day"):
+            await self.scores.put_day(game, record["day"], {player: score})
+        if now:
+            self.counted += 1
+            log.info("score counted", extra={"game_id": game_id, "players": [player]})
 
 
 def _database_failed(error: BaseException) -> bool:

@@ -142,13 +142,28 @@ def ranks(seats: int, result: Mapping[str, Any], last: Sequence[int] = ()) -> li
     return places
 
 
+def has_result(status: Mapping[str, Any]) -> bool:
+    """Whether a finished game ended with a result (not aborted, stopped or abandoned)."""
+    result = status.get("result")
+    if not status.get("finished") or result is None:
+        return False
+    return (result.get("detail") or {}).get("reason") not in NO_RESULT
+
+
+def score_of(record: Mapping[str, Any]) -> tuple[str, float] | None:
+    """(the player, their score) of a finished game played alone that goes to its score table:
+    an account's, with a result, the seat still theirs at the end; None for any other."""
+    status = record["status"]
+    if not record.get("scored") or not has_result(status) or status.get("replaced"):
+        return None
+    scores = status["result"].get("scores") or {}
+    return record["seats"][0], float(scores.get("0", 0.0))
+
+
 def counts(meta: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     """Whether a finished game changes ratings: rated, with a result, with a rated person and
     another rated seat."""
-    result = status.get("result")
-    if not meta.get("rated") or not status.get("finished") or result is None:
-        return False
-    if (result.get("detail") or {}).get("reason") in NO_RESULT:
+    if not meta.get("rated") or not has_result(status):
         return False
     seats: Sequence[str] = meta["seats"]
     if not 2 <= len(seats) <= MAX_SEATS:

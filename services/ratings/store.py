@@ -18,21 +18,42 @@ from services.ratings.model import Change, Rating, counts, rate, rated_seats
 CHANGE_TTL_SECONDS = 7 * 24 * 3600
 """A game's rating change is kept in Redis as long as games are."""
 
-# KEYS: the kind's ratings (hash), its leaderboard (sorted set).
-# ARGV: pairs of (player, rating JSON [mu, sigma, games]).
-# Sets each player's rating unless Redis holds one counting more games already: two consumers'
-# writes of one player's successive ratings may arrive in either order; the later rating wins.
+# KEYS: the players' values (hash), their table (sorted set).
+# ARGV: where a value (a JSON array) holds its count of games (1 for the first), then triples of
+# (player, value, its score on the table).
+# Sets each player's value unless Redis holds one counting more games already: two consumers'
+# writes of one player's successive values may arrive in either order; the later one wins.
 _PUT = """
-for i = 1, #ARGV, 2 do
-  local player, rating = ARGV[i], cjson.decode(ARGV[i + 1])
+local at = tonumber(ARGV[1])
+for i = 2, #ARGV, 3 do
+  local player, value = ARGV[i], ARGV[i + 1]
   local held = redis.call('HGET', KEYS[1], player)
-  if not held or cjson.decode(held)[3] <= rating[3] then
-    redis.call('HSET', KEYS[1], player, ARGV[i + 1])
-    redis.call('ZADD', KEYS[2], rating[1] - 3 * rating[2], player)
+  if not held or cjson.decode(held)[at] <= cjson.decode(value)[at] then
+    redis.call('HSET', KEYS[1], player, value)
+    redis.call('ZADD', KEYS[2], ARGV[i + 2], player)
   end
 end
 return 1
 """
+
+
+class Held:
+    """Per-player values counted from PostgreSQL, kept in Redis as a hash beside a sorted set
+    (a game kind's ratings and leaderboard; its scores and best-score table)."""
+
+    def __init__(self, redis: Redis, games_at: int) -> None:
+        self.redis = redis
+        self.games_at = games_at
+        """Where a value's JSON array holds its count of games (1 for the first)."""
+        self._put = redis.register_script(_PUT)
+
+    async def put(self, values: str, table: str, entries: Iterable[tuple[str, str, float]]) -> None:
+        """Set (player, value JSON, score on the table) for each entry."""
+        args: list[Any] = [self.games_at]
+        for player, value, score in sorted(entries):
+            args += [player, value, score]
+        if len(args) > 1:
+            await self._put(keys=[values, table], args=args)
 
 
 async def count(
@@ -107,16 +128,15 @@ class RatingCache:
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
-        self._put = redis.register_script(_PUT)
+        self.held = Held(redis, games_at=3)
 
     async def put(self, game: str, ratings: Mapping[str, Rating]) -> None:
         """Set these players' ratings (a rating counting fewer games than Redis's is left)."""
-        if not ratings:
-            return
-        args: list[Any] = []
-        for player, rating in sorted(ratings.items()):
-            args += [player, rating.to_json()]
-        await self._put(keys=[keys.ratings(game), keys.leaderboard(game)], args=args)
+        await self.held.put(
+            keys.ratings(game),
+            keys.leaderboard(game),
+            ((p, r.to_json(), r.conservative) for p, r in ratings.items()),
+        )
 
     async def put_change(self, game_id: str, changes: Sequence[Change]) -> None:
         await self.redis.set(

@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from client.session import Session
+from runtime import keys
 from runtime.redis import connect_redis
 from services.matchmaker.skill import Window
 from services.ratings.model import Rating
@@ -63,6 +64,9 @@ async def rating(session: Session, player_id: str = "") -> lobby_pb2.RatingInfo:
 async def test_a_rated_match_is_counted_once_and_shown(
     stack: Platform, redis_url: str, database_url: str, state_dir: Path
 ) -> None:
+    redis = connect_redis(redis_url)  # the session's Redis: other tests' players leave
+    await redis.delete(keys.leaderboard("esoloe"), keys.ratings("esoloe"))
+    await redis.aclose()
     ann, bob = Session(stack.target), Session(stack.target)
     await ann.register("ann", PASSWORD)
     await bob.register("bob", PASSWORD)

@@ -188,7 +188,7 @@ async def test_what_counts_for_nobody_and_what_counts_as_a_loss(
     aborted = [account(), account()]
     late, prompt = account(), account()
     solo = [account(), account(), account()]
-    async with Consumer(redis_url, database_url, "counter") as consumer:
+    async with Consumer(redis_url, database_url, "counter"):
         ids = []
         ids.append(await create(platform, "esoloe", casual, None))
         await resign(platform, "esoloe", ids[-1], casual[0])
@@ -204,7 +204,9 @@ async def test_what_counts_for_nobody_and_what_counts_as_a_loss(
         bot_game = await create(platform, "esoloe", bots, [])
         for game_id in ids:
             await finished_entry(redis, game_id)
-        await eventually(lambda: consumer.counted >= 2, 20, "the timeout and Solo counted")
+        await eventually(
+            lambda: all(counted(database_url, g) for g in ids[1:]), 20, "the rated games counted"
+        )
     assert ratings(database_url, "esoloe", *casual, *guests, *aborted, "bot-random") == {}
     assert counted(database_url, bot_game) == 0
     loss = ratings(database_url, "esoloe", late, prompt)
