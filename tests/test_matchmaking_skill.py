@@ -1,15 +1,18 @@
 """Matching rated tickets by skill (services/matchmaker/skill.py): players far apart in rating
 wait until their windows allow it; a table's spread is within every seated ticket's window; the
-oldest ticket sits first, with the closest players."""
+oldest ticket sits first, with the closest players; around a table of three or more, each
+player's neighbours are as close in rating as any seating allows."""
 
 from __future__ import annotations
 
+import itertools
+import random
 from dataclasses import dataclass
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.matchmaker.skill import Window, tables_by_skill, within
+from services.matchmaker.skill import Window, balanced_seating, tables_by_skill, within
 
 WINDOW = Window(start=150, per_second=10, most=1000)
 
@@ -64,3 +67,27 @@ def test_every_table_is_full_and_within_the_windows_of_its_players(
         assert len(table) == seats
         values = [ratings[t.player] for t in table]
         assert max(values) - min(values) <= min(WINDOW.at(now - t.created_ms) for t in table)
+
+
+def widest_gap(values: list[int], order: list[int] | tuple[int, ...]) -> int:
+    """The largest rating gap between neighbours around a table seated in `order`."""
+    return max(abs(values[order[i]] - values[order[i - 1]]) for i in range(len(order)))
+
+
+@given(st.lists(st.integers(600, 2400), min_size=3, max_size=7), st.integers(0, 2**32))
+def test_balanced_seating_keeps_neighbours_as_close_as_any_seating(
+    values: list[int], seed: int
+) -> None:
+    order = balanced_seating(values, random.Random(seed))
+    assert sorted(order) == list(range(len(values)))  # every player, once
+    best = min(widest_gap(values, p) for p in itertools.permutations(range(len(values))))
+    assert widest_gap(values, order) == best
+
+
+def test_the_strongest_does_not_sit_beside_the_weakest() -> None:
+    values = [1000, 1100, 1200, 1300, 1400, 1500]
+    for seed in range(20):
+        order = balanced_seating(values, random.Random(seed))
+        weakest = order.index(0)
+        neighbours = {order[weakest - 1], order[(weakest + 1) % len(order)]}
+        assert neighbours == {1, 2}

@@ -29,7 +29,8 @@ from runtime.observability import MATCHES
 from runtime.redis import group_entries, redis_failed
 from runtime.replicas import following
 from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
-from services.matchmaker.skill import Window, tables_by_skill, within
+from services.matchmaker.skill import Window, balanced_seating, tables_by_skill, within
+from services.ratings.model import rated_player
 from services.ratings.store import RatingCache
 from wire.api import api
 from wire.clock import time_control_message
@@ -157,6 +158,11 @@ class Matchmaker:
         game_api = api(game)
         players = [t.player for t in tickets] + [new_bot_id(tickets[0].level) for _ in range(bots)]
         self.rng.shuffle(players)
+        if tickets[0].rated and len(players) >= 3:  # neighbours of close ratings (Solo)
+            rated_as = [rated_player(p, account=True) or p for p in players]
+            shown = await self.ratings.shown(game, rated_as)
+            order = balanced_seating([shown[r] for r in rated_as], self.rng)
+            players = [players[i] for i in order]
         request = game_api.pb2.CreateGameRequest(
             options=game_api.pb2.Options.FromString(tickets[0].options), players=players
         )

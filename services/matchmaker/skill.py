@@ -5,11 +5,14 @@ its window, which starts at `start` points and widens by `per_second` for every 
 ticket has waited, up to `most`: at first a player meets players of about their strength, and
 the longer they wait, the wider they look. A table forms when every ticket at it accepts every
 other: the spread of the table's ratings is within the narrowest window among them. The oldest
-ticket is seated first, with the players closest to its rating.
+ticket is seated first, with the players closest to its rating. Around a table of three or more
+(Solo), the seats are then ordered so that each player's neighbours, who play just before and
+just after them, are as close to them in rating as the table allows (`balanced_seating`).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
@@ -82,3 +85,17 @@ def within(
         ),
         key=lambda t: abs(ratings.get(t.player, 0.0) - rating),
     )  # fmt: skip
+
+
+def balanced_seating(values: Sequence[float], rng: random.Random) -> list[int]:
+    """An order of seats around a table (indices into `values`, the players' ratings) in which
+    the largest rating gap between neighbours is the smallest any order has: sorted, then dealt
+    alternately to either side of the weakest, so the strongest sits between the next two
+    strongest instead of beside the weakest. The first seat and the direction are random."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ring = order[0::2] + order[1::2][::-1]
+    start = rng.randrange(len(ring)) if ring else 0
+    ring = ring[start:] + ring[:start]
+    if rng.random() < 0.5:
+        ring.reverse()
+    return ring
