@@ -91,12 +91,28 @@ gateways and the migration Job get it inside DATABASE_URL, from tabletop-databas
 MIGRATE = ("client.cli", "migrate")
 """`python -m client.cli migrate` (`tabletop migrate`): the one command that is not a process's
 module of its own."""
-REDIS_USERS = ["lobby", "matchmaker", "bots", *games.names()]
+REDIS_USERS = ["lobby", "matchmaker", "bots", "ratings", *games.names()]
 """The processes that use Redis (the gateway does not)."""
-PROCESSES = ["gateway", "lobby", "matchmaker", "bots", *games.names()]
+PROCESSES = ["gateway", "lobby", "matchmaker", "bots", "ratings", *games.names()]
+WITH_ACCOUNTS = {"ratings"}
+"""The processes the component accounts-database runs (they need PostgreSQL): the dev overlay
+has them, prod only with the component."""
+DATABASE_CLIENTS = ("gateway", "migrate", "ratings")
+"""The pods that reach PostgreSQL (with the component accounts-database)."""
 LIVENESS = "liveness"
 """The health service name every process answers SERVING for while it runs, whatever Redis
 says (runtime/server.py LIVENESS_SERVICE): what the liveness probes ask."""
+
+
+def _has_accounts(docs: list[dict[str, Any]]) -> bool:
+    """Whether the rendered docs have the component accounts-database (its migration Job)."""
+    return any(d["kind"] == "Job" and d["metadata"]["name"] == "tabletop-migrate" for d in docs)
+
+
+def _running(names: list[str], accounts: bool) -> list[str]:
+    """Those of `names` an overlay runs: every one, but those of WITH_ACCOUNTS only with the
+    component accounts-database (`accounts`)."""
+    return [name for name in names if accounts or name not in WITH_ACCOUNTS]
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -113,6 +129,9 @@ def test_overlay_renders_and_validates(overlay: str) -> None:
     assert ("Deployment", "bots") in kinds
     assert ("Deployment", "matchmaker") in kinds
     assert ("PodDisruptionBudget", "bots") in kinds
+    for kind in ("Deployment", "PodDisruptionBudget"):
+        # The ratings consumers come with the accounts' database: dev has it, prod does not.
+        assert ((kind, "ratings") in kinds) == (overlay == "dev") == _has_accounts(docs)
     assert ("StatefulSet", "redis") in kinds
     assert find(docs, "ConfigMap", "tabletop-config")
     assert ("NetworkPolicy", "default-deny") in kinds
@@ -213,6 +232,7 @@ def test_every_command_exists() -> None:
         ("services.bots",),
         ("services.matchmaker",),
         ("services.lobby",),
+        ("services.ratings",),
         *(("services.game", g) for g in games.names()),
     } <= commands
     for module, *args in commands:
@@ -289,10 +309,10 @@ def _environment(
 
 
 def test_each_service_serves_with_the_manifest_environment(database_url: str) -> None:
-    """Start every game service and the gateway with the dev overlay's environment, pointed at
-    a local Redis that wants the overlay's Redis password, at each other on free ports and (the
-    gateway) at a local PostgreSQL, and see each report SERVING, overall (what the readiness
-    probes ask) and for "liveness" (what the liveness probes ask)."""
+    """Start every process with the dev overlay's environment, pointed at a local Redis that
+    wants the overlay's Redis password, at each other on free ports and (the gateway, the
+    ratings consumer) at a local PostgreSQL, and see each report SERVING, overall (what the
+    readiness probes ask) and for "liveness" (what the liveness probes ask)."""
     password = _environment("dev", "lobby")["REDIS_PASSWORD"]
     server = LocalRedis(appendonly=False, password=password)
     redis_url = server.url
@@ -364,6 +384,18 @@ def test_each_service_serves_with_the_manifest_environment(database_url: str) ->
         }
         start("services.matchmaker")
         assert wait_serving(f"127.0.0.1:{matchmaker_port}", [LIVENESS], patience(30)), "matchmaker"
+        env = _environment("dev", "ratings")
+        assert env["REDIS_PASSWORD"] == password
+        assert env["DATABASE_URL"] == _environment("dev", "gateway")["DATABASE_URL"]
+        ratings_port = free_port()
+        env |= {
+            "REDIS_URL": redis_url,
+            "DATABASE_URL": database_url,
+            "LISTEN": f"127.0.0.1:{ratings_port}",
+            "METRICS_PORT": str(free_port()),
+        }
+        start("services.ratings")
+        assert wait_serving(f"127.0.0.1:{ratings_port}", [LIVENESS], patience(30)), "ratings"
         for process in processes:
             process.send_signal(signal.SIGTERM)
         for process in processes:
@@ -393,7 +425,7 @@ def test_redis_password_comes_from_a_secret(overlay: str) -> None:
         assert [d for d in docs if d["kind"] == "Secret"] == [], "prod: the operator makes them"
         text = (DEPLOY / "k8s" / "overlays" / "prod" / "kustomization.yaml").read_text()
         assert "create secret generic tabletop-redis" in text
-    for name in PROCESSES:
+    for name in _running(PROCESSES, _has_accounts(docs)):
         refs = [
             s["secretRef"]["name"] for s in container(docs, name)["envFrom"] if "secretRef" in s
         ]
@@ -840,7 +872,7 @@ def test_every_redis_user_follows_the_primary_in_prod(
     that way. dev: one Redis, by REDIS_URL, none of these."""
     docs = render(overlay)
     sentinel_settings = {"REDIS_SENTINELS", "REDIS_SENTINEL_MASTER", "REDIS_WAIT_REPLICAS"}
-    for name in REDIS_USERS:
+    for name in _running(REDIS_USERS, _has_accounts(docs)):
         env = _environment(overlay, name, _FAKE_SECRETS)
         if overlay == "dev":
             assert not sentinel_settings & set(env), name
@@ -1195,7 +1227,7 @@ def test_liveness_asks_for_the_process_and_readiness_for_its_dependencies(overla
     liveness asks for "liveness" (the process answers), readiness for the overall status
     (which follows Redis), on a port the container declares."""
     docs = render(overlay)
-    for name in PROCESSES:
+    for name in _running(PROCESSES, _has_accounts(docs)):
         probed = container(docs, name)
         ports = {p["containerPort"] for p in probed["ports"]}
         liveness = probed["livenessProbe"]["grpc"]
@@ -1209,9 +1241,11 @@ def test_liveness_asks_for_the_process_and_readiness_for_its_dependencies(overla
 def test_disruption_budgets_allow_one_pod_at_a_time(overlay: str) -> None:
     """maxUnavailable 1, not minAvailable: with minAvailable 1 of 3 a drain may take two pods
     at once, and of 1 replica it blocks every drain."""
-    budgets = [d for d in render(overlay) if d["kind"] == "PodDisruptionBudget"]
+    docs = render(overlay)
+    budgets = [d for d in docs if d["kind"] == "PodDisruptionBudget"]
     redis = {"redis"} if overlay == "prod" else set()
-    assert {b["metadata"]["name"] for b in budgets} == set(PROCESSES) | redis
+    processes = set(_running(PROCESSES, _has_accounts(docs)))
+    assert {b["metadata"]["name"] for b in budgets} == processes | redis
     for budget in budgets:
         assert budget["spec"]["maxUnavailable"] == 1, budget["metadata"]["name"]
         assert "minAvailable" not in budget["spec"]
@@ -1306,7 +1340,7 @@ def test_a_settings_change_rolls_the_pods(tmp_path: Path) -> None:
     docs = render("dev")
     config = find(docs, "ConfigMap", "tabletop-config")
     assert config["metadata"]["name"] != "tabletop-config"
-    for name in PROCESSES:
+    for name in _running(PROCESSES, _has_accounts(docs)):
         refs = [
             s["configMapRef"]["name"]
             for s in container(docs, name)["envFrom"]
@@ -1324,7 +1358,7 @@ def test_a_settings_change_rolls_the_pods(tmp_path: Path) -> None:
     )
     new = find(changed, "ConfigMap", "tabletop-config")["metadata"]["name"]
     assert new != config["metadata"]["name"]
-    for name in PROCESSES:
+    for name in _running(PROCESSES, _has_accounts(changed)):
         refs = [
             s["configMapRef"]["name"]
             for s in container(changed, name)["envFrom"]
@@ -1473,34 +1507,38 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
         return cluster.pods[component][1]["grpc"]
 
     game_names = list(games.names())
+    accounts = "migrate" in cluster.pods  # the component accounts-database
+    redis_users = _running(REDIS_USERS, accounts)
     internal: set[Edge] = set()
     for caller in ("gateway", "lobby", "matchmaker"):
         internal |= {(caller, game, *grpc(game)) for game in game_names}
     internal.add(("gateway", "lobby", *grpc("lobby")))
     internal.add(("bots", "gateway", *grpc("gateway")))
-    for user in REDIS_USERS:
+    for user in redis_users:
         internal.add((user, "redis", 6379, "TCP"))
     database: set[Edge] = set()
-    if "migrate" in cluster.pods:
-        # The component accounts-database: the gateways and the migration Job reach port 5432
-        # anywhere (the database may be outside the cluster); the dev overlay's own PostgreSQL
-        # lets only them in.
-        clients = ("gateway", "migrate")
-        database = {(c, other, 5432, "TCP") for c in clients for other in cluster.everyone()}
+    if accounts:
+        # The component accounts-database: the gateways, the migration Job and the ratings
+        # consumers reach port 5432 anywhere (the database may be outside the cluster); the dev
+        # overlay's own PostgreSQL lets only them in.
+        database = {
+            (c, other, 5432, "TCP") for c in DATABASE_CLIENTS for other in cluster.everyone()
+        }
         if "postgres" in cluster.pods:
-            internal |= {(c, "postgres", 5432, "TCP") for c in clients}
+            internal |= {(c, "postgres", 5432, "TCP") for c in DATABASE_CLIENTS}
     if overlay == "prod":
         # Redis under Sentinel, a Sentinel in each Redis pod: the users ask the Sentinels; the
         # nodes replicate from each other and ask the Sentinels at start; the Sentinels watch
         # the nodes and talk to each other.
         sentinel = cluster.pods["redis"][1]["sentinel"]
-        for user in REDIS_USERS:
+        for user in redis_users:
             internal.add((user, "redis", *sentinel))
         internal.add(("redis", "redis", 6379, "TCP"))
         internal.add(("redis", "redis", *sentinel))
     ingress = set(internal)
     ingress |= {(peer, "gateway", *grpc("gateway")) for peer in cluster.everyone()}
-    ingress |= {("monitoring/prometheus", name, 9464, "TCP") for name in PROCESSES}
+    processes = _running(PROCESSES, accounts)
+    ingress |= {("monitoring/prometheus", name, 9464, "TCP") for name in processes}
     if overlay == "prod":
         ingress.add(("keda/keda-operator", "redis", 6379, "TCP"))
         ingress.add(("keda/keda-operator", "redis", *sentinel))
@@ -1590,40 +1628,70 @@ def test_accounts_database_component_gives_the_gateway_its_database_and_a_migrat
 ) -> None:
     """The component for accounts (the dev overlay has it; prod as an operator's overlay adds
     it): the gateways get DATABASE_URL from the Secret tabletop-database, a Job runs `tabletop
-    migrate` with it (hardened like every pod), and the gateways and the Job may reach
-    PostgreSQL's port (in dev, that of its own PostgreSQL, which lets only them in); nothing
-    else changes."""
+    migrate` with it (hardened like every pod), the ratings consumers run with it and with the
+    settings and Redis password every Redis user gets (the gateways' image, as the Job's), and
+    the gateways, the Job and the consumers may reach PostgreSQL's port (in dev, that of its own
+    PostgreSQL, which lets only them in); the consumers reach Redis (and its Sentinels in prod)
+    and nothing else; nothing else changes."""
     component = DEPLOY / "k8s" / "components" / "accounts-database"
     if overlay == "dev":
         docs = render("dev")
         secret = find(docs, "Secret", "tabletop-database")["metadata"]["name"]
     else:
-        extra = {"components": [os.path.relpath(component, tmp_path)]}
+        # As an operator's overlay adds it (and `make check-manifests`): in the overlay's
+        # namespace, which the component's objects take, and the generated ConfigMap's name
+        # with it.
+        kustomization = DEPLOY / "k8s" / "overlays" / overlay / "kustomization.yaml"
+        namespace = yaml.safe_load(kustomization.read_text())["namespace"]
+        extra = {"namespace": namespace, "components": [os.path.relpath(component, tmp_path)]}
         docs = render_with(tmp_path, overlay, extra)
         secret = "tabletop-database"
+        assert {d["metadata"]["namespace"] for d in docs} == {namespace}
     gateway = find(docs, "Deployment", "gateway")
-    (container,) = gateway["spec"]["template"]["spec"]["containers"]
-    assert {"secretRef": {"name": secret}} in container["envFrom"]
+    (gateway_container,) = gateway["spec"]["template"]["spec"]["containers"]
+    assert {"secretRef": {"name": secret}} in gateway_container["envFrom"]
     job = find(docs, "Job", "tabletop-migrate")
     pod = job["spec"]["template"]["spec"]
     (migrate,) = pod["containers"]
     assert migrate["args"][:2] == list(MIGRATE)
     assert cli.main([*migrate["args"][1:], "--database", ""]) == 2  # options the CLI takes
     assert migrate["envFrom"] == [{"secretRef": {"name": secret}}]
-    assert migrate["image"] == container["image"]  # the same release's migrations
+    assert migrate["image"] == gateway_container["image"]  # the same release's migrations
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["automountServiceAccountToken"] is False
     assert migrate["securityContext"]["readOnlyRootFilesystem"] is True
     assert migrate["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     assert migrate["resources"]["limits"]
+    ratings = container(docs, "ratings")
+    assert tuple(ratings["args"]) == ("services.ratings",)
+    assert ratings["image"] == gateway_container["image"]  # the same release's code
+    assert {"secretRef": {"name": secret}} in ratings["envFrom"]
+    # The rest of its environment is a Redis user's: the matchmakers' (less INTERNAL_KEY: it
+    # calls no service).
+    matchmaker = container(docs, "matchmaker")["envFrom"]
+    assert [s for s in ratings["envFrom"] if s != {"secretRef": {"name": secret}}] == [
+        s for s in matchmaker if "tabletop-internal" not in json.dumps(s)
+    ]
+    assert find(docs, "PodDisruptionBudget", "ratings")["spec"]["maxUnavailable"] == 1
     cluster = Cluster(docs)
     ingress, egress = _expected_edges(cluster, overlay)
     assert cluster.edges("Ingress") == ingress
     assert cluster.edges("Egress") == egress
-    clients = ("gateway", "migrate")
-    assert {(c, other, 5432, "TCP") for c in clients for other in cluster.everyone()} <= egress
+    everyone = cluster.everyone()
+    assert {(c, other, 5432, "TCP") for c in DATABASE_CLIENTS for other in everyone} <= egress
     if overlay == "dev":
-        assert {(c, "postgres", 5432, "TCP") for c in clients} <= ingress
+        assert {(c, "postgres", 5432, "TCP") for c in DATABASE_CLIENTS} <= ingress
+    # The consumers' every connection: DNS, PostgreSQL's port, Redis (in prod its Sentinels too),
+    # and in, only monitoring's scrape.
+    redis_ports = {port for port, _ in cluster.pods["redis"][1].values()}  # node, Sentinel
+    assert {(to, port) for source, to, port, _ in egress if source == "ratings"} == {
+        ("kube-system/kube-dns", 53),
+        *(("redis", port) for port in redis_ports),
+        *((other, 5432) for other in everyone),
+    }
+    assert {(source, port) for source, to, port, _ in ingress if to == "ratings"} == {
+        ("monitoring/prometheus", 9464)
+    }
     # and the database the migration makes is the one the gateway's code reads: tested with a
     # real PostgreSQL in tests/integration/test_database_backup.py (`tabletop migrate`)
 
