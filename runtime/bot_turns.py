@@ -73,7 +73,9 @@ async def add(redis: Redis, queued: list[Job]) -> None:
 @unavailable_when_unreachable
 async def stalled(redis: Redis, idle_ms: int, batch: int = 200) -> list[Job]:
     """A bot-turn job for every bot seat that may act in a live game with no move for
-    `idle_ms`; games that ended or expired leave the live list on the way."""
+    `idle_ms`; games that ended or expired leave the live list on the way (a finished game's
+    record is appended to the finished games' stream again first: on a Redis Cluster its
+    commit does not append it, and its process may have stopped before it did)."""
     now = game_log.now_ms()
     found: list[Job] = []
     gone: list[str] = []
@@ -91,7 +93,10 @@ async def stalled(redis: Redis, idle_ms: int, batch: int = 200) -> list[Job]:
                 if meta is None and now - listed_ms > idle_ms:
                     gone.append(game_id)  # expired, or never created
                 continue
-            if entry.status["finished"]:
+            if entry.status["finished"]:  # its process stopped before taking it off the list
+                record = game_log.finished_record(meta, entry.status)
+                if record is not None:  # and perhaps (on a Redis Cluster) before appending it
+                    await game_log.append_finished(redis, game_id, record)
                 gone.append(game_id)
                 continue
             holders = holders_of(meta, entry.status)

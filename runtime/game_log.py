@@ -14,6 +14,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from runtime import keys
+from wire.players import is_bot
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,39 @@ async def latest(
             (None if meta is None else json.loads(meta), entry_of(*last[0]) if last else None)
         )
     return found
+
+
+def finished_record(meta: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the finished games' stream (keys.FINISHED_GAMES) says of a game a version finishes:
+    its seats, which were accounts', whether it is rated, its final status; None when the
+    version does not finish it, or nobody at its table is a person (the ratings consumer reads
+    it: services/ratings)."""
+    if not status["finished"] or all(is_bot(player) for player in meta["seats"]):
+        return None
+    return {
+        "seats": list(meta["seats"]),
+        "accounts": list(meta.get("accounts", ())),
+        "rated": bool(meta.get("rated")),
+        "scored": bool(meta.get("scored")),
+        "day": meta.get("day"),
+        "status": dict(status),
+    }
+
+
+async def append_finished(redis: Redis, game_id: str, record: Mapping[str, Any]) -> None:
+    """Append a finished game's record to the finished games' stream (keys.FINISHED_GAMES),
+    apart from the commit that finished it: a duplicate of an entry already there is harmless
+    (its consumers count a game once)."""
+    await redis.xadd(
+        keys.FINISHED_GAMES,
+        {
+            "game": keys.kind_of(game_id),
+            "game_id": game_id,
+            "record": json.dumps(record, separators=(",", ":"), sort_keys=True),
+        },
+        maxlen=keys.FINISHED_GAMES_KEPT,
+        approximate=True,
+    )
 
 
 async def unlist(redis: Redis, game_ids: Sequence[str]) -> None:

@@ -34,7 +34,7 @@ from games.clock import BadTimeControl, Due, Table, TimeControl, time_control_of
 from games.replay import PLATFORM_MOVES, STOP, TAKE_SEAT, Position, Step, step
 from runtime import bot_turns, keys
 from runtime.fanout import StreamHub, TooSlow
-from runtime.game_log import Entry, entry_of, now_ms
+from runtime.game_log import Entry, entry_of, finished_record, now_ms
 from runtime.observability import (
     GAMES_CREATED,
     GAMES_FINISHED,
@@ -167,23 +167,6 @@ def status_of(
     if table.replaced:
         status["replaced"] = {str(seat): bot for seat, bot in table.replaced.items()}
     return status
-
-
-def finished_record(meta: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What the finished games' stream (keys.FINISHED_GAMES) says of a game a version finishes:
-    its seats, which were accounts', whether it is rated, its final status; None when the
-    version does not finish it, or nobody at its table is a person (the ratings consumer reads
-    it: services/ratings)."""
-    if not status["finished"] or all(is_bot(player) for player in meta["seats"]):
-        return None
-    return {
-        "seats": list(meta["seats"]),
-        "accounts": list(meta.get("accounts", ())),
-        "rated": bool(meta.get("rated")),
-        "scored": bool(meta.get("scored")),
-        "day": meta.get("day"),
-        "status": dict(status),
-    }
 
 
 def utc_day(ms: int) -> str:

@@ -717,13 +717,10 @@ class GameStore:
     @unavailable_when_unreachable
     async def finish(self, game_id: str, record: Mapping[str, Any]) -> None:
         """Append a finished game's record to the finished games' stream, apart from the move
-        (on a Redis Cluster; docs/ratings.md: a process stopping between the two loses it)."""
-        await self.redis.xadd(
-            keys.FINISHED_GAMES,
-            {"game": keys.kind_of(game_id), "game_id": game_id, "record": _dumps(record)},
-            maxlen=keys.FINISHED_GAMES_KEPT,
-            approximate=True,
-        )
+        (on a Redis Cluster). A process that stops between the two leaves the game on the live
+        list (it is taken off after this): the bots' sweep of that list appends it then
+        (runtime/bot_turns.py, `stalled`)."""
+        await game_log.append_finished(self.redis, game_id, record)
 
     @unavailable_when_unreachable
     async def replicated(self, game_id: str) -> None:

@@ -17,7 +17,7 @@ import pytest_asyncio
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from runtime import db, keys
+from runtime import bot_turns, db, keys
 from runtime.redis import connect_redis
 from services.ratings.consumer import RatingsConsumer
 from services.ratings.model import MU
@@ -215,3 +215,25 @@ async def test_what_counts_for_nobody_and_what_counts_as_a_loss(
     assert standings[solo[1]][0] < MU  # the seat that resigned is last
     assert standings[solo[0]][0] == pytest.approx(standings[solo[2]][0])  # tied
     assert standings[solo[0]][0] > MU
+
+
+async def test_a_finished_game_left_on_the_live_list_is_appended_by_the_bots_sweep(
+    stack: tuple[Platform, Redis], redis_url: str, database_url: str
+) -> None:
+    """On a Redis Cluster the commit that finishes a game does not append it to the stream (a
+    script touches one slot); its process does right after, then takes it off the live list.
+    One that stopped in between left it listed: the bots' sweep appends it."""
+    platform, redis = stack
+    alice, bob = account(), account()
+    game_id = await create(platform, "esoloe", [alice, bob], [0, 1])
+    await resign(platform, "esoloe", game_id, alice)
+    entry_id, _ = await finished_entry(redis, game_id)
+    await redis.xdel(keys.FINISHED_GAMES, entry_id)  # never appended, still listed
+    await redis.zadd(keys.LIVE_GAMES, {game_id: 0})
+    await redis.incrby(keys.active_games("esoloe"), 1)
+    await bot_turns.stalled(redis, idle_ms=10**9)
+    assert await redis.zscore(keys.LIVE_GAMES, game_id) is None
+    await finished_entry(redis, game_id)
+    async with Consumer(redis_url, database_url, "after-the-sweep"):
+        await eventually(lambda: counted(database_url, game_id) == 1, 10, "the game counted")
+    assert ratings(database_url, "esoloe", alice, bob)[bob][0] > MU
