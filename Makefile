@@ -205,6 +205,12 @@ ratings-sim: setup
 
 # Bot levels against each other, engines only (docs/bots.md); ARENA_ARGS e.g. "--games 200
 # --jobs 2". Each adjacent pair of levels of every game, with a shorter budget for the searches.
+# The bot levels' starting ratings from the arena (docs/ratings.md): rewrites
+# services/ratings/bot_seeds.py (about 10 minutes on 2 cores).
+.PHONY: bot-ratings
+bot-ratings: setup
+	$(PY) -m bench.bot_ratings --write $(BOT_RATINGS_ARGS)
+
 .PHONY: arena
 arena: setup
 	$(PY) -m games.arena esoloe --games 60 --budget 0.25 $(ARENA_ARGS)

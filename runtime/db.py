@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psycopg
 from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from runtime.config import env_float, env_int
 
@@ -120,3 +120,9 @@ def pool(url: str) -> AsyncConnectionPool:
         kwargs={"autocommit": True, "connect_timeout": 5},
         open=False,
     )
+
+
+def database_failed(error: BaseException) -> bool:
+    """Whether `error` is the database being away for a while (or not migrated yet: `tabletop
+    migrate` may run beside the process), a failure to wait out."""
+    return isinstance(error, psycopg.OperationalError | PoolTimeout | psycopg.errors.UndefinedTable)

@@ -110,3 +110,14 @@ async def unlist(redis: Redis, game_ids: Sequence[str]) -> None:
     for game_id in game_ids:
         if await redis.zrem(keys.LIVE_GAMES, game_id):
             await redis.incrby(keys.active_games(keys.kind_of(game_id)), -1)
+
+
+async def full(redis: Redis, game_id: str) -> tuple[dict[str, Any] | None, list[Entry]]:
+    """A game's meta and every entry of its log, version 0 first ((None, []) once it is gone)."""
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.hget(keys.game_state(game_id), "meta")
+        pipe.xrange(keys.game_events(game_id))
+        meta, entries = await pipe.execute()
+    if meta is None:
+        return None, []
+    return json.loads(meta), [entry_of(entry_id, fields) for entry_id, fields in entries]

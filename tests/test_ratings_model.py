@@ -5,18 +5,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.bot_ratings import places, render, seed_ratings
+from services.ratings.bot_seeds import BOT_SEEDS
 from services.ratings.model import (
     MU,
+    SEED_SIGMA,
     SIGMA,
     Change,
     Rating,
     counts,
+    held_rating,
     ranks,
     rate,
     rated_player,
+    score_of,
+    starting,
 )
 
 ALICE, BOB, CAROL = "a-" + "1" * 16, "a-" + "2" * 16, "p-" + "3" * 16
@@ -172,3 +179,42 @@ def test_places_follow_scores_and_the_first_gains_the_last_loses(points: list[in
         last = max(changes, key=lambda c: c.rank)
         assert first.after.mu > MU > last.after.mu
     assert all(c.after.sigma <= SIGMA for c in changes)
+
+
+def test_bot_levels_start_from_the_arena_and_people_as_new_players() -> None:
+    assert set(BOT_SEEDS) == {"esoloe", "zoxso", "solo"}
+    for game, seeds in BOT_SEEDS.items():
+        assert set(seeds) == {"bot-random", "bot-greedy", "bot-strong"}
+        for level, (mu, sigma) in seeds.items():
+            start = starting(game, level)
+            assert (start.mu, start.sigma, start.games) == (mu, max(sigma, SEED_SIGMA), 0)
+            assert held_rating(game, level, None) == start  # before its first counted game
+        assert seeds["bot-random"][0] < min(seeds["bot-greedy"][0], seeds["bot-strong"][0])
+    assert starting("esoloe", ALICE) == Rating()
+    assert starting("solace", "bot-strong") == Rating()
+    held = Rating(30.0, 3.0, 12)
+    assert held_rating("esoloe", "bot-strong", held.to_json()) == held
+
+
+def test_the_arena_seeding_rates_levels_from_their_games() -> None:
+    assert places([(0, 1.0), (1, 0.0)]) == [0, 1]
+    assert places([(1, 0.5), (0, 0.5)]) == [0, 0]
+    found = seed_ratings("zoxso", games=2, budget=0.01, seed=3, jobs=1)
+    assert set(found) == {"random", "greedy", "strong"}
+    assert all(r.games == 4 for r in found.values())  # two games with each other level
+    assert all(r.sigma < SIGMA for r in found.values())
+    written: dict[str, Any] = {}
+    exec(render({"zoxso": found}, "the test"), written)  # the module the command writes
+    assert written["BOT_SEEDS"]["zoxso"]["bot-random"] == pytest.approx(
+        (found["random"].mu, found["random"].sigma), abs=1e-3
+    )
+
+
+def test_a_game_played_alone_scores_for_an_account_with_a_result() -> None:
+    record = {"seats": [ALICE], "scored": True, "status": finished([0], {0: 6})}
+    assert score_of(record) == (ALICE, 6.0)
+    assert score_of({**record, "scored": False}) is None  # a guest's
+    aborted = finished([], {0: 0}, reason="aborted")
+    assert score_of({**record, "status": aborted}) is None
+    taken = {**finished([0], {0: 2}), "replaced": {"0": "bot-greedy-" + "a" * 12}}
+    assert score_of({**record, "status": taken}) is None  # a bot finished it

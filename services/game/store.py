@@ -26,7 +26,7 @@ from runtime.redis import (
     wait_for_replicas,
 )
 from services.game.limits import Limits, Load, levels_at, load_of, platform_refusal, refusal
-from services.ratings.model import Rating, rated_seats
+from services.ratings.model import held_rating, rated_seats
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import display_name, is_bot, sponsor_of
@@ -556,7 +556,7 @@ class GameStore:
             return {}
         players = sorted(set(seats.values()))
         held: Any = await self.redis.hmget(keys.ratings(game), players)
-        found = {p: Rating.from_json(h) for p, h in zip(players, held, strict=True)}
+        found = {p: held_rating(game, p, h) for p, h in zip(players, held, strict=True)}
         return {str(seat): [found[p].display, found[p].provisional] for seat, p in seats.items()}
 
     @unavailable_when_unreachable

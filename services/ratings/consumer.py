@@ -8,26 +8,23 @@ finds it counted and only writes Redis again: no game is counted twice, none is 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
-import time
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
 from runtime import keys
-from runtime.redis import group_entries, redis_failed
+from runtime.consumer import GroupConsumer
+from runtime.db import database_failed
 from services.ratings.scores import ScoreCache, count_score
 from services.ratings.store import RatingCache, count, current
 
 log = logging.getLogger("tabletop.ratings")
 
 
-class RatingsConsumer:
+class RatingsConsumer(GroupConsumer):
     def __init__(
         self,
         *,
@@ -37,49 +34,21 @@ class RatingsConsumer:
         claim_idle_seconds: float = 30.0,
         block_seconds: float = 1.0,
     ) -> None:
-        self.redis = redis
+        super().__init__(
+            redis=redis, stream=keys.FINISHED_GAMES, group=keys.RATINGS_GROUP, consumer=consumer,
+            claim_idle_seconds=claim_idle_seconds, block_seconds=block_seconds,
+        )  # fmt: skip
         self.database = database
         self.cache = RatingCache(redis)
         self.scores = ScoreCache(redis)
-        self.consumer = consumer
-        self.claim_idle_ms = int(claim_idle_seconds * 1000)
-        self.block_ms = max(1, int(block_seconds * 1000))
         self.counted = 0
         """Games this consumer counted (a test waits for them)."""
-        self.handled = 0
-        """Entries this consumer acknowledged."""
 
-    async def run(self, stop: asyncio.Event) -> None:
-        grouped = False
-        last_claim = 0.0
-        while not stop.is_set():
-            try:
-                if not grouped:
-                    with contextlib.suppress(ResponseError):  # BUSYGROUP
-                        await self.redis.xgroup_create(
-                            keys.FINISHED_GAMES, keys.RATINGS_GROUP, id="0", mkstream=True
-                        )
-                    grouped = True
-                reclaim = time.monotonic() - last_claim >= self.claim_idle_ms / 2000
-                if reclaim:
-                    last_claim = time.monotonic()
-                for entry_id, fields in await self._take(reclaim=reclaim):
-                    await self.handle(entry_id, fields)
-            except Exception as error:
-                if not (redis_failed(error) or _database_failed(error)):
-                    raise
-                log.warning("cannot count ratings now", extra={"error": str(error)})
-                grouped = False
-                await asyncio.sleep(1.0)
-
-    async def _take(self, *, reclaim: bool) -> list[tuple[Any, Any]]:
-        return await group_entries(
-            self.redis, keys.FINISHED_GAMES, keys.RATINGS_GROUP, self.consumer,
-            block_ms=self.block_ms, reclaim_idle_ms=self.claim_idle_ms if reclaim else None,
-        )  # fmt: skip
+    def passing(self, error: BaseException) -> bool:
+        return super().passing(error) or database_failed(error)
 
     async def handle(self, entry_id: Any, fields: dict[bytes, bytes]) -> None:
-        """Count one finished game (once), write Redis's copy, then acknowledge it."""
+        """Count one finished game (once) and write Redis's copy."""
         game = fields[b"game"].decode()
         game_id = fields[b"game_id"].decode()
         record = json.loads(fields[b"record"])
@@ -98,8 +67,6 @@ class RatingsConsumer:
                     "game counted",
                     extra={"game_id": game_id, "players": [c.player for c in changes]},
                 )
-        await self.redis.xack(keys.FINISHED_GAMES, keys.RATINGS_GROUP, entry_id)
-        self.handled += 1
 
     async def _count_score(self, game: str, game_id: str, record: dict[str, Any]) -> None:
         """A game played alone onto its score tables (once), then Redis's copy."""
@@ -114,13 +81,3 @@ class RatingsConsumer:
         if now:
             self.counted += 1
             log.info("score counted", extra={"game_id": game_id, "players": [player]})
-
-
-def _database_failed(error: BaseException) -> bool:
-    import psycopg
-    import psycopg_pool
-
-    # UndefinedTable: a database not migrated yet (`tabletop migrate` runs beside it)
-    return isinstance(
-        error, psycopg.OperationalError | psycopg_pool.PoolTimeout | psycopg.errors.UndefinedTable
-    )

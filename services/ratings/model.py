@@ -21,6 +21,7 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+from services.ratings.bot_seeds import BOT_SEEDS
 from wire.players import plays_as_bot
 
 MU = 25.0
@@ -37,6 +38,9 @@ PROVISIONAL_SIGMA = 7.0
 """... or while its sigma is still above this (a new player's is 8.33; ten two-seat games
 bring it to about 6.8)."""
 MAX_SEATS = 10
+SEED_SIGMA = 4.0
+"""A bot level starts at least this uncertain, whatever the arena found: its games against
+people, not the arena's against bots, decide where it ends up."""
 
 MODEL = PlackettLuce(mu=MU, sigma=SIGMA)
 
@@ -184,6 +188,26 @@ def rated_seats(meta: Mapping[str, Any]) -> dict[int, str]:
     return found
 
 
+def update(before: Sequence[Rating], places: Sequence[int]) -> list[tuple[float, float]]:
+    """The model's step: each seat's (mu, sigma) after a game in which the seats, rated
+    `before`, finished at `places` (0 first, ties equal)."""
+    teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in before]
+    rated = MODEL.rate(teams, ranks=[float(p) for p in places])
+    return [(team[0].mu, team[0].sigma) for team in rated]
+
+
+def starting(game: str, player: str) -> Rating:
+    """The rating a player starts from: a bot level's is seeded from the arena
+    (services/ratings/bot_seeds.py, `make bot-ratings`), anyone else's is a new player's."""
+    seeded = BOT_SEEDS.get(game, {}).get(player)
+    return Rating() if seeded is None else Rating(seeded[0], max(seeded[1], SEED_SIGMA), 0)
+
+
+def held_rating(game: str, player: str, held: bytes | str | None) -> Rating:
+    """A rating as Redis holds it; the player's starting one when it holds none."""
+    return starting(game, player) if held is None else Rating.from_json(held)
+
+
 def rate(
     meta: Mapping[str, Any], status: Mapping[str, Any], current: Mapping[str, Rating]
 ) -> list[Change]:
@@ -198,11 +222,11 @@ def rate(
     places = ranks(len(meta["seats"]), status["result"], replaced)
     order = sorted(seats)
     before = {seat: current.get(seats[seat], Rating()) for seat in order}
-    teams = [[MODEL.rating(mu=before[s].mu, sigma=before[s].sigma)] for s in order]
-    rated = MODEL.rate(teams, ranks=[float(places[s]) for s in order])
     moved: dict[str, list[tuple[float, float]]] = {}
-    for seat, team in zip(order, rated, strict=True):
-        moved.setdefault(seats[seat], []).append((team[0].mu, team[0].sigma))
+    for seat, step in zip(
+        order, update([before[s] for s in order], [places[s] for s in order]), strict=True
+    ):
+        moved.setdefault(seats[seat], []).append(step)
     after = {}
     for player, values in moved.items():
         old = current.get(player, Rating())

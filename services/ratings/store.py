@@ -13,7 +13,15 @@ from psycopg import AsyncConnection
 from redis.asyncio import Redis
 
 from runtime import keys
-from services.ratings.model import Change, Rating, counts, rate, rated_seats
+from services.ratings.model import (
+    Change,
+    Rating,
+    counts,
+    held_rating,
+    rate,
+    rated_seats,
+    starting,
+)
 
 CHANGE_TTL_SECONDS = 7 * 24 * 3600
 """A game's rating change is kept in Redis as long as games are."""
@@ -85,7 +93,7 @@ async def count(
             await connection.cursor().executemany(
                 "INSERT INTO ratings (game, player_id, mu, sigma) VALUES (%s, %s, %s, %s)"
                 " ON CONFLICT DO NOTHING",
-                [(game, p, Rating().mu, Rating().sigma) for p in players],
+                [(game, p, starting(game, p).mu, starting(game, p).sigma) for p in players],
             )
             cursor = await connection.execute(
                 "SELECT player_id, mu, sigma, games FROM ratings"
@@ -157,14 +165,14 @@ class RatingCache:
             pipe.hget(keys.ratings(game), player)
             pipe.zrevrank(keys.leaderboard(game), player)
             held, place = await pipe.execute()
-        return Rating.from_json(held), None if held is None else place
+        return held_rating(game, player, held), None if held is None else place
 
     async def shown(self, game: str, players: Sequence[str]) -> dict[str, int]:
         """The number shown for each player (a new player's for one without a rated game)."""
         if not players:
             return {}
         held: Any = await self.redis.hmget(keys.ratings(game), list(players))
-        return {p: Rating.from_json(h).display for p, h in zip(players, held, strict=True)}
+        return {p: held_rating(game, p, h).display for p, h in zip(players, held, strict=True)}
 
     async def board(self, game: str, start: int, count: int) -> list[tuple[str, Rating]]:
         """The leaderboard's places start..start+count-1, best first."""

@@ -1,0 +1,103 @@
+"""The bot levels' starting ratings, from the arena: `python -m bench.bot_ratings [--games N]
+[--budget SECONDS] [--seed S] [--jobs J] [--write]` (`make bot-ratings`).
+
+For each game with ratings (two seats: e-SOLO-e, ZoxSo, Solo with 2 players) it plays every pair
+of levels in the arena (games/arena.py: engines only, each deal from both sides), then rates the
+games, shuffled, with the platform's rating model (services/ratings/model.py), every level
+starting as a new player. It prints each level's rating and, with --write, writes them to
+services/ratings/bot_seeds.py, where the ratings consumer starts each level from them: a level
+then moves with its games against people (docs/ratings.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from games import LEVELS
+from games.arena import run_match
+from services.ratings.model import Rating, update
+
+GAMES = ("esoloe", "zoxso", "solo")
+SEEDS = Path(__file__).resolve().parent.parent / "services" / "ratings" / "bot_seeds.py"
+
+
+def places(values: Sequence[tuple[int, float]]) -> list[int]:
+    """Each seat's place (0 first) from an arena record's (side, 1/0.5/0) values."""
+    return [0 if value >= max(v for _, v in values) else 1 for _, value in values]
+
+
+def seed_ratings(game: str, games: int, budget: float, seed: int, jobs: int) -> dict[str, Rating]:
+    """Every level's rating after the arena's games of every pair, rated in a shuffled order."""
+    played: list[tuple[list[str], list[int]]] = []
+    for pair in itertools.combinations(LEVELS, 2):
+        report = run_match(
+            game, pair, games, seed=seed, budgets={**{lv: budget for lv in LEVELS}, "random": 0.0},
+            jobs=jobs,
+        )  # fmt: skip
+        for record in report.records:
+            seated = [pair[side] for side, _ in record.values]
+            played.append((seated, places(record.values)))
+        print(f"  {game}: {pair[0]} vs {pair[1]}: {games} games", file=sys.stderr, flush=True)
+    random.Random(seed).shuffle(played)
+    ratings = {level: Rating() for level in LEVELS}
+    for seated, finished in played:
+        after = update([ratings[level] for level in seated], finished)
+        for level, (mu, sigma) in zip(seated, after, strict=True):
+            ratings[level] = Rating(mu, sigma, ratings[level].games + 1)
+    return ratings
+
+
+def render(seeds: dict[str, dict[str, Rating]], command: str) -> str:
+    lines = [
+        '"""Bot levels\' starting ratings, from the arena: written by `make bot-ratings`',
+        "(bench/bot_ratings.py); do not edit by hand. game -> `bot-<level>` -> (mu, sigma).",
+        "",
+        f"This file: `{command}`.",
+        '"""',
+        "",
+        "BOT_SEEDS: dict[str, dict[str, tuple[float, float]]] = {",
+    ]
+    for game, ratings in seeds.items():
+        lines.append(f'    "{game}": {{')
+        for level, rating in ratings.items():
+            lines.append(f'        "bot-{level}": ({rating.mu:.3f}, {rating.sigma:.3f}),')
+        lines.append("    },")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.bot_ratings", description=__doc__)
+    parser.add_argument("--games", type=int, default=40, help="games per pair of levels")
+    parser.add_argument("--budget", type=float, default=0.25, help="seconds per decision")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=2, help="processes to play games in")
+    parser.add_argument("--write", action="store_true", help=f"write {SEEDS.name}")
+    args = parser.parse_args(argv)
+    seeds = {
+        game: seed_ratings(game, args.games, args.budget, args.seed, args.jobs) for game in GAMES
+    }
+    print(f"{'game':<8} {'level':<8} {'mu':>7} {'sigma':>6} {'shown':>6}  (arena games)")
+    for game, ratings in seeds.items():
+        for level, rating in ratings.items():
+            print(
+                f"{game:<8} {level:<8} {rating.mu:7.2f} {rating.sigma:6.2f} "
+                f"{rating.display:6d}  ({rating.games})"
+            )
+    if args.write:
+        command = (
+            f"python -m bench.bot_ratings --games {args.games} --budget {args.budget:g} "
+            f"--seed {args.seed} --write"
+        )
+        SEEDS.write_text(render(seeds, command))
+        print(f"written: {SEEDS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
