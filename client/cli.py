@@ -38,6 +38,7 @@ import re
 import signal
 import sys
 from collections.abc import Coroutine, Sequence
+from pathlib import Path
 from typing import Any
 
 import games
@@ -179,6 +180,11 @@ def _time_control(
 
 
 def _replay(args: argparse.Namespace) -> int:
+    if args.file:
+        return _replay_file(args.file)
+    if args.game is None:
+        print("tabletop replay: name a GAME and its moves, or give --file", file=sys.stderr)
+        return 2
     try:
         moves = [parse_seat_move(text) for text in args.moves]
         report = replay(
@@ -195,6 +201,37 @@ def _replay(args: argparse.Namespace) -> int:
         return 2
     print(json.dumps(report, sort_keys=True))
     return 0
+
+
+def _replay_file(path: str) -> int:
+    """Replay an export: one game's text (`tabletop show --text`) or a month's NDJSON (`tabletop
+    export`, gzipped or not); each game's replayed result against the one recorded."""
+    import gzip
+
+    from games.records import read_records
+
+    try:
+        raw = Path(path).read_bytes()
+        games_read = read_records((gzip.decompress(raw) if path.endswith(".gz") else raw).decode())
+    except (OSError, ValueError, KeyError) as error:
+        print(f"tabletop replay: {path}: {error}", file=sys.stderr)
+        return 2
+    same = hidden = differ = 0
+    for game in games_read:
+        if game.report is None:
+            hidden += 1
+        elif game.same:
+            same += 1
+        else:
+            differ += 1
+            print(f"{game.game_id}: replayed {game.replayed_winners!r}, recorded {game.winners!r}")
+    if len(games_read) == 1 and games_read[0].report is not None:
+        print(json.dumps(games_read[0].report, sort_keys=True))
+    print(
+        f"{len(games_read)} game(s): {same} replayed to the recorded result, {differ} not; "
+        f"{hidden} with hidden information (their deals are never shown: not replayable)"
+    )
+    return 1 if differ else 0
 
 
 async def _health(target: str, tls: Tls | None) -> int:
@@ -234,7 +271,10 @@ def _main(argv: Sequence[str] | None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     rp = commands.add_parser("replay", help="replay a game from a move list; prints JSON")
-    rp.add_argument("game", choices=games.names())
+    rp.add_argument("game", nargs="?", choices=games.names())
+    rp.add_argument(
+        "--file", default="", help="replay an exported game (text) or month (NDJSON, .gz)"
+    )
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
     rp.add_argument("--setup", type=_json_arg, default=None, help="explicit setup as JSON")
@@ -359,6 +399,27 @@ def _main(argv: Sequence[str] | None) -> int:
     tp.add_argument("--limit", type=int, default=20, help="how many places (1 to 100)")
     tp.add_argument("--me", action="store_true", help="the places around you")
     _gateway_flag(tp)
+    hi = commands.add_parser("history", help="a player's finished games (yours by default)")
+    hi.add_argument("player", nargs="?", default="", help="a player id (default: you)")
+    hi.add_argument("--game", default="", choices=("", *games.names()), help="one game only")
+    hi.add_argument("--outcome", default="", choices=("", "win", "loss", "draw"))
+    hi.add_argument("--opponent", default="", help="only games with this player (an id)")
+    hi.add_argument("--limit", type=int, default=20, help="how many games (1 to 100)")
+    _gateway_flag(hi)
+    ex = commands.add_parser(
+        "export", help="a month of the archive's public games, as gzipped NDJSON"
+    )
+    ex.add_argument("--month", required=True, help="YYYY-MM (UTC)")
+    ex.add_argument("--game", default="", choices=("", *games.names()), help="one game only")
+    ex.add_argument("--out", default="", help="the file (default: tabletop-YYYY-MM.ndjson.gz)")
+    _gateway_flag(ex)
+    sh = commands.add_parser("show", help="replay a finished game from the archive")
+    sh.add_argument("game_id")
+    sh.add_argument("--every", action="store_true", help="the board after every move")
+    sh.add_argument(
+        "--text", action="store_true", help="the game as text (`tabletop replay --file` reads it)"
+    )
+    _gateway_flag(sh)
     tk = commands.add_parser("tokens", help="your account's API tokens (for your programs)")
     tk.add_argument("action", nargs="?", choices=("list", "create", "revoke"), default="list")
     tk.add_argument("what", nargs="?", default="", help="create: its name; revoke: its id")
@@ -398,6 +459,11 @@ def _main(argv: Sequence[str] | None) -> int:
     args.time_control = _time_control(pl, args) if args.command == "play" else None
     if args.command == "health":
         return asyncio.run(_health(args.gateway, args.tls))
+    if args.command in ("history", "show", "export"):
+        from client import archive
+
+        archived = {"history": archive.history, "show": archive.show, "export": archive.export}
+        return asyncio.run(archived[args.command](args))
     if args.command in ("rating", "top"):
         from client import ratings
 

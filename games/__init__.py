@@ -71,6 +71,10 @@ class Game:
     """The time control of a game whose creator asks for none (games/clock.py)."""
     timeouts: tuple[str, ...] = OUTCOMES
     """What a timeout may do in this game: "forfeit" and/or "bot"."""
+    hidden: bool = False
+    """Some of the game is hidden from some seats or from spectators (cards in hands, the inside
+    of nests), during the game and after it: its archived record shows what a spectator saw,
+    and cannot be replayed from it (the deal stays secret)."""
 
     def part(self, module: str) -> Any:
         """The game's module `module` (rules, bots, adapter, board), imported on first use."""

@@ -78,6 +78,10 @@ READS = frozenset(
         "GetRatingChange",
         "GetScores",
         "ListScoreTable",
+        "ListArchivedGames",
+        "GetArchivedGame",
+        "GetArchivedView",
+        "ExportArchive",
     )
 )
 """The routed methods that only read: an API token without a scope to act may call these (every

@@ -132,6 +132,7 @@ class Platform:
                 grace_seconds=1.0,
                 internal_key=TEST_INTERNAL_KEY,
                 limits=self.limits,
+                database_url=self.database_url,
             )
         )
         self.gateway = Gateway(

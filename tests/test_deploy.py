@@ -580,8 +580,8 @@ def test_compose_gives_the_gateway_a_migrated_database() -> None:
     """PostgreSQL wants POSTGRES_PASSWORD (psql and the healthcheck log in with PGPASSWORD),
     keeps its cluster on a named volume and runs as `postgres`; the one-shot migrate service
     (the platform's image) runs `tabletop migrate` once PostgreSQL is healthy (and waits for it
-    by itself). Only the gateway, the ratings consumer and migrate get DATABASE_URL, with the
-    same password. No
+    by itself). Only the gateway, the lobby (the archive it reads), the ratings consumer and
+    migrate get DATABASE_URL, with the same password. No
     service depends on a one-shot service: podman would not restart it after a crash (it does
     not start a container while one it requires has exited)."""
     services = compose()["services"]
@@ -591,7 +591,7 @@ def test_compose_gives_the_gateway_a_migrated_database() -> None:
         for name, service in services.items()
         if "DATABASE_URL" in service.get("environment", {})
     }
-    assert users == {"gateway", "ratings", "migrate"}
+    assert users == {"gateway", "lobby", "ratings", "migrate"}
     for name in users:
         assert url.fullmatch(services[name]["environment"]["DATABASE_URL"]), name
     for name, service in services.items():

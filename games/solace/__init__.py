@@ -10,6 +10,7 @@ GAME = Game(
     package="games.solace",
     proto_package="tabletop.solace.v1",
     service="SolaceService",
+    hidden=True,
     port=50053,
     # A patience: untimed; a deal nobody starts is aborted after ten minutes. A seat taken over
     # by a bot would leave nobody at the table, so a timeout can only end the game.

@@ -12,6 +12,7 @@ GAME = Game(
     service="SoloService",
     option_limits=(("start_points", 1000), ("rounds", 50)),
     unattended_limits=(("start_points", 200), ("rounds", 5)),
+    hidden=True,
     port=50052,
     out_of_turn=True,  # jump-ins (S11)
     # Bots act 2.5 to 3.1 s after each move at a table with a person: a person who answers a

@@ -1,7 +1,9 @@
 """Running the lobby service: `python -m services.lobby`.
 
 Environment: REDIS_URL, LISTEN (default 0.0.0.0:50055), <GAME>_ADDR for each game (where
-PlayAgainstBots creates its games, as for the matchmaker), METRICS_PORT, GRACE_SECONDS.
+PlayAgainstBots creates its games, as for the matchmaker), DATABASE_URL (the archive's
+PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView; empty: no archive),
+METRICS_PORT, GRACE_SECONDS.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
-from runtime import keys
+from runtime import db, keys
 from runtime.config import (
     env_bool,
     env_float,
@@ -28,6 +31,7 @@ from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
 from runtime.replicas import Replicas, following
 from runtime.server import Context, Server, answer, caller_of, run
+from services.archive.reading import Archive
 from services.game.limits import Limits
 from services.game.store import GameStore
 from services.lobby.servicer import Lobby
@@ -57,6 +61,8 @@ class LobbySettings:
     accept_unbound_proofs: bool = False
     """Also take the proofs of older gateways, lobbies and matchmakers, which do not cover the
     request (ACCEPT_UNBOUND_PROOFS: during an upgrade only; wire/proof.py)."""
+    database_url: str = ""
+    """The archive's PostgreSQL (the accounts' database); empty: no archive."""
 
     @staticmethod
     def from_env() -> LobbySettings:
@@ -69,6 +75,7 @@ class LobbySettings:
             limits=Limits.from_env(),
             internal_key=internal_key_from_env(),
             accept_unbound_proofs=env_bool("ACCEPT_UNBOUND_PROOFS", False),
+            database_url=env_str("DATABASE_URL", ""),
         )
 
 
@@ -113,6 +120,35 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.ListScoreTableResponse:
         return await answer(self.lobby.list_score_table(request, caller_of(context)), context)
 
+    async def ListArchivedGames(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListArchivedGamesResponse:
+        return await answer(
+            self.lobby.archive.list_archived_games(request, caller_of(context)), context
+        )
+
+    async def GetArchivedGame(self, request: Any, context: Context) -> lobby_pb2.ArchivedGame:
+        return await answer(
+            self.lobby.archive.get_archived_game(request, caller_of(context)), context
+        )
+
+    async def GetArchivedView(self, request: Any, context: Context) -> lobby_pb2.ArchivedView:
+        return await answer(
+            self.lobby.archive.get_archived_view(request, caller_of(context)), context
+        )
+
+    async def ExportArchive(
+        self, request: Any, context: Context
+    ) -> AsyncIterator[lobby_pb2.ExportChunk]:
+        pieces = await answer(
+            self.lobby.archive.export_archive(request, caller_of(context)), context
+        )
+        try:
+            async for piece in pieces:
+                yield piece
+        except ApiError as error:
+            await abort(context, error)
+
     async def WatchTicket(self, request: Any, context: Context) -> AsyncIterator[lobby_pb2.Ticket]:
         updates = await answer(self.lobby.watch_ticket(request, caller_of(context)), context)
         try:
@@ -129,12 +165,15 @@ class LobbyService:
     relay: RelayServicer
     channels: Mapping[str, Replicas]
     hub: StreamHub
+    database: AsyncConnectionPool | None = None
 
     async def close(self) -> None:
-        """After the server stopped: the hub, the channels and the Redis client."""
+        """After the server stopped: the hub, the channels, the database and Redis clients."""
         await self.hub.stop()
         for replicas in self.channels.values():
             await replicas.close()
+        if self.database is not None:
+            await self.database.close()
         await self.redis.aclose()
 
 
@@ -149,7 +188,13 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         replicas.start()
     hub = StreamHub(redis, [keys.changed_channel(keys.TICKETS_FAMILY)])
     await hub.start()
-    lobby = Lobby(LobbyStore(redis), GameStore(redis), channels, hub, settings.limits)
+    database = None
+    if settings.database_url:
+        database = db.pool(settings.database_url)
+        await database.open(wait=False)
+    lobby = Lobby(
+        LobbyStore(redis), GameStore(redis), channels, hub, settings.limits, Archive(database)
+    )
 
     async def ready() -> bool:
         return bool(await redis.ping())
@@ -172,7 +217,7 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()
-    return LobbyService(server, redis, relay, channels, hub)
+    return LobbyService(server, redis, relay, channels, hub, database)
 
 
 def run_lobby_service() -> None:

@@ -22,6 +22,7 @@ from runtime import keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.redis import redis_failed
 from runtime.replicas import Replicas
+from services.archive.reading import Archive
 from services.game.limits import Limits, check_load, check_options, over
 from services.game.store import GameStore
 from services.lobby.store import LobbyStore, Ticket, pool_key
@@ -222,6 +223,7 @@ class Lobby:
         channels: Mapping[str, Replicas],
         hub: StreamHub,
         limits: Limits | None = None,
+        archive: Archive | None = None,
     ) -> None:
         self.tickets = tickets
         self.games = games_store
@@ -232,6 +234,7 @@ class Lobby:
         self.limits = limits or Limits()
         self.ratings = RatingCache(games_store.redis)
         self.scores = ScoreCache(games_store.redis)
+        self.archive = archive or Archive(None)
 
     async def _seen(self, caller: Caller) -> str:
         """The caller; their display name is kept for the seats of the games made for them
@@ -560,4 +563,5 @@ class Lobby:
             "GetRatingChange": self.get_rating_change,
             "GetScores": self.get_scores,
             "ListScoreTable": self.list_score_table,
+            **self.archive.handlers(),
         }

@@ -1,11 +1,14 @@
-"""The ratings consumer process: `python -m services.ratings`. Several may run.
+"""The ratings consumer process: `python -m services.ratings`. Several may run. Each runs a
+ratings consumer (ratings and score tables) and an archiver (services/archive), two consumer
+groups on the finished games' stream.
 `python -m services.ratings rebuild` writes every game's leaderboard and ratings, and the score
 tables of the games played alone, in Redis again from PostgreSQL (after Redis lost its data),
 prints what it wrote and exits.
 
 Environment: REDIS_URL, DATABASE_URL (required), LISTEN (its health service, default
 0.0.0.0:50080), METRICS_PORT, GRACE_SECONDS, RATINGS_CLAIM_IDLE_SECONDS (take over an entry
-another consumer has held this long unacknowledged, default 30).
+another consumer has held this long unacknowledged, default 30), ARCHIVED_GAME_TTL_SECONDS (how
+long Redis keeps a game once it is archived, at most; default 86400; 0: as long as any game).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from runtime.config import env_float, env_int, env_str
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.server import Server, finish, run, wait_for_signal
+from services.archive.archiver import Archiver
 from services.ratings.consumer import RatingsConsumer
 from services.ratings.scores import ScoreCache
 from services.ratings.store import RatingCache
@@ -57,11 +61,17 @@ async def main() -> None:
     url = _database_url()
     database = db.pool(url)
     await database.open(wait=False)
+    name = f"{socket.gethostname()}-{os.getpid()}"
+    claim = env_float("RATINGS_CLAIM_IDLE_SECONDS", 30.0)
     consumer = RatingsConsumer(
+        redis=redis, database=database, consumer=name, claim_idle_seconds=claim
+    )
+    archiver = Archiver(
         redis=redis,
         database=database,
-        consumer=f"{socket.gethostname()}-{os.getpid()}",
-        claim_idle_seconds=env_float("RATINGS_CLAIM_IDLE_SECONDS", 30.0),
+        consumer=name,
+        keep_seconds=env_int("ARCHIVED_GAME_TTL_SECONDS", 24 * 3600),
+        claim_idle_seconds=claim,
     )
 
     async def ready() -> bool:
@@ -71,12 +81,13 @@ async def main() -> None:
     await health.start()
     serve_metrics(env_int("METRICS_PORT", 0))
     stop = asyncio.Event()
-    running = asyncio.create_task(consumer.run(stop))
-    log.info("counting ratings", extra={"consumer": consumer.consumer})
+    running = [asyncio.create_task(consumer.run(stop)), asyncio.create_task(archiver.run(stop))]
+    log.info("counting ratings and archiving games", extra={"consumer": name})
     await wait_for_signal(grace)
     await health.health.enter_graceful_shutdown()
     stop.set()
-    await finish(running, grace)
+    for task in running:
+        await finish(task, grace)
     await database.close()
     await health.stop()
     await redis.aclose()

@@ -17,7 +17,7 @@ from client.session import Session
 from runtime import keys
 from runtime.redis import connect_redis
 from services.matchmaker.skill import Window
-from services.ratings.model import Rating
+from services.ratings.model import Rating, starting
 from services.ratings.store import RatingCache
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
@@ -188,7 +188,10 @@ async def test_rated_play_is_for_accounts_and_games_with_ratings(stack: Platform
         lobby_pb2.GetRatingRequest(game="esoloe", player_id="bot-strong"),
         metadata=account.metadata,
     )
-    assert (level.name, level.rating) == ("strong bot", 1000)  # a bot level, unrated yet
+    # a bot level before its first rated game: its seed from the arena
+    seeded = starting("esoloe", "bot-strong")
+    assert (level.name, level.rating, level.games) == ("strong bot", seeded.display, 0)
+    assert seeded.display != Rating().display
     against = await account.lobby.PlayAgainstBots(bots, metadata=account.metadata)
     assert against.HasField("seat")  # an account's rated game against a bot is made
     for session in (guest, account):

@@ -15,7 +15,6 @@ import grpc
 import psycopg
 import pytest
 import pytest_asyncio
-from redis.asyncio import Redis
 
 from client.session import Session
 from runtime import keys
@@ -26,7 +25,7 @@ from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solace.v1 import solace_pb2
 from tests.integration.test_accounts import PASSWORD
 from tests.integration.test_client import state_dir, tabletop
-from tests.integration.test_ratings import Consumer, finished_entry
+from tests.integration.test_ratings import Consumer, acknowledged, finished_entry
 from tests.platform import Platform, assert_refused
 from tests.timing import eventually
 from wire.errors import error_info
@@ -97,18 +96,6 @@ async def table(session: Session, day: str = "", **fields: Any) -> lobby_pb2.Lis
         lobby_pb2.ListScoreTableRequest(game="solace", day=day, **fields), metadata=session.metadata
     )
     return reply
-
-
-def _entry(entry_id: bytes | str) -> tuple[int, int]:
-    ms, seq = (entry_id.decode() if isinstance(entry_id, bytes) else entry_id).split("-")
-    return int(ms), int(seq)
-
-
-async def acknowledged(redis: Redis, entry_id: bytes | str) -> bool:
-    """Whether the ratings consumers have read and acknowledged the stream up to `entry_id`."""
-    groups: Any = await redis.xinfo_groups(keys.FINISHED_GAMES)
-    group = next(g for g in groups if g["name"] == keys.RATINGS_GROUP.encode())
-    return _entry(group["last-delivered-id"]) >= _entry(entry_id) and group["pending"] == 0
 
 
 def rows(database_url: str, *players: str) -> list[tuple[str, float]]:

@@ -1,0 +1,1 @@
+"""The archive: every finished game kept in PostgreSQL (docs/archive.md)."""

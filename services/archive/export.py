@@ -1,0 +1,46 @@
+"""The archive's monthly export (LobbyService.ExportArchive, `tabletop export`): every public
+game that finished in a month, one public record per line (services/archive/record.py:
+everything but the seed), as NDJSON in pieces, in the spirit of the Lichess open database.
+`tabletop replay --file` reads it back (games/records.py)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import AsyncIterator
+
+from psycopg_pool import AsyncConnectionPool
+
+from services.archive.record import public_record
+from services.archive.store import finished_between
+
+CHUNK_BYTES = 256 * 1024
+"""A piece of the export holds whole lines up to this size (or one longer line)."""
+
+
+def month_bounds(month: str) -> tuple[datetime.datetime, datetime.datetime]:
+    """[first instant, first instant of the next month) of `YYYY-MM`, UTC; ValueError else."""
+    if len(month) != 7:
+        raise ValueError(month)
+    start = datetime.datetime.strptime(month, "%Y-%m").replace(tzinfo=datetime.UTC)
+    end = (start + datetime.timedelta(days=32)).replace(day=1)
+    return start, end
+
+
+async def month_pieces(
+    database: AsyncConnectionPool, month: str, game: str = ""
+) -> AsyncIterator[tuple[bytes, int]]:
+    """The month's public records as NDJSON: (whole lines, games in them), piece by piece."""
+    start, end = month_bounds(month)
+    lines: list[bytes] = []
+    size = 0
+    async with database.connection() as connection, connection.transaction():
+        async for row in finished_between(connection, start, end, game):
+            line = (json.dumps(public_record(row), sort_keys=True) + "\n").encode()
+            if lines and size + len(line) > CHUNK_BYTES:
+                yield b"".join(lines), len(lines)
+                lines, size = [], 0
+            lines.append(line)
+            size += len(line)
+    if lines:
+        yield b"".join(lines), len(lines)
