@@ -86,8 +86,10 @@ STORES = {*REDIS_CONTAINERS, "postgres"}
 """The containers (and Compose services) of the data stores themselves: their commands and
 variables are the servers' own, checked by the Redis and PostgreSQL tests below."""
 STORE_SECRET = re.compile(r"tabletop-postgres(-[a-z0-9]{10})?")
-"""The dev overlay's Secret of PostgreSQL's own password, which only PostgreSQL reads (the
-gateways and the migration Job get it inside DATABASE_URL, from tabletop-database)."""
+"""The dev overlay's Secret of PostgreSQL's own password, which only PostgreSQL reads (its
+clients, DATABASE_CLIENTS, get it inside DATABASE_URL, from tabletop-database)."""
+DATABASE_SECRET = re.compile(r"tabletop-database(-[a-z0-9]{10})?")
+"""The Secret of DATABASE_URL (the dev overlay generates it; prod's operator creates it)."""
 MIGRATE = ("client.cli", "migrate")
 """`python -m client.cli migrate` (`tabletop migrate`): the one command that is not a process's
 module of its own."""
@@ -97,8 +99,10 @@ PROCESSES = ["gateway", "lobby", "matchmaker", "bots", "ratings", *games.names()
 WITH_ACCOUNTS = {"ratings"}
 """The processes the component accounts-database runs (they need PostgreSQL): the dev overlay
 has them, prod only with the component."""
-DATABASE_CLIENTS = ("gateway", "migrate", "ratings")
-"""The pods that reach PostgreSQL (with the component accounts-database)."""
+DATABASE_CLIENTS = ("gateway", "lobby", "migrate", "ratings")
+"""The pods that get DATABASE_URL and reach PostgreSQL, with the component accounts-database
+(without it, none): the gateways (accounts), the lobby (the archive it reads), the migration
+Job and the ratings consumers."""
 LIVENESS = "liveness"
 """The health service name every process answers SERVING for while it runs, whatever Redis
 says (runtime/server.py LIVENESS_SERVICE): what the liveness probes ask."""
@@ -107,6 +111,20 @@ says (runtime/server.py LIVENESS_SERVICE): what the liveness probes ask."""
 def _has_accounts(docs: list[dict[str, Any]]) -> bool:
     """Whether the rendered docs have the component accounts-database (its migration Job)."""
     return any(d["kind"] == "Job" and d["metadata"]["name"] == "tabletop-migrate" for d in docs)
+
+
+def _database_readers(docs: list[dict[str, Any]]) -> set[str]:
+    """The pods (by their name label: the migration Job's is `migrate`) whose containers take
+    the Secret of DATABASE_URL."""
+    jobs = [d for d in docs if d["kind"] == "Job"]
+    return {
+        pod["metadata"]["labels"]["app.kubernetes.io/name"]
+        for workload in [*workloads(docs), *jobs]
+        for pod in [workload["spec"]["template"]]
+        for each in pod["spec"]["containers"]
+        for source in each.get("envFrom", [])
+        if DATABASE_SECRET.fullmatch(source.get("secretRef", {}).get("name", ""))
+    }
 
 
 def _running(names: list[str], accounts: bool) -> list[str]:
@@ -132,6 +150,8 @@ def test_overlay_renders_and_validates(overlay: str) -> None:
     for kind in ("Deployment", "PodDisruptionBudget"):
         # The ratings consumers come with the accounts' database: dev has it, prod does not.
         assert ((kind, "ratings") in kinds) == (overlay == "dev") == _has_accounts(docs)
+    # DATABASE_URL too: prod without the component has no database, and no pod asks for one.
+    assert _database_readers(docs) == (set(DATABASE_CLIENTS) if overlay == "dev" else set())
     assert ("StatefulSet", "redis") in kinds
     assert find(docs, "ConfigMap", "tabletop-config")
     assert ("NetworkPolicy", "default-deny") in kinds
@@ -310,8 +330,8 @@ def _environment(
 
 def test_each_service_serves_with_the_manifest_environment(database_url: str) -> None:
     """Start every process with the dev overlay's environment, pointed at a local Redis that
-    wants the overlay's Redis password, at each other on free ports and (the gateway, the
-    ratings consumer) at a local PostgreSQL, and see each report SERVING, overall (what the
+    wants the overlay's Redis password, at each other on free ports and (the gateway, the lobby,
+    the ratings consumer) at a local PostgreSQL, and see each report SERVING, overall (what the
     readiness probes ask) and for "liveness" (what the liveness probes ask)."""
     password = _environment("dev", "lobby")["REDIS_PASSWORD"]
     server = LocalRedis(appendonly=False, password=password)
@@ -339,9 +359,11 @@ def test_each_service_serves_with_the_manifest_environment(database_url: str) ->
             local_addr[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
         env = _environment("dev", "lobby")
         assert set(local_addr) <= set(env), "the lobby's manifest misses a game's address"
+        assert env["DATABASE_URL"] == _environment("dev", "gateway")["DATABASE_URL"]
         lobby_port = free_port()
         env |= local_addr | {
             "REDIS_URL": redis_url,
+            "DATABASE_URL": database_url,
             "LISTEN": f"127.0.0.1:{lobby_port}",
             "METRICS_PORT": str(free_port()),
         }
@@ -1518,9 +1540,9 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
         internal.add((user, "redis", 6379, "TCP"))
     database: set[Edge] = set()
     if accounts:
-        # The component accounts-database: the gateways, the migration Job and the ratings
-        # consumers reach port 5432 anywhere (the database may be outside the cluster); the dev
-        # overlay's own PostgreSQL lets only them in.
+        # The component accounts-database: the gateways, the lobby, the migration Job and the
+        # ratings consumers reach port 5432 anywhere (the database may be outside the cluster);
+        # the dev overlay's own PostgreSQL lets only them in.
         database = {
             (c, other, 5432, "TCP") for c in DATABASE_CLIENTS for other in cluster.everyone()
         }
@@ -1627,12 +1649,12 @@ def test_accounts_database_component_gives_the_gateway_its_database_and_a_migrat
     overlay: str, tmp_path: Path
 ) -> None:
     """The component for accounts (the dev overlay has it; prod as an operator's overlay adds
-    it): the gateways get DATABASE_URL from the Secret tabletop-database, a Job runs `tabletop
-    migrate` with it (hardened like every pod), the ratings consumers run with it and with the
-    settings and Redis password every Redis user gets (the gateways' image, as the Job's), and
-    the gateways, the Job and the consumers may reach PostgreSQL's port (in dev, that of its own
-    PostgreSQL, which lets only them in); the consumers reach Redis (and its Sentinels in prod)
-    and nothing else; nothing else changes."""
+    it): the gateways and the lobby get DATABASE_URL from the Secret tabletop-database, a Job
+    runs `tabletop migrate` with it (hardened like every pod), the ratings consumers run with it
+    and with the settings and Redis password every Redis user gets (the gateways' image, as the
+    Job's), and the gateways, the lobby, the Job and the consumers may reach PostgreSQL's port
+    (in dev, that of its own PostgreSQL, which lets only them in); the consumers reach Redis
+    (and its Sentinels in prod) and nothing else; nothing else changes."""
     component = DEPLOY / "k8s" / "components" / "accounts-database"
     if overlay == "dev":
         docs = render("dev")
@@ -1650,6 +1672,12 @@ def test_accounts_database_component_gives_the_gateway_its_database_and_a_migrat
     gateway = find(docs, "Deployment", "gateway")
     (gateway_container,) = gateway["spec"]["template"]["spec"]["containers"]
     assert {"secretRef": {"name": secret}} in gateway_container["envFrom"]
+    # The lobby reads the archive from the same database: the Secret added to what it had.
+    lobby = container(docs, "lobby")["envFrom"]
+    assert lobby[-1] == {"secretRef": {"name": secret}}
+    if overlay == "prod":
+        assert lobby[:-1] == container(render("prod"), "lobby")["envFrom"]
+    assert _database_readers(docs) == set(DATABASE_CLIENTS)
     job = find(docs, "Job", "tabletop-migrate")
     pod = job["spec"]["template"]["spec"]
     (migrate,) = pod["containers"]
