@@ -6,7 +6,7 @@ import logging
 import sys
 from collections.abc import Callable
 
-from bench import accounts, engines, gateway, sized, solace, solo, stack, watchers, zoxso
+from bench import accounts, archive, engines, gateway, sized, solace, solo, stack, watchers, zoxso
 
 SECONDS = sized(3.0, 0.2)
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
@@ -27,6 +27,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
         "accounts: logins and refreshes through the gateway (PostgreSQL, separate processes)",
         accounts.run,
     ),
+    ("the archive: finished games archived (local Redis and PostgreSQL)", archive.run),
 ]
 
 

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import psycopg
 import uvloop
 
 import games
@@ -75,6 +76,7 @@ from runtime.localredis import LocalRedis, LocalRedisCluster, LocalRedisSentinel
 from runtime.redis import connect_redis
 from services.game.deadlines import HOLD_MS
 from services.game.store import GameStore
+from services.ratings.model import has_result
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.solo.v1 import solo_pb2
@@ -152,7 +154,7 @@ def _postgres() -> LocalPostgres:
 class Stack:
     """Every process of the platform, on free ports, against one Redis (or Redis Cluster) and
     one PostgreSQL (the gateways' accounts): two replicas of each game service, the lobby, two
-    gateways, two matchmakers, two bot workers, a ratings consumer."""
+    gateways, two matchmakers, two bot workers, a ratings consumer (which archives too)."""
 
     def __init__(self, settings: Settings) -> None:
         self.redis: LocalRedis | LocalRedisCluster | LocalRedisSentinel
@@ -668,6 +670,71 @@ async def audit(redis_url: str, cluster: bool, joined: list[Joined], overdue_ms:
     return result
 
 
+@dataclass
+class ArchiveAudit:
+    """The archive against the live logs: every finished game, once, as played."""
+
+    finished: int = 0
+    archived: int = 0
+    seconds: float = 0.0
+    """How long the archive took to hold every finished game after the run."""
+    problems: list[str] = field(default_factory=list)
+
+
+ARCHIVE_WAIT_SECONDS = 60.0
+"""How long after the run the archivers may take to archive the last finished games."""
+
+
+async def audit_archive(
+    redis_url: str, cluster: bool, database_url: str, joined: list[Joined]
+) -> ArchiveAudit:
+    """Wait until the archive holds every finished game the players joined (a bound), then
+    compare each with its live log: one row, one seat row per seat, the moves, their times and
+    the result as the log has them."""
+    result = ArchiveAudit()
+    redis = connect_redis(redis_url, cluster=cluster)
+    store = GameStore(redis)
+    logs: dict[str, list[Entry]] = {}
+    try:
+        for game_id in sorted({seat.game_id for seat in joined}):
+            entries = await store.entries(game_id, 0, count=1_000_000)
+            if entries and entries[-1].status.get("finished"):
+                logs[game_id] = entries
+    finally:
+        await redis.aclose()
+    result.finished = len(logs)
+    started = time.monotonic()
+    rows: dict[str, tuple[Any, ...]] = {}
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        while True:
+            cursor = await conn.execute(
+                "SELECT g.game_id, g.moves, g.result, jsonb_array_length(g.seats),"
+                " (SELECT count(*) FROM archived_seats s WHERE s.game_id = g.game_id)"
+                " FROM archived_games g WHERE g.game_id = ANY(%s)",
+                (list(logs),),
+            )
+            rows = {row[0]: row async for row in cursor}
+            if len(rows) == len(logs) or time.monotonic() - started > ARCHIVE_WAIT_SECONDS:
+                break
+            await asyncio.sleep(0.5)
+    result.seconds = time.monotonic() - started
+    result.archived = len(rows)
+    for game_id, entries in logs.items():
+        if game_id not in rows:
+            result.problems.append(f"{game_id}: finished, not archived")
+            continue
+        _, moves, archived_result, seats, seat_rows = rows[game_id]
+        played = [[e.actor, e.move, e.time_ms] for e in entries[1:]]
+        if [m[:3] for m in moves] != played:
+            result.problems.append(f"{game_id}: the archived moves differ from the log")
+        final = entries[-1].status
+        if archived_result != (final["result"] if has_result(final) else None):
+            result.problems.append(f"{game_id}: the archived result differs from the log")
+        if seat_rows != seats:
+            result.problems.append(f"{game_id}: {seat_rows} seat rows for {seats} seats")
+    return result
+
+
 # ---------------------------------------------------------------------------- the run
 
 
@@ -682,10 +749,11 @@ class Report:
     failovers: list[float]
     """Seconds from each primary killed to a new primary taking writes (under Sentinel)."""
     accounts: AccountAudit = field(default_factory=AccountAudit)
+    archive: ArchiveAudit = field(default_factory=ArchiveAudit)
 
     @property
     def ok(self) -> bool:
-        return not self.audit.problems and not self.accounts.problems
+        return not (self.audit.problems or self.accounts.problems or self.archive.problems)
 
     def lines(self) -> list[str]:
         s, a, t = self.settings, self.audit, self.tally
@@ -714,6 +782,10 @@ class Report:
             + "".join(f"\n  {p}" for p in a.problems[:20]),
             f"account audit: {self.accounts.accounts} accounts, {len(self.accounts.problems)}"
             " problems" + "".join(f"\n  {p}" for p in self.accounts.problems[:20]),
+            f"archive audit: {self.archive.finished} finished games, {self.archive.archived}"
+            f" archived (all within {self.archive.seconds:.1f} s of the end), each compared"
+            f" with its log: {len(self.archive.problems)} problems"
+            + "".join(f"\n  {p}" for p in self.archive.problems[:20]),
         ]
 
     def account_lines(self) -> list[str]:
@@ -802,15 +874,18 @@ async def _run(stack: Stack, settings: Settings) -> Report:
     elapsed = time.monotonic() - started
     for channel in [*channels, *probing]:
         await channel.close()
-    result, accounts = await asyncio.gather(
+    result, accounts, archive = await asyncio.gather(
         audit(stack.redis.url, settings.cluster, tally.joined, overdue_ms(settings)),
         audit_accounts(
             stack.launch.gateway_targets,
             tally.accounts,
             revocation_bound(settings.revocation_poll_seconds),
         ),
+        audit_archive(stack.redis.url, settings.cluster, stack.postgres.url, tally.joined),
     )
-    return Report(settings, elapsed, result, tally, restarts, stack.logs, failovers, accounts)
+    return Report(
+        settings, elapsed, result, tally, restarts, stack.logs, failovers, accounts, archive
+    )
 
 
 def _share(index: int, share: float) -> bool:

@@ -160,25 +160,27 @@ async def _bench(
     started = time.perf_counter()
     count = 0
     moves: list[Any] = []
+    last: dict[int, Any] = {}
     for ply in range(plies):
         for index, game_id in enumerate(game_ids):
             due = started + count * interval
             delay = due - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-            moves.append(
-                asyncio.ensure_future(
-                    stub.Play(
-                        common_pb2.PlayRequest(
-                            game_id=game_id,
-                            move=openings[index][ply],
-                            expected_version=ply,
-                            seat=ply % 2,
-                        ),
-                        metadata=owner.metadata,
-                    )
+            if index in last:  # a game's plies in order (with few games, its last may be out)
+                await last[index]
+            last[index] = asyncio.ensure_future(
+                stub.Play(
+                    common_pb2.PlayRequest(
+                        game_id=game_id,
+                        move=openings[index][ply],
+                        expected_version=ply,
+                        seat=ply % 2,
+                    ),
+                    metadata=owner.metadata,
                 )
             )
+            moves.append(last[index])
             count += 1
     elapsed = time.perf_counter() - started
     await asyncio.gather(*moves)

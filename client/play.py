@@ -65,6 +65,7 @@ from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import api
+from wire.clock import DEAL_OF_THE_DAY
 from wire.errors import error_info
 
 CALL_TIMEOUT = 10.0
@@ -1102,9 +1103,12 @@ def _checked_options(args: argparse.Namespace) -> lobby_pb2.GameOptions | None:
         raise UsageError("--match seats people first; use --bots-after for bots")
     options = args.options
     if getattr(args, "daily", False):
-        if args.game != "solace" or args.match:
-            raise UsageError("--daily is Solace's deal of the day: `tabletop play solace --daily`")
-        options = {**(options or {}), "deal_of_the_day": True}
+        fields = api(args.game).pb2.Options.DESCRIPTOR.fields_by_name
+        if DEAL_OF_THE_DAY not in fields or args.match:
+            raise UsageError(
+                f"{args.game} has no deal of the day (Solace has: `tabletop play solace --daily`)"
+            )
+        options = {**(options or {}), DEAL_OF_THE_DAY: True}
     return game_options(args.game, with_bots(args.game, options, args.bots))
 
 

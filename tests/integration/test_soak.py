@@ -305,8 +305,10 @@ async def test_the_account_audit_finds_an_ended_session_whose_tokens_work(
 def test_a_short_soak_with_chaos_and_clocks_on_a_redis_cluster_loses_nothing() -> None:
     """Every process kind and a cluster node restarted, and PostgreSQL twice (a fast and an
     immediate stop), while games run with short clocks and players who walk away (half their
-    games here); every player an account that refreshes, half of them logging out once. Both
-    audits are clean, timeouts or aborts were applied, and ended sessions' tokens were refused."""
+    games here); every player an account that refreshes, half of them logging out once. The
+    audits are clean (games, accounts, and the archive: every finished game archived once, as
+    its log has it, though archivers were killed too), timeouts or aborts were applied, and
+    ended sessions' tokens were refused."""
     report = run(
         Settings(
             games=8, seconds=16, drain_seconds=25, cluster=True, chaos_every=(0.5, 1.5),
@@ -316,6 +318,8 @@ def test_a_short_soak_with_chaos_and_clocks_on_a_redis_cluster_loses_nothing() -
     summary = "\n".join(report.lines())
     assert report.audit.problems == [], summary
     assert report.accounts.problems == [], summary
+    assert report.archive.problems == [], summary
+    assert report.archive.archived == report.archive.finished == report.audit.finished, summary
     assert report.ok, summary
     assert report.audit.finished > 0, summary
     assert report.audit.moves > 0, summary
