@@ -943,8 +943,13 @@ def make_console() -> Console:
     return Console(highlight=False, markup=False, soft_wrap=True)
 
 
-async def run_table(args: argparse.Namespace) -> int:
-    """`tabletop play` and `tabletop watch`: sign in, get a seat (or a game to watch), follow it.
+Seating = Callable[[Session, Account, Console], Awaitable[tuple[str, str, int, str]]]
+"""How a command gets its seat: the game, game id, seat and `Table.run`'s mode."""
+
+
+async def run_table(args: argparse.Namespace, seating: Seating | None = None) -> int:
+    """`tabletop play` and `tabletop watch`: sign in, get a seat (or a game to watch), follow it;
+    with `seating`, a command that gets its seat another way (client/friends.py).
 
     Ctrl-C (the task is cancelled) prints how to come back before it ends the program."""
     console = make_console()
@@ -954,10 +959,14 @@ async def run_table(args: argparse.Namespace) -> int:
 
     async def seated() -> tuple[Table, str]:
         nonlocal fresh
-        options = _checked_options(args)  # before any call: a usage error needs no server
+        # before any call: a usage error needs no server
+        options = None if seating else _checked_options(args)
         await account.sign_in()
         fresh = asyncio.create_task(account.keep_fresh())
-        game, game_id, seat, mode = await _seat(args, session, account, console, options)
+        if seating is None:
+            game, game_id, seat, mode = await _seat(args, session, account, console, options)
+        else:
+            game, game_id, seat, mode = await seating(session, account, console)
         names = f", playing as {account.name}" if account.name else ""
         started_to_watch = seat < 0 and not args.game_id  # theirs to stop
         if started_to_watch:

@@ -277,7 +277,8 @@ class Friends:
         return found
 
     async def _account_named(self, username: str) -> str | None:
-        """The player id of the account with this username (whatever its case)."""
+        """The player id of the account with this username (whatever its case); its name is
+        remembered for the seats that show it."""
         if self.database is None:
             raise ApiError(
                 "ACCOUNTS_DISABLED", "this platform keeps no accounts: challenge by player id"
@@ -287,14 +288,19 @@ class Friends:
         try:
             async with self.database.connection() as connection:
                 cursor = await connection.execute(
-                    "SELECT id FROM accounts WHERE username_key = %s", (username.lower(),)
+                    "SELECT id, username FROM accounts WHERE username_key = %s",
+                    (username.lower(),),
                 )
                 row = await cursor.fetchone()
         except Exception as error:
             if not database_failed(error):
                 raise
             raise ApiError("UNAVAILABLE", "the accounts cannot be reached; retry") from None
-        return str(row[0]) if row else None
+        if row is None:
+            return None
+        with _lobby_reachable():  # an account's name is its username: shown at the table
+            await self.lobby.games.remember_name(str(row[0]), str(row[1]))
+        return str(row[0])
 
     async def challenge_player(
         self, request: lobby_pb2.ChallengePlayerRequest, caller: Caller
@@ -558,13 +564,13 @@ class Friends:
         player = _player(caller)
         with _lobby_reachable():
             after = await self.store.last_event(player)
-            tables = [t for t in await self.store.mine(player) if t.state in WAITING]
+            tables = await self.store.mine(player)
         return self._follow(player, caller, tables[::-1], after)
 
     async def _follow(
         self, player: str, caller: Caller, tables: list[Table], after: str
     ) -> AsyncIterator[lobby_pb2.Challenge]:
-        """The waiting tables, then every change to the player's tables after `after`, through
+        """The player's tables as they are, then every change to the player's tables after `after`, through
         the process's fan-out hub (no Redis connection of its own)."""
         for message in await self.messages(tables, caller):
             yield message

@@ -51,7 +51,7 @@ async def stack(
 ) -> AsyncIterator[Platform]:
     async with Platform(
         redis_url,
-        games=("esoloe", "solo"),
+        games=("esoloe", "solo", "zoxso"),
         database_url=database_url,
         gateway_settings={"login_rate_burst": 1000.0},
         friends=friends,
@@ -144,7 +144,8 @@ async def test_a_challenge_accepted_makes_the_game_and_a_rematch_turns_the_seats
             told = await bob_sees.told(made.challenge_id, OPEN)  # at once, on bob's stream
             assert told.players[0].name == "ann"
             started = await answer(bob, made.challenge_id, accept=True)
-            assert started.state == STARTED and started.HasField("seat")
+            assert started.state == STARTED
+            assert started.HasField("seat")
             ann_told = await ann_sees.told(made.challenge_id, STARTED)
             assert ann_told.game_id == started.game_id
             assert {ann_told.seat, started.seat} == {0, 1}
@@ -270,7 +271,8 @@ async def test_an_invite_code_seats_whoever_holds_it_once(
             joined = await call(
                 second, "JoinInvite", lobby_pb2.JoinInviteRequest(code=invite.code.lower())
             )
-            assert joined.state == OPEN and joined.code == ""  # the code is its maker's to show
+            assert joined.state == OPEN
+            assert joined.code == ""  # the code is its maker's to show
             started = await call(third, "JoinInvite", lobby_pb2.JoinInviteRequest(code=invite.code))
             assert started.state == STARTED
             told = await host_sees.told(invite.challenge_id, STARTED)
@@ -346,37 +348,60 @@ async def test_what_a_player_keeps_waiting_is_bounded(redis_url: str, database_u
         await call(ann, "OpenTable", table)
 
 
-def _challenge_line(out: str) -> str:
-    found = re.search(r"^(\w{20})\s", out, flags=re.MULTILINE)
-    assert found, out
-    return found.group(1)
+async def waiting_for(session: Session, kind: int) -> lobby_pb2.Challenge:
+    """The session's player's waiting challenge (or table) of a kind, once there is one."""
+
+    async def found() -> lobby_pb2.Challenge | None:
+        reply = await call(session, "ListChallenges", lobby_pb2.ListChallengesRequest())
+        return next((c for c in reply.challenges if c.state == OPEN and c.kind == kind), None)
+
+    return await eventually(found, 30, "a waiting challenge")
 
 
 async def test_the_terminal_client_challenges_invites_and_joins(
-    redis_url: str, database_url: str, state_dir: Path, tmp_path: Path
+    redis_url: str, database_url: str, tmp_path: Path
 ) -> None:
     async with stack(redis_url, database_url) as platform:
-        (ann,) = await accounts(platform, "ann")
-        bob_dir = tmp_path / "bob"
-        await tabletop(platform, "register", "bob", script=PASSWORD + "\n", state=bob_dir)
-        # ann challenges bob from the terminal; bob accepts from his: both sit at the game
+        ann, bob = await accounts(platform, "ann", "bob")
+        await tabletop(platform, "login", "bob", script=PASSWORD + "\n")
+        games_of_ann: list[str] = []
+
+        async def seated(run: Any) -> None:
+            assert run.code == 0, run.err
+            games_of_ann.append(run.game_id)
+
+        # bob challenges ann by her username; she accepts; he sits at the game
         challenging = asyncio.create_task(
-            tabletop(platform, "challenge", "ann", "esoloe", "--name", "x", script="quit\n",
-                     state=bob_dir)
-        )  # fmt: skip
-        ann_sees = Watching(ann)
-        async with ann_sees:
-
-            async def made() -> lobby_pb2.Challenge | None:
-                return next((c for c in ann_sees.seen if c.state == OPEN), None)
-
-            waiting = await eventually(made, 30, "bob's challenge reaches ann")
-            listed = await tabletop(platform, "challenges", state=state_dir)
-            del listed
-            started = await answer(ann, waiting.challenge_id, accept=True)
-        run = await challenging
-        assert run.code == 0, run.err
-        assert started.game_id in run.out
-        await ann.game("esoloe").Resign(
-            common_pb2.ResignRequest(game_id=started.game_id), metadata=ann.metadata
+            tabletop(platform, "challenge", "ann", "esoloe", script="quit\n")
         )
+        made = await waiting_for(ann, lobby_pb2.CHALLENGE_KIND_CHALLENGE)
+        listed = await tabletop(platform, "challenges")
+        assert f"{made.challenge_id}  challenge  esoloe  to ann  1/2 seated  open" in listed.out
+        await answer(ann, made.challenge_id, accept=True)
+        await seated(await challenging)
+        # ann challenges bob; he accepts from the terminal
+        made = await challenge(ann, player_id=bob.player_id)
+        await seated(await tabletop(platform, "challenges", "accept", made.challenge_id,
+                                    script="quit\n"))  # fmt: skip
+        # bob's private table: its code, joined by ann
+        inviting = asyncio.create_task(tabletop(platform, "invite", "esoloe", script="quit\n"))
+        invite = await waiting_for(bob, lobby_pb2.CHALLENGE_KIND_INVITE)
+        await call(ann, "JoinInvite", lobby_pb2.JoinInviteRequest(code=invite.code))
+        run = await inviting
+        assert f"invite code {invite.code}" in run.out
+        await seated(run)
+        # ann's invite and open table, joined by bob from the terminal
+        invite = await call(ann, "CreateInvite", lobby_pb2.CreateInviteRequest(game="esoloe"))
+        await seated(await tabletop(platform, "join", invite.code, script="quit\n"))
+        table = await call(ann, "OpenTable", lobby_pb2.OpenTableRequest(game="zoxso"))
+        shown = await tabletop(platform, "tables", "zoxso")
+        assert f"{table.challenge_id}  open table  zoxso  by ann  1/2 seated  open" in shown.out
+        await seated(await tabletop(platform, "tables", "join", table.challenge_id,
+                                    script="quit\n"))  # fmt: skip
+        refused = await tabletop(platform, "join", invite.code)
+        assert refused.code == 1
+        assert "TABLE_FULL" in refused.err
+        for game_id in games_of_ann:
+            await ann.game(game_id.split("-")[0]).Resign(
+                common_pb2.ResignRequest(game_id=game_id), metadata=ann.metadata
+            )
