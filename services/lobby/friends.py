@@ -325,7 +325,8 @@ class Friends:
         chosen = request.options.WhichOneof("game")
         given = getattr(request.options, chosen) if chosen else None
         counted = given is not None and "players" in given.DESCRIPTOR.fields_by_name
-        seats = 0 if counted and given.HasField("players") else 2  # a count given is checked
+        seats = 0 if counted and given is not None and given.HasField("players") else 2
+        # (a seat count given is checked: a challenge is a game of two)
         return await self._open("challenge", request, caller, seats=seats, invited=[target])
 
     async def create_invite(
@@ -570,8 +571,8 @@ class Friends:
     async def _follow(
         self, player: str, caller: Caller, tables: list[Table], after: str
     ) -> AsyncIterator[lobby_pb2.Challenge]:
-        """The player's tables as they are, then every change to the player's tables after `after`, through
-        the process's fan-out hub (no Redis connection of its own)."""
+        """The player's tables as they are, then every change to them after `after`, through the
+        process's fan-out hub (no Redis connection of its own)."""
         for message in await self.messages(tables, caller):
             yield message
         watcher = self.hub.watch(keys.player_table_events(player), after)

@@ -81,7 +81,7 @@ class Watching:
         ):
             self.seen.append(challenge)
 
-    async def told(self, challenge_id: str, state: int) -> lobby_pb2.Challenge:
+    async def told(self, challenge_id: str, state: Any) -> lobby_pb2.Challenge:
         def found() -> lobby_pb2.Challenge | None:
             if self.task.done():
                 self.task.result()  # the stream failed: say why
