@@ -9,8 +9,6 @@ one.
 
 from __future__ import annotations
 
-from google.protobuf.descriptor import EnumDescriptor
-
 import games
 from games.board import BaseBoard, Board
 
@@ -33,10 +31,3 @@ def board_of(game: str) -> Board:
         return PLAIN
     board: Board = module.BOARD
     return board
-
-
-def enum_prefix(enum: EnumDescriptor) -> str:
-    """`DRAW_REASON_` for enum DrawReason: what its value names start with (buf's style)."""
-    return (
-        "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(enum.name)).upper() + "_"
-    )

@@ -14,6 +14,10 @@ tabletop health
 tabletop register USERNAME [--bot] | login USERNAME | logout [--everywhere] | whoami
 tabletop tokens [list] | tokens create NAME [--scope play|bot] [--days N] | tokens revoke ID
 tabletop rating [GAME] [--player ID] | top GAME [--limit N] [--me]
+tabletop challenge PLAYER GAME [--rated] [--options JSON]   (a player id or a username)
+tabletop challenges [list] | challenges accept|decline|cancel ID | challenges refuse|allow
+tabletop invite GAME [--seats N] | join CODE        (a private table and its invite code)
+tabletop tables [GAME] | tables join ID | tables open GAME [--seats N] | rematch GAME_ID
 tabletop migrate [--database URL] [--wait SECONDS]   (operators: the database's schema)
 
 Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
@@ -429,6 +433,46 @@ def _main(argv: Sequence[str] | None) -> int:
     tk.add_argument("--days", type=int, default=0, help="how long it works (default 90)")
     _gateway_flag(tk)
 
+    ch = commands.add_parser(
+        "challenge", help="challenge a player to a game; plays it once they accept"
+    )
+    ch.add_argument("player", help="a player id, or an account's username")
+    ch.add_argument("game", choices=games.names())
+    cs = commands.add_parser(
+        "challenges", help="your challenges, invites and tables; accept, decline, cancel"
+    )
+    cs.add_argument(
+        "action", nargs="?", choices=("list", "accept", "decline", "cancel", "refuse", "allow"),
+        default="list",
+        help="refuse: take no challenges from now on; allow: take them again",
+    )  # fmt: skip
+    cs.add_argument("challenge_id", nargs="?", default="", metavar="ID")
+    iv = commands.add_parser(
+        "invite", help="a private table: prints its invite code, plays once it is full"
+    )
+    iv.add_argument("game", choices=games.names())
+    jn = commands.add_parser("join", help="take a seat at a private table by its invite code")
+    jn.add_argument("code")
+    tb = commands.add_parser("tables", help="open tables: list, join or open one")
+    tb.add_argument("words", nargs="*", metavar="[GAME] | join ID | open GAME")
+    rm = commands.add_parser(
+        "rematch", help="offer the players of a finished game the same game again"
+    )
+    rm.add_argument("game_id_of", metavar="GAME_ID")
+    for friendly in (ch, iv, tb):
+        friendly.add_argument("--rated", action="store_true", help="a rated game (accounts)")
+        friendly.add_argument(
+            "--options", type=_json_arg, default=None, help="options as a JSON object"
+        )
+        _time_flags(friendly)
+    for friendly in (iv, tb):
+        friendly.add_argument(
+            "--seats", type=int, default=0, help="seats at the table (Solo: 2..10)"
+        )
+    for friendly in (ch, cs, iv, jn, tb, rm):
+        _gateway_flag(friendly)
+        friendly.add_argument("--name", default=None, help=NAME_HELP)
+
     mg = commands.add_parser(
         "migrate", help="bring the database's schema up to date (operators: DATABASE_URL)"
     )
@@ -456,7 +500,15 @@ def _main(argv: Sequence[str] | None) -> int:
     args.gateway = gateway_address(args.gateway)
     args.tls = _tls(args)
     args.default_name = _default_name()
-    args.time_control = _time_control(pl, args) if args.command == "play" else None
+    timed = {"play": pl, "challenge": ch, "invite": iv, "tables": tb}.get(args.command)
+    if args.command in ("challenge", "challenges", "invite", "join", "tables", "rematch"):
+        args.game_id = None  # a new game (client.play.run_table reads it)
+        words = getattr(args, "words", [])
+        opening = words[:1] == ["open"] and len(words) == 2
+        args.game = getattr(args, "game", words[1] if opening else "")
+        if opening and args.game not in games.names():
+            tb.error(f"no game {args.game!r}; games are: {', '.join(games.names())}")
+    args.time_control = _time_control(timed, args) if timed is not None else None
     if args.command == "health":
         return asyncio.run(_health(args.gateway, args.tls))
     if args.command in ("history", "show", "export"):
@@ -479,6 +531,21 @@ def _main(argv: Sequence[str] | None) -> int:
             "tokens": accounts.tokens,
         }[args.command]
         return asyncio.run(command(args))
+    if args.command in ("challenge", "challenges", "invite", "join", "tables", "rematch"):
+        from client import friends
+
+        command = {
+            "challenge": friends.challenge,
+            "challenges": friends.challenges,
+            "invite": friends.invite,
+            "join": friends.join,
+            "tables": friends.tables,
+            "rematch": friends.rematch,
+        }[args.command]
+        try:
+            return asyncio.run(_interruptible(command(args)))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            return 130
     if args.command in ("play", "watch", "games", "stop", "hotseat"):
         from client.games import list_games
         from client.hotseat import hotseat

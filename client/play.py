@@ -43,11 +43,10 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 import grpc
-from google.protobuf.descriptor import FieldDescriptor
 from rich.console import Console
 
 import games
-from client.boards import board_of, enum_prefix
+from client.boards import board_of
 from client.clocks import clock_line, deadline_of, format_duration, hurry_at, running_seats
 from client.games import my_seat
 from client.identity import Account, SessionEnded
@@ -64,6 +63,7 @@ from client.ratings import change_line, seats_line
 from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from wire import options as wire_options
 from wire.api import api
 from wire.clock import DEAL_OF_THE_DAY
 from wire.errors import error_info
@@ -139,51 +139,13 @@ def read_lines(stream: TextIO) -> asyncio.Queue[str | None]:
 # Options
 
 
-def _option_value(game: str, field: FieldDescriptor, value: Any) -> Any:
-    """`value` (from JSON) as the proto field wants it, or a UsageError saying what it takes."""
-    name = field.name
-    enum = field.enum_type
-    if enum is not None:
-        prefix = enum_prefix(enum)
-        allowed = [v.name.removeprefix(prefix).lower() for v in enum.values if v.number != 0]
-        if isinstance(value, str):
-            full = value if value.upper().startswith(prefix) else prefix + value
-            found = enum.values_by_name.get(full.upper())
-            if found is not None and found.number != 0:
-                return found.number
-        raise UsageError(f"bad {game} options: {name} is one of {', '.join(allowed)}")
-    if field.cpp_type == FieldDescriptor.CPPTYPE_BOOL:
-        if isinstance(value, bool):
-            return value
-        raise UsageError(f"bad {game} options: {name} is true or false")
-    if field.cpp_type in (FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64):
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**31:
-            return value
-        raise UsageError(f"bad {game} options: {name} is a whole number")
-    if field.cpp_type == FieldDescriptor.CPPTYPE_STRING and isinstance(value, str):
-        return value
-    raise UsageError(f"bad {game} options: {name} cannot be set from the command line")
-
-
 def game_options(game: str, options: Mapping[str, Any] | None) -> lobby_pb2.GameOptions:
     """Options given as JSON (`{"players": 2, "mode": "rounds", "max_plies": 100}`) as the
-    lobby's GameOptions. Names are the options' names as the docs write them (the proto field
-    names); enum values may be written as the docs name them (`rounds`) or as the proto does
-    (`MODE_ROUNDS`)."""
-    message = api(game).pb2.Options()
-    fields = message.DESCRIPTOR.fields_by_name
-    if options is not None and not isinstance(options, Mapping):
-        raise UsageError(f"bad {game} options: give a JSON object, e.g. '{{\"name\": value}}'")
-    for name, value in (options or {}).items():
-        field = fields.get(name)
-        if field is None:
-            valid = ", ".join(fields)
-            known = f"{game} options are: {valid}" if valid else f"{game} has no options"
-            raise UsageError(f"bad {game} options: unknown option {name!r}; {known}")
-        setattr(message, name, _option_value(game, field, value))
-    wrapper = lobby_pb2.GameOptions()
-    getattr(wrapper, game).CopyFrom(message)
-    return wrapper
+    lobby's GameOptions (wire.options.game_options), or a UsageError saying what is wrong."""
+    try:
+        return wire_options.game_options(game, options)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def with_bots(game: str, options: Mapping[str, Any] | None, bots: int | None) -> dict[str, Any]:
@@ -983,8 +945,13 @@ def make_console() -> Console:
     return Console(highlight=False, markup=False, soft_wrap=True)
 
 
-async def run_table(args: argparse.Namespace) -> int:
-    """`tabletop play` and `tabletop watch`: sign in, get a seat (or a game to watch), follow it.
+Seating = Callable[[Session, Account, Console], Awaitable[tuple[str, str, int, str]]]
+"""How a command gets its seat: the game, game id, seat and `Table.run`'s mode."""
+
+
+async def run_table(args: argparse.Namespace, seating: Seating | None = None) -> int:
+    """`tabletop play` and `tabletop watch`: sign in, get a seat (or a game to watch), follow it;
+    with `seating`, a command that gets its seat another way (client/friends.py).
 
     Ctrl-C (the task is cancelled) prints how to come back before it ends the program."""
     console = make_console()
@@ -994,10 +961,14 @@ async def run_table(args: argparse.Namespace) -> int:
 
     async def seated() -> tuple[Table, str]:
         nonlocal fresh
-        options = _checked_options(args)  # before any call: a usage error needs no server
+        # before any call: a usage error needs no server
+        options = None if seating else _checked_options(args)
         await account.sign_in()
         fresh = asyncio.create_task(account.keep_fresh())
-        game, game_id, seat, mode = await _seat(args, session, account, console, options)
+        if seating is None:
+            game, game_id, seat, mode = await _seat(args, session, account, console, options)
+        else:
+            game, game_id, seat, mode = await seating(session, account, console)
         names = f", playing as {account.name}" if account.name else ""
         started_to_watch = seat < 0 and not args.game_id  # theirs to stop
         if started_to_watch:

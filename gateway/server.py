@@ -82,6 +82,10 @@ READS = frozenset(
         "GetArchivedGame",
         "GetArchivedView",
         "ExportArchive",
+        "ListChallenges",
+        "WatchChallenges",
+        "GetChallengeSetting",
+        "ListOpenTables",
     )
 )
 """The routed methods that only read: an API token without a scope to act may call these (every

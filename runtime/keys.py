@@ -220,3 +220,52 @@ def event_entry_id(version: int) -> str:
 
 def version_of_entry_id(entry_id: str) -> int:
     return int(entry_id.split("-", 1)[0])
+
+
+# Playing with friends: tables that wait for their players (challenges, invites, open tables,
+# rematches), under the lobby's hash tag like tickets.
+TABLES_FAMILY = "tables"
+
+
+def table(table_id: str) -> str:
+    """Hash: a table waiting for its players (services/lobby/tables.py, `Table`): kind, game,
+    options (hex), seats, time_control, rated, host, invited and joined (JSON lists), seating,
+    state (open, starting, started, declined, cancelled, expired), version, created_ms,
+    expires_ms, due_ms, code, game_id, seat_of, rematch_of."""
+    return f"lobby:{{lobby}}:table:{table_id}"
+
+
+def player_tables(player: str) -> str:
+    """Sorted set: the tables a player made, was invited to or joined, by their last change."""
+    return f"lobby:{{lobby}}:player:{player}:tables"
+
+
+def player_table_events(player: str) -> str:
+    """Stream: one entry (field `table`) per change to one of the player's tables
+    (WatchChallenges reads it)."""
+    return f"lobby:{{lobby}}:player:{player}:table-events"
+
+
+def hosted_tables(player: str, kind: str) -> str:
+    """Sorted set: the tables of a kind a player made that still wait, by when they expire (the
+    player's bound on them counts it)."""
+    return f"lobby:{{lobby}}:player:{player}:hosting:{kind}"
+
+
+TABLE_DEADLINES = "lobby:{lobby}:tables:due"
+"""Sorted set: the tables that wait, by when the lobby must expire them."""
+
+
+def open_tables(game: str) -> str:
+    """Sorted set: a game's open tables waiting for players, by creation time (ListOpenTables)."""
+    return f"lobby:{{lobby}}:open-tables:{game}"
+
+
+def invite_code(code: str) -> str:
+    """String: the table an invite code opens."""
+    return f"lobby:{{lobby}}:invite:{code}"
+
+
+def challenge_setting(player: str) -> str:
+    """String: who may challenge the player ("nobody"; absent: everyone)."""
+    return f"lobby:{{lobby}}:player:{player}:accept-from"

@@ -26,6 +26,7 @@ from runtime.server import Server, TlsFiles, awaiting, where_tasks_are
 from services.bots.worker import BotWorker
 from services.game.limits import Limits
 from services.game.main import GameService, start_game_service
+from services.lobby.friends import FriendsSettings
 from services.lobby.main import LobbyService, LobbySettings, start_lobby_service
 from services.matchmaker.matchmaker import Matchmaker
 from tabletop.common.v1 import common_pb2
@@ -61,9 +62,12 @@ class Platform:
         database_url: str = "",
         gateway_settings: Mapping[str, Any] | None = None,
         limits: Limits | None = None,
+        friends: FriendsSettings | None = None,
     ) -> None:
         """`limits`: the per-player limits of the game services and the lobby (default: the
-        platform's defaults)."""
+        platform's defaults); `friends`: the lobby's bounds and waits of challenges, invites and
+        open tables (default: the platform's)."""
+        self.friends = friends or FriendsSettings()
         self.redis_url = redis_url
         self.limits = limits or Limits()
         self.database_url = database_url
@@ -133,6 +137,7 @@ class Platform:
                 internal_key=TEST_INTERNAL_KEY,
                 limits=self.limits,
                 database_url=self.database_url,
+                friends=self.friends,
             )
         )
         self.gateway = Gateway(

@@ -49,6 +49,11 @@ class Reason(enum.StrEnum):
     PEOPLE_SEATED = "PEOPLE_SEATED"
     NO_TIME_LEFT = "NO_TIME_LEFT"
     ALREADY_PLAYED = "ALREADY_PLAYED"
+    CHALLENGE_NOT_FOUND = "CHALLENGE_NOT_FOUND"
+    CHALLENGE_CLOSED = "CHALLENGE_CLOSED"
+    TABLE_FULL = "TABLE_FULL"
+    CHALLENGES_REFUSED = "CHALLENGES_REFUSED"
+    PLAYER_NOT_FOUND = "PLAYER_NOT_FOUND"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -64,12 +69,17 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.ACCOUNTS_DISABLED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.PEOPLE_SEATED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.NO_TIME_LEFT: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.CHALLENGE_CLOSED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.TABLE_FULL: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.CHALLENGES_REFUSED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.USERNAME_TAKEN: grpc.StatusCode.ALREADY_EXISTS,
     Reason.ALREADY_PLAYED: grpc.StatusCode.ALREADY_EXISTS,
     Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
     Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.TICKET_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.TOKEN_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.CHALLENGE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.PLAYER_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     Reason.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     Reason.NOT_YOUR_SEAT: grpc.StatusCode.PERMISSION_DENIED,
     Reason.NOT_PERMITTED: grpc.StatusCode.PERMISSION_DENIED,

@@ -2,12 +2,16 @@
 
 Environment: REDIS_URL, LISTEN (default 0.0.0.0:50055), <GAME>_ADDR for each game (where
 PlayAgainstBots creates its games, as for the matchmaker), DATABASE_URL (the archive's
-PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView; empty: no archive),
-METRICS_PORT, GRACE_SECONDS.
+PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView, and the accounts'
+usernames a challenge may name; empty: no archive), METRICS_PORT, GRACE_SECONDS; playing with
+friends: CHALLENGE_SECONDS, INVITE_SECONDS, OPEN_TABLE_SECONDS (how long each waits),
+MAX_OPEN_CHALLENGES, MAX_INVITES, MAX_OPEN_TABLES, GUEST_MAX_INVITES, GUEST_MAX_OPEN_TABLES
+(services/lobby/friends.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -34,8 +38,10 @@ from runtime.server import Context, Server, answer, caller_of, run
 from services.archive.reading import Archive
 from services.game.limits import Limits
 from services.game.store import GameStore
+from services.lobby.friends import Friends, FriendsSettings, stop_sweeps
 from services.lobby.servicer import Lobby
 from services.lobby.store import LobbyStore
+from services.lobby.tables import TableStore
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import LOBBY_SERVICE, api
 from wire.errors import ApiError, abort
@@ -63,6 +69,8 @@ class LobbySettings:
     request (ACCEPT_UNBOUND_PROOFS: during an upgrade only; wire/proof.py)."""
     database_url: str = ""
     """The archive's PostgreSQL (the accounts' database); empty: no archive."""
+    friends: FriendsSettings = field(default_factory=FriendsSettings)
+    """Challenges, invites, open tables: how long they wait, how many a player may make."""
 
     @staticmethod
     def from_env() -> LobbySettings:
@@ -76,14 +84,16 @@ class LobbySettings:
             internal_key=internal_key_from_env(),
             accept_unbound_proofs=env_bool("ACCEPT_UNBOUND_PROOFS", False),
             database_url=env_str("DATABASE_URL", ""),
+            friends=FriendsSettings.from_env(),
         )
 
 
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     """The lobby's gRPC face: who calls from the metadata, the answer from `Lobby`."""
 
-    def __init__(self, lobby: Lobby) -> None:
+    def __init__(self, lobby: Lobby, friends: Friends) -> None:
         self.lobby = lobby
+        self.friends = friends
 
     async def FindMatch(self, request: Any, context: Context) -> lobby_pb2.Ticket:
         return await answer(self.lobby.find_match(request, caller_of(context)), context)
@@ -157,6 +167,64 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         except ApiError as error:
             await abort(context, error)
 
+    async def ChallengePlayer(self, request: Any, context: Context) -> lobby_pb2.Challenge:
+        return await answer(self.friends.challenge_player(request, caller_of(context)), context)
+
+    async def AnswerChallenge(self, request: Any, context: Context) -> lobby_pb2.Challenge:
+        return await answer(self.friends.answer_challenge(request, caller_of(context)), context)
+
+    async def CancelChallenge(self, request: Any, context: Context) -> lobby_pb2.Challenge:
+        return await answer(self.friends.cancel_challenge(request, caller_of(context)), context)
+
+    async def ListChallenges(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListChallengesResponse:
+        return await answer(self.friends.list_challenges(request, caller_of(context)), context)
+
+    async def SetChallengeSetting(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ChallengeSetting:
+        return await answer(
+            self.friends.set_challenge_setting(request, caller_of(context)), context
+        )
+
+    async def GetChallengeSetting(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ChallengeSetting:
+        return await answer(
+            self.friends.get_challenge_setting(request, caller_of(context)), context
+        )
+
+    async def CreateInvite(self, request: Any, context: Context) -> lobby_pb2.Challenge:
+        return await answer(self.friends.create_invite(request, caller_of(context)), context)
+
+    async def JoinInvite(self, request: Any, context: Context) -> lobby_pb2.Challenge:
+        return await answer(self.friends.join_invite(request, caller_of(context)), context)
+
+    async def OpenTable(self, request: Any, context: Context) -> lobby_pb2.Challenge:
+        return await answer(self.friends.open_table(request, caller_of(context)), context)
+
+    async def ListOpenTables(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListOpenTablesResponse:
+        return await answer(self.friends.list_open_tables(request, caller_of(context)), context)
+
+    async def JoinTable(self, request: Any, context: Context) -> lobby_pb2.Challenge:
+        return await answer(self.friends.join_table(request, caller_of(context)), context)
+
+    async def OfferRematch(self, request: Any, context: Context) -> lobby_pb2.Challenge:
+        return await answer(self.friends.offer_rematch(request, caller_of(context)), context)
+
+    async def WatchChallenges(
+        self, request: Any, context: Context
+    ) -> AsyncIterator[lobby_pb2.Challenge]:
+        updates = await answer(self.friends.watch_challenges(request, caller_of(context)), context)
+        try:
+            async for update in updates:
+                yield update
+        except ApiError as error:
+            await abort(context, error)
+
 
 @dataclass(frozen=True)
 class LobbyService:
@@ -165,10 +233,14 @@ class LobbyService:
     relay: RelayServicer
     channels: Mapping[str, Replicas]
     hub: StreamHub
+    sweeps: asyncio.Task[None]
+    """Expires the tables of friends that are due."""
     database: AsyncConnectionPool | None = None
 
     async def close(self) -> None:
-        """After the server stopped: the hub, the channels, the database and Redis clients."""
+        """After the server stopped: the sweeps, the hub, the channels, the database and Redis
+        clients."""
+        await stop_sweeps(self.sweeps)
         await self.hub.stop()
         for replicas in self.channels.values():
             await replicas.close()
@@ -186,7 +258,10 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     )
     for replicas in channels.values():
         replicas.start()
-    hub = StreamHub(redis, [keys.changed_channel(keys.TICKETS_FAMILY)])
+    hub = StreamHub(
+        redis,
+        [keys.changed_channel(keys.TICKETS_FAMILY), keys.changed_channel(keys.TABLES_FAMILY)],
+    )
     await hub.start()
     database = None
     if settings.database_url:
@@ -207,17 +282,21 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         internal_key=settings.internal_key,
         accept_unbound_proofs=settings.accept_unbound_proofs,
     )
-    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyServicer(lobby), server.server)
+    friends = Friends(
+        lobby, TableStore(redis, settings.friends.keep_seconds), hub, settings.friends
+    )
+    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyServicer(lobby, friends), server.server)
     relay = RelayServicer(
         lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"],
-        lobby.handlers(),
+        {**lobby.handlers(), **friends.handlers()},
         settings.internal_key,
         settings.accept_unbound_proofs,
     )
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()
-    return LobbyService(server, redis, relay, channels, hub, database)
+    sweeps = asyncio.create_task(friends.run_sweeps())
+    return LobbyService(server, redis, relay, channels, hub, sweeps, database)
 
 
 def run_lobby_service() -> None:

@@ -17,7 +17,7 @@ import grpc
 
 import games
 from engines.contract import GameError
-from games.clock import BadTimeControl
+from games.clock import BadTimeControl, TimeControl
 from runtime import keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.redis import redis_failed
@@ -264,7 +264,7 @@ class Lobby:
                 "INVALID_ARGUMENT",
                 f"unknown game {game[:40]!r}; games are: {', '.join(games.names())}",
             )
-        level = request.level or "random"
+        level = getattr(request, "level", "") or "random"  # a table of people: no bots
         if level not in games.LEVELS:
             raise ApiError(
                 "INVALID_ARGUMENT",
@@ -287,37 +287,27 @@ class Lobby:
             raise ApiError("TICKET_NOT_FOUND", f"you have no ticket {ticket_id[:40]!r}")
         return ticket
 
-    async def find_match(
-        self, request: lobby_pb2.FindMatchRequest, caller: Caller
-    ) -> lobby_pb2.Ticket:
+    def table_request(
+        self, request: Any, caller: Caller, seats: int
+    ) -> tuple[str, Any, int, dict[str, Any], TimeControl]:
+        """What a request for a table asks for, checked: the game, its CreateGame request (the
+        options, with `seats` where the game allows a range; 0: the options' count), the seat
+        count, the options with every default filled in, and the time control."""
         game, create = self._game_request(request)
         _check_rated(request.rated, caller)
         if request.rated:
             rated_game(game)
-        player = await self._seen(caller)
-        if request.seats:
+        if seats:
             if "players" in create.options.DESCRIPTOR.fields_by_name:
-                create.options.players = request.seats
-            elif request.seats != seat_count(game, create):
+                create.options.players = seats
+            elif seats != seat_count(game, create):
                 raise ApiError(
                     "INVALID_ARGUMENT",
-                    f"{game} is played by {seat_count(game, create)}, not {request.seats}",
+                    f"{game} is played by {seat_count(game, create)}, not {seats}",
                 )
-        seats = seat_count(game, create)
-        if request.bots not in _BOT_FILL:
-            raise ApiError(
-                "INVALID_ARGUMENT",
-                f"bots must be BOT_FILL_NOW, BOT_FILL_AFTER or unset, not {request.bots}",
-            )
-        if request.bots == lobby_pb2.BOT_FILL_AFTER and not 0 < request.bots_after_seconds <= 3600:
-            raise ApiError("INVALID_ARGUMENT", "bots_after_seconds must be 1..3600")
         found = games.get(game)
         options = {**found.rules.default_options(), **found.adapter.options(create)}
-        level = request.level or "random"
-        fill = _BOT_FILL[request.bots]
-        maybe_bots = [] if fill == "never" else [new_bot_id(level)]
-        await self._check_load(caller, [player, *maybe_bots])
-        check_options(game, options, [player])
+        check_options(game, options, [_player(caller)])
         tc = requested(create, found.time_control)
         try:
             tc.check(game, found.timeouts, games.LEVELS)
@@ -325,6 +315,24 @@ class Lobby:
                 options[JUMP_IN_WINDOW] = jump_in_window(create, found.jump_in_window_ms)
         except BadTimeControl as error:
             raise ApiError("INVALID_OPTIONS", str(error)) from None
+        return game, create, seat_count(game, create), options, tc
+
+    async def find_match(
+        self, request: lobby_pb2.FindMatchRequest, caller: Caller
+    ) -> lobby_pb2.Ticket:
+        game, create, seats, options, tc = self.table_request(request, caller, request.seats)
+        player = await self._seen(caller)
+        if request.bots not in _BOT_FILL:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"bots must be BOT_FILL_NOW, BOT_FILL_AFTER or unset, not {request.bots}",
+            )
+        if request.bots == lobby_pb2.BOT_FILL_AFTER and not 0 < request.bots_after_seconds <= 3600:
+            raise ApiError("INVALID_ARGUMENT", "bots_after_seconds must be 1..3600")
+        level = request.level or "random"
+        fill = _BOT_FILL[request.bots]
+        maybe_bots = [] if fill == "never" else [new_bot_id(level)]
+        await self._check_load(caller, [player, *maybe_bots])
         ticket_id = secrets.token_hex(10)
         with _lobby_reachable():
             queued, existing = await self.tickets.enqueue(
