@@ -150,9 +150,13 @@ async def test_each_game_of_an_account_counts_once_on_the_score_table(
     listed = await table(ann)
     assert listed.day == ""
     best = {ann.player_id: max(played), bob.player_id: played_bob}
-    assert {e.player_id: e.best for e in listed.entries} == best
-    assert [e.best for e in listed.entries] == sorted(best.values(), reverse=True)
-    assert [e.place for e in listed.entries] == [1, 2]
+    # (the session's other tests' players may be on the table too, from the shared stream)
+    ours = [e for e in listed.entries if e.player_id in best]
+    assert {e.player_id: e.best for e in ours} == best
+    assert [e.best for e in listed.entries] == sorted(
+        (e.best for e in listed.entries), reverse=True
+    )
+    assert [e.place for e in listed.entries] == list(range(1, len(listed.entries) + 1))
     # Redis loses the tables: written again from PostgreSQL
     await redis.delete(keys.score_stats("solace"), keys.score_table("solace"))
     assert (await scores(ann)).games == 0
@@ -229,8 +233,8 @@ async def test_the_deal_of_the_day(
     today = datetime.datetime.now(datetime.UTC).date().isoformat()
     day = await table(ann, "today")
     assert day.day == today
-    assert {e.player_id: e.score for e in day.entries} == played
-    assert [e.place for e in day.entries] == [1, 2]
+    assert {e.player_id: e.score for e in day.entries if e.player_id in played} == played
+    assert [e.place for e in day.entries] == list(range(1, len(day.entries) + 1))
     assert (await table(ann, today)).entries == day.entries
     assert (await scores(bob)).today == played[bob.player_id]
     for bad in ("tomorrow", "2020-01-01", "2026-13-40", "x" * 200):
