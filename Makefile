@@ -109,6 +109,13 @@ stop:
 test: setup test-tools
 	$(VENV)/bin/pytest
 
+# The long runs of the whole platform (tests marked `heavy`: the short soak on a Redis Cluster
+# with chaos, the jump-in races, the bench's quick pass), which `make test` leaves out to stay
+# quick; CI runs them as a step of their own.
+.PHONY: test-heavy
+test-heavy: setup test-tools
+	$(VENV)/bin/pytest -m heavy
+
 # The same tests on a busy machine: two processes burn a CPU each while they run (BURNERS=N for
 # more). Bounds in the tests scale with TABLETOP_TEST_PATIENCE (tests/timing.py).
 test-busy: setup test-tools

@@ -14,7 +14,7 @@ import pytest
 from bench.__main__ import SECTIONS
 from tests.timing import patience
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.heavy]
 
 ROOT = Path(__file__).resolve().parents[2]
 

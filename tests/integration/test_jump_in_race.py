@@ -44,7 +44,7 @@ from tests.timing import patience
 from wire.errors import error_info
 from wire.players import new_bot_id
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.heavy]
 
 LEVELS = ("random", "greedy", "strong")
 CHANCES = 20

@@ -9,6 +9,7 @@ import json
 from collections.abc import AsyncIterator
 
 import psycopg
+import pytest
 import pytest_asyncio
 
 import games
@@ -302,6 +303,7 @@ async def test_the_account_audit_finds_an_ended_session_whose_tokens_work(
 # ---------------------------------------------------------------------------- the short soak
 
 
+@pytest.mark.heavy
 def test_a_short_soak_with_chaos_and_clocks_on_a_redis_cluster_loses_nothing() -> None:
     """Every process kind and a cluster node restarted, and PostgreSQL twice (a fast and an
     immediate stop), while games run with short clocks and players who walk away (half their
