@@ -146,3 +146,30 @@ async def export(args: argparse.Namespace) -> int:
             f"no public games finished in {args.month}{' (' + args.game + ')' if args.game else ''}"
         )
     return 0
+
+
+async def live(args: argparse.Namespace) -> int:
+    """Games being played now, best-rated first, to watch."""
+    request = lobby_pb2.ListLiveGamesRequest(game=args.game, limit=args.limit)
+
+    async def call(session: Session) -> lobby_pb2.ListLiveGamesResponse:
+        reply: lobby_pb2.ListLiveGamesResponse = await session.lobby.ListLiveGames(
+            request, metadata=session.metadata
+        )
+        return reply
+
+    found = await as_saved(args, "live", call)
+    if isinstance(found, int):
+        return found
+    if not found.games:
+        print("no games being played now" + (f" ({args.game})" if args.game else ""))
+        return 0
+    for item in found.games:
+        status = item.status
+        rating = f"{item.rating:>5}" if item.HasField("rating") else "    -"
+        seats = ", ".join(
+            f"{s.name} ({s.rating})" if s.HasField("rating") else s.name for s in status.seats
+        )
+        print(f"{rating}  {status.game:<6} {seats}  move {status.version}  {status.game_id}")
+    print("watch one: tabletop watch GAME GAME_ID")
+    return 0

@@ -417,6 +417,10 @@ def _main(argv: Sequence[str] | None) -> int:
     ex.add_argument("--game", default="", choices=("", *games.names()), help="one game only")
     ex.add_argument("--out", default="", help="the file (default: tabletop-YYYY-MM.ndjson.gz)")
     _gateway_flag(ex)
+    lv = commands.add_parser("live", help="games being played now, best-rated first, to watch")
+    lv.add_argument("game", nargs="?", default="", choices=("", *games.names()))
+    lv.add_argument("--limit", type=int, default=20, help="how many games (1 to 50)")
+    _gateway_flag(lv)
     sh = commands.add_parser("show", help="replay a finished game from the archive")
     sh.add_argument("game_id")
     sh.add_argument("--every", action="store_true", help="the board after every move")
@@ -511,10 +515,15 @@ def _main(argv: Sequence[str] | None) -> int:
     args.time_control = _time_control(timed, args) if timed is not None else None
     if args.command == "health":
         return asyncio.run(_health(args.gateway, args.tls))
-    if args.command in ("history", "show", "export"):
+    if args.command in ("history", "show", "export", "live"):
         from client import archive
 
-        archived = {"history": archive.history, "show": archive.show, "export": archive.export}
+        archived = {
+            "history": archive.history,
+            "show": archive.show,
+            "export": archive.export,
+            "live": archive.live,
+        }
         return asyncio.run(archived[args.command](args))
     if args.command in ("rating", "top"):
         from client import ratings

@@ -82,6 +82,7 @@ READS = frozenset(
         "GetArchivedGame",
         "GetArchivedView",
         "ExportArchive",
+        "ListLiveGames",
         "ListChallenges",
         "WatchChallenges",
         "GetChallengeSetting",

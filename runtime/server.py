@@ -34,6 +34,7 @@ from wire.metadata import (
     GUEST_METADATA,
     NAME_METADATA,
     PLAYER_METADATA,
+    PRIVATE_METADATA,
     RATED_METADATA,
     REQUEST_METADATA,
     SPONSOR_METADATA,
@@ -113,6 +114,7 @@ def caller_of(context: Context) -> Caller:
         metadata_value(context, SPONSOR_METADATA),
         metadata_value(context, GUEST_METADATA) == "1",
         rated_of(metadata_value(context, RATED_METADATA)),
+        metadata_value(context, PRIVATE_METADATA) == "1",
     )
 
 

@@ -30,6 +30,10 @@ RATED_METADATA = "x-tabletop-rated"
 the value lists the seats held by accounts, comma-separated (`-` for none), which the game
 records as it is made (a guest is never rated, whatever account it claims later)."""
 
+PRIVATE_METADATA = "x-tabletop-private"
+"""`1` on the lobby's CreateGame for a private table (an invite's): the game is not listed among
+the live games to watch, and its archived record is shown to its players only."""
+
 REQUEST_METADATA = "x-tabletop-request"
 """A request id the gateway attaches to each call it forwards: used when the client sent none,
 so the gateway's own retries are applied once."""
@@ -52,6 +56,8 @@ class Caller:
     rated: tuple[int, ...] | None = None
     """On a platform component's CreateGame: the game is rated, and these seats are accounts'
     (RATED_METADATA); None: a casual game."""
+    private: bool = False
+    """On a platform component's CreateGame: a private table's game (PRIVATE_METADATA)."""
 
 
 def rated_value(accounts: tuple[int, ...] | list[int]) -> str:

@@ -42,6 +42,7 @@ from wire.metadata import (
     GUEST_METADATA,
     NAME_METADATA,
     PLAYER_METADATA,
+    PRIVATE_METADATA,
     RATED_METADATA,
     REQUEST_METADATA,
     SPONSOR_METADATA,
@@ -60,7 +61,7 @@ FRESH_SECONDS = 300
 MIN_KEY_BYTES = 16
 SIGNED = (PLAYER_METADATA, NAME_METADATA, SPONSOR_METADATA, REQUEST_METADATA)
 """The identity fields a proof covers (absent ones as empty)."""
-SIGNED_IF_SET = (GUEST_METADATA, RATED_METADATA)
+SIGNED_IF_SET = (GUEST_METADATA, RATED_METADATA, PRIVATE_METADATA)
 """Identity fields a bound proof covers when they are set (`name=value`): added later, they
 leave the proofs of calls without them as they were, so a service of the release before
 checks those alike (upgrade the services before the gateways)."""

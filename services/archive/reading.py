@@ -113,12 +113,13 @@ class Archive:
             )
         return self.database
 
-    async def _row(self, game_id: str) -> dict[str, Any]:
+    async def _row(self, game_id: str, caller: Caller) -> dict[str, Any]:
         if not game_id or len(game_id) > 80:
             raise ApiError("INVALID_ARGUMENT", "give the game_id of a finished game")
         async with self._connection() as connection:
             row = await store.archived_game(connection, game_id)
-        if row is None or not row["public"]:
+        seated = row is not None and any(s["player_id"] == caller.player for s in row["seats"])
+        if row is None or not (row["public"] or (caller.player and seated)):
             raise ApiError(
                 "GAME_NOT_FOUND",
                 f"no archived game {game_id[:80]} (a game is archived once it ends)",
@@ -149,7 +150,7 @@ class Archive:
             rows = await store.history(
                 connection, player, game=request.game,
                 outcome=OUTCOME_NAMES.get(request.outcome, ""), opponent=opponent, after=after,
-                limit=limit,
+                limit=limit, private_too=player == caller.player,
             )  # fmt: skip
         reply = lobby_pb2.ListArchivedGamesResponse(
             games=[
@@ -173,7 +174,7 @@ class Archive:
     async def get_archived_game(
         self, request: lobby_pb2.GetArchivedGameRequest, caller: Caller
     ) -> lobby_pb2.ArchivedGame:
-        row = await self._row(request.game_id)
+        row = await self._row(request.game_id, caller)
         options = Struct()
         options.update(row["options"])
         message = lobby_pb2.ArchivedGame(
@@ -211,7 +212,7 @@ class Archive:
     async def get_archived_view(
         self, request: lobby_pb2.GetArchivedViewRequest, caller: Caller
     ) -> lobby_pb2.ArchivedView:
-        row = await self._row(request.game_id)
+        row = await self._row(request.game_id, caller)
         moves = row["moves"]
         if not 0 <= request.version <= len(moves):
             raise ApiError(

@@ -58,6 +58,7 @@ def archived(game_id: str, meta: Mapping[str, Any], entries: Sequence[Entry]) ->
         "seed": int(meta["seed"]),
         "day": meta.get("day"),
         "rated": bool(meta.get("rated")),
+        "public": not meta.get("private"),
         "seats": seats,
         "result": status.get("result") if has_result(status) else None,
         "end_reason": (status.get("result") or {}).get("detail", {}).get("reason", ""),

@@ -13,7 +13,8 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 COLUMNS = (
-    "game_id", "game", "edition", "options", "time_control", "seed", "day", "rated", "seats",
+    "game_id", "game", "edition", "options", "time_control", "seed", "day", "rated", "public",
+    "seats",
     "result", "end_reason", "moves", "created_at", "finished_at",
 )  # fmt: skip
 JSON_COLUMNS = {"options", "time_control", "seats", "result", "moves"}
@@ -72,10 +73,12 @@ async def history(
     opponent: str = "",
     after: Page | None = None,
     limit: int = 20,
+    private_too: bool = False,
 ) -> list[dict[str, Any]]:
-    """A player's archived public games, newest first: each game's row (without its moves and
-    seed), with the player's seat, outcome and the number of moves."""
-    where = ["s.player_id = %(player)s", "g.public"]
+    """A player's archived public games (and private ones, `private_too`: for the player), newest
+    first: each game's row (without its moves and seed), with the player's seat, outcome and
+    the number of moves."""
+    where = ["s.player_id = %(player)s"] + ([] if private_too else ["g.public"])
     if game:
         where.append("s.game = %(game)s")
     if outcome:

@@ -440,6 +440,8 @@ class GameCore:
             meta["accounts"] = [0]
         if day is not None:
             meta["day"] = day
+        if caller.private and not caller.player:  # only the platform makes them
+            meta["private"] = True
         if declared.out_of_turn:  # a table setting, not a rule: the engine never sees it
             meta["jump_in_window_ms"] = window
         now = now_ms()

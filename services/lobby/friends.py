@@ -46,7 +46,7 @@ from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
 from wire.clock import time_control_message
 from wire.errors import ApiError
-from wire.metadata import RATED_METADATA, Caller, rated_value
+from wire.metadata import PRIVATE_METADATA, RATED_METADATA, Caller, rated_value
 from wire.options import game_options
 from wire.players import PLAYER_ID_PATTERN, is_bot
 
@@ -422,6 +422,8 @@ class Friends:
         )
         # A rated table seats accounts only (guests may neither make nor join one).
         rated = [(RATED_METADATA, rated_value(list(range(len(players)))))] if table.rated else []
+        if table.kind == "invite":  # a private table: not listed to watch, nor in others' histories
+            rated.append((PRIVATE_METADATA, "1"))
         replicas = self.lobby.channels.get(table.game)
         try:
             if replicas is None:

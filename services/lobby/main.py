@@ -130,6 +130,11 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.ListScoreTableResponse:
         return await answer(self.lobby.list_score_table(request, caller_of(context)), context)
 
+    async def ListLiveGames(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListLiveGamesResponse:
+        return await answer(self.lobby.list_live_games(request, caller_of(context)), context)
+
     async def ListArchivedGames(
         self, request: Any, context: Context
     ) -> lobby_pb2.ListArchivedGamesResponse:

@@ -25,6 +25,7 @@ from runtime.replicas import Replicas
 from services.archive.reading import Archive
 from services.game.limits import Limits, check_load, check_options, over
 from services.game.store import GameStore
+from services.lobby.live import LiveGames
 from services.lobby.store import LobbyStore, Ticket, pool_key
 from services.ratings.model import Rating
 from services.ratings.scores import ScoreCache, Scores
@@ -234,6 +235,7 @@ class Lobby:
         self.limits = limits or Limits()
         self.ratings = RatingCache(games_store.redis)
         self.scores = ScoreCache(games_store.redis)
+        self.live = LiveGames(games_store.redis, self.ratings)
         self.archive = archive or Archive(None)
 
     async def _seen(self, caller: Caller) -> str:
@@ -521,6 +523,12 @@ class Lobby:
             ],
         )
 
+    async def list_live_games(
+        self, request: lobby_pb2.ListLiveGamesRequest, caller: Caller
+    ) -> lobby_pb2.ListLiveGamesResponse:
+        with _lobby_reachable():
+            return await self.live.games(request)
+
     async def get_scores(
         self, request: lobby_pb2.GetScoresRequest, caller: Caller
     ) -> lobby_pb2.ScoreInfo:
@@ -571,5 +579,6 @@ class Lobby:
             "GetRatingChange": self.get_rating_change,
             "GetScores": self.get_scores,
             "ListScoreTable": self.list_score_table,
+            "ListLiveGames": self.list_live_games,
             **self.archive.handlers(),
         }

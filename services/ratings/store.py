@@ -174,6 +174,13 @@ class RatingCache:
         held: Any = await self.redis.hmget(keys.ratings(game), list(players))
         return {p: held_rating(game, p, h).display for p, h in zip(players, held, strict=True)}
 
+    async def known(self, game: str, players: Sequence[str]) -> dict[str, Rating]:
+        """The ratings of those of `players` who have one."""
+        if not players:
+            return {}
+        found: Any = await self.redis.hmget(keys.ratings(game), list(players))
+        return {p: Rating.from_json(h) for p, h in zip(players, found, strict=True) if h}
+
     async def board(self, game: str, start: int, count: int) -> list[tuple[str, Rating]]:
         """The leaderboard's places start..start+count-1, best first."""
         found: Any = await self.redis.zrevrange(keys.leaderboard(game), start, start + count - 1)

@@ -30,6 +30,8 @@ from runtime.redis import connect_redis
 from services.archive.archiver import ARCHIVE_GROUP, Archiver
 from services.archive.record import archived
 from services.archive.store import store
+from services.ratings.model import Rating
+from services.ratings.store import RatingCache
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2
@@ -350,3 +352,114 @@ async def test_the_client_lists_shows_exports_and_replays_archived_games(
 
 async def consume(stream: Any) -> list[Any]:
     return [item async for item in stream]
+
+
+async def test_live_games_to_watch_best_rated_first(
+    stack: tuple[Platform, Redis], state_dir: Path
+) -> None:
+    platform, redis = stack
+    ann, bob, cal = (Session(platform.target) for _ in range(3))
+    for session, name in ((ann, "ann"), (bob, "bob"), (cal, "cal")):
+        await session.register(name, PASSWORD)
+    await RatingCache(redis).put(
+        "esoloe", {ann.player_id: Rating(40.0, 2.0, 30), bob.player_id: Rating(41.0, 2.0, 30)}
+    )  # shown 2360 and 2400
+    casual = await cal.game("esoloe").CreateGame(
+        esoloe_pb2.CreateGameRequest(players=[cal.player_id] * 2), metadata=cal.metadata
+    )
+    rated = lobby_pb2.FindMatchRequest(game="esoloe", rated=True)
+    tickets = [await s.lobby.FindMatch(rated, metadata=s.metadata) for s in (ann, bob)]
+    found = await asyncio.gather(
+        *(matched(s, t.ticket_id) for s, t in zip((ann, bob), tickets, strict=True))
+    )
+    ours = [found[0].game_id, casual.status.game_id]
+
+    async def listed() -> list[Any] | None:
+        reply = await cal.lobby.ListLiveGames(
+            lobby_pb2.ListLiveGamesRequest(game="esoloe", limit=50), metadata=cal.metadata
+        )
+        games_here = [g for g in reply.games if g.status.game_id in ours]
+        return games_here if len(games_here) == 2 else None
+
+    live = await eventually(listed, 10, "both games listed")
+    assert [g.status.game_id for g in live] == ours  # the rated one first
+    assert live[0].rating == 2400
+    assert not live[1].HasField("rating")  # cal has no rating yet
+    await tabletop(platform, "login", "cal", script=PASSWORD + "\n")
+    shown = await tabletop(platform, "live", "esoloe", "--limit", "50")
+    assert shown.out.index(ours[0]) < shown.out.index(ours[1])
+    loser = ann if found[0].seat == 0 else bob
+    await loser.game("esoloe").Resign(
+        common_pb2.ResignRequest(game_id=ours[0]), metadata=loser.metadata
+    )
+
+    async def gone() -> bool:
+        reply = await cal.lobby.ListLiveGames(
+            lobby_pb2.ListLiveGamesRequest(game="esoloe", limit=50), metadata=cal.metadata
+        )
+        return ours[0] not in {g.status.game_id for g in reply.games}
+
+    await eventually(gone, 10, "a finished game is no longer listed")
+    await assert_refused(
+        cal.lobby.ListLiveGames(lobby_pb2.ListLiveGamesRequest(limit=51), metadata=cal.metadata),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_ARGUMENT",
+        "limit",
+    )
+    for session in (ann, bob, cal):
+        await session.close()
+
+
+async def test_a_private_tables_game_is_shown_to_its_players_only(
+    stack: tuple[Platform, Redis], redis_url: str, database_url: str
+) -> None:
+    platform, _ = stack
+    ann, bob, eve = (Session(platform.target) for _ in range(3))
+    for session, name in ((ann, "ann"), (bob, "bob"), (eve, "eve")):
+        await session.register(name, PASSWORD)
+    invite = await ann.lobby.CreateInvite(
+        lobby_pb2.CreateInviteRequest(game="esoloe"), metadata=ann.metadata
+    )
+    joined = await bob.lobby.JoinInvite(
+        lobby_pb2.JoinInviteRequest(code=invite.code), metadata=bob.metadata
+    )
+
+    async def started() -> str:
+        mine = await bob.lobby.ListChallenges(
+            lobby_pb2.ListChallengesRequest(), metadata=bob.metadata
+        )
+        return next(
+            (c.game_id for c in mine.challenges if c.challenge_id == joined.challenge_id), ""
+        )
+
+    game_id = await eventually(started, 10, "the invite's game made")
+    listed = await eve.lobby.ListLiveGames(
+        lobby_pb2.ListLiveGamesRequest(game="esoloe", limit=50), metadata=eve.metadata
+    )
+    assert game_id not in {g.status.game_id for g in listed.games}  # not to watch
+    await ann.game("esoloe").Resign(
+        common_pb2.ResignRequest(game_id=game_id), metadata=ann.metadata
+    )
+    async with Consumer(redis_url, database_url, "archiver", Archiver):
+        await eventually(lambda: archived_rows(database_url, game_id) == 1, 10, "archived")
+    own = await ann.lobby.ListArchivedGames(
+        lobby_pb2.ListArchivedGamesRequest(), metadata=ann.metadata
+    )
+    assert game_id in {g.game_id for g in own.games}  # her own history has it
+    theirs = await eve.lobby.ListArchivedGames(
+        lobby_pb2.ListArchivedGamesRequest(player_id=ann.player_id), metadata=eve.metadata
+    )
+    assert game_id not in {g.game_id for g in theirs.games}  # nobody else's view of it
+    record = await bob.lobby.GetArchivedGame(
+        lobby_pb2.GetArchivedGameRequest(game_id=game_id), metadata=bob.metadata
+    )
+    assert record.game_id == game_id
+    await assert_refused(
+        eve.lobby.GetArchivedGame(
+            lobby_pb2.GetArchivedGameRequest(game_id=game_id), metadata=eve.metadata
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "GAME_NOT_FOUND",
+    )
+    for session in (ann, bob, eve):
+        await session.close()
