@@ -39,7 +39,7 @@ from tabletop.solo.v1 import solo_pb2
 from tests.integration.test_accounts import PASSWORD
 from tests.integration.test_client import state_dir, tabletop
 from tests.integration.test_rated_play import matched
-from tests.integration.test_ratings import Consumer, acknowledged, finished_entry
+from tests.integration.test_ratings import Consumer, acknowledged, finished_entry, fresh_stream
 from tests.platform import Platform, assert_refused
 from tests.timing import eventually
 
@@ -50,6 +50,7 @@ __all__ = ["state_dir"]  # the fixture of tests/integration/test_client.py
 
 @pytest_asyncio.fixture
 async def stack(redis_url: str, database_url: str) -> AsyncIterator[tuple[Platform, Redis]]:
+    await fresh_stream(redis_url)
     async with Platform(
         redis_url,
         games=("esoloe", "solo"),

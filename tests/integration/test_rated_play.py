@@ -23,7 +23,7 @@ from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tests.integration.test_accounts import PASSWORD, refused
 from tests.integration.test_client import state_dir, tabletop
-from tests.integration.test_ratings import Consumer
+from tests.integration.test_ratings import Consumer, fresh_stream
 from tests.platform import Platform
 from tests.timing import eventually
 
@@ -34,6 +34,7 @@ __all__ = ["state_dir"]  # the fixture of tests/integration/test_client.py
 
 @pytest_asyncio.fixture
 async def stack(redis_url: str, database_url: str) -> AsyncIterator[Platform]:
+    await fresh_stream(redis_url)
     async with Platform(
         redis_url,
         games=("esoloe", "solace"),

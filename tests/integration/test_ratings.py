@@ -20,6 +20,7 @@ from redis.exceptions import ResponseError
 from runtime import bot_turns, db, keys
 from runtime.consumer import GroupConsumer
 from runtime.redis import connect_redis
+from services.archive.archiver import ARCHIVE_GROUP
 from services.ratings.consumer import RatingsConsumer
 from services.ratings.model import MU
 from services.ratings.store import RatingCache, count
@@ -37,8 +38,23 @@ def account() -> str:
     return "a-" + secrets.token_hex(8)
 
 
+async def fresh_stream(redis_url: str) -> None:
+    """The session's finished games' stream emptied, and its consumer groups past its end: a
+    test's consumers read the test's own games, not those earlier tests left unread (each
+    test has a database of its own, the session one Redis)."""
+    redis = connect_redis(redis_url)
+    try:
+        await redis.xtrim(keys.FINISHED_GAMES, maxlen=0)
+        for group in (keys.RATINGS_GROUP, ARCHIVE_GROUP):
+            with contextlib.suppress(ResponseError):  # no such group (or stream) yet
+                await redis.xgroup_setid(keys.FINISHED_GAMES, group, "$")
+    finally:
+        await redis.aclose()
+
+
 @pytest_asyncio.fixture
 async def stack(redis_url: str, database_url: str) -> AsyncIterator[tuple[Platform, Redis]]:
+    await fresh_stream(redis_url)
     async with Platform(redis_url, games=("esoloe", "solo"), sweep_seconds=0.1) as platform:
         redis = connect_redis(redis_url)
         try:

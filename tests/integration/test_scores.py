@@ -25,7 +25,7 @@ from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solace.v1 import solace_pb2
 from tests.integration.test_accounts import PASSWORD
 from tests.integration.test_client import state_dir, tabletop
-from tests.integration.test_ratings import Consumer, acknowledged, finished_entry
+from tests.integration.test_ratings import Consumer, acknowledged, finished_entry, fresh_stream
 from tests.platform import Platform, assert_refused
 from tests.timing import eventually
 from wire.errors import error_info
@@ -40,6 +40,7 @@ INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
 @pytest_asyncio.fixture
 async def stack(redis_url: str, database_url: str) -> AsyncIterator[Platform]:
+    await fresh_stream(redis_url)
     async with Platform(
         redis_url,
         games=("solace",),
