@@ -343,6 +343,7 @@ def _main(argv: Sequence[str] | None) -> int:
     pl.add_argument(
         "--daily", action="store_true", help="Solace: the deal of the day (once a day, accounts)"
     )
+    pl.add_argument("--rated", action="store_true", help="a rated game (accounts; docs/ratings.md)")
     _time_flags(pl)
     _gateway_flag(pl)
     pl.add_argument("--name", default=None, help=NAME_HELP)

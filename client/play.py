@@ -193,12 +193,14 @@ async def bot_game(
     seat: int | None = None,
     watch_only: bool = False,
     time_control: common_pb2.TimeControl | None = None,
+    rated: bool = False,
 ) -> tuple[str, int]:
     """A new game with bots in the other seats (or in all of them): its id and the caller's seat.
     `time_control` None: the game's default."""
     request = lobby_pb2.PlayAgainstBotsRequest(
-        game=game, options=options, level=level, watch_only=watch_only, time_control=time_control
-    )
+        game=game, options=options, level=level, watch_only=watch_only, time_control=time_control,
+        rated=rated,
+    )  # fmt: skip
     if seat is not None:
         request.seat = seat
     lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
@@ -215,13 +217,14 @@ async def find_match(
     bots_after: int,
     console: Console,
     time_control: common_pb2.TimeControl | None = None,
+    rated: bool = False,
 ) -> tuple[str, int]:
     """Queue for a game with other people (bots fill the empty seats after `bots_after` seconds,
     or never when it is 0) and wait until the matchmaker seats the caller. `time_control` None:
     the game's default (only tickets asking for the same one are matched)."""
     lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
     request = lobby_pb2.FindMatchRequest(
-        game=game, options=options, level=level, time_control=time_control
+        game=game, options=options, level=level, time_control=time_control, rated=rated
     )
     if bots_after > 0:
         request.bots = lobby_pb2.BOT_FILL_AFTER
@@ -1127,6 +1130,7 @@ async def _seat(
                 bots_after=args.bots_after,
                 console=console,
                 time_control=args.time_control,
+                rated=getattr(args, "rated", False),
             )
         )
     else:
@@ -1138,6 +1142,7 @@ async def _seat(
                 level=args.level,
                 seat=args.seat,
                 time_control=args.time_control,
+                rated=getattr(args, "rated", False),
             )
         )
     return args.game, game_id, seat, "new"

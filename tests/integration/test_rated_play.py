@@ -141,6 +141,9 @@ async def test_a_rated_match_is_counted_once_and_shown(
     back = await tabletop(stack, "play", "--game", ann_ticket.game_id)
     delta = by_player[ann.player_id].after - by_player[ann.player_id].before
     assert f"your esoloe rating: 1000 -> {by_player[ann.player_id].after}? ({delta:+d})" in back.out
+    # a rated game against a bot from the client: the seats' ratings are said at the start
+    started = await tabletop(stack, "play", "esoloe", "--rated", "--seat", "0", script="quit\n")
+    assert "rated game: you " in started.out, started.out + started.err
     top = await tabletop(stack, "top", "esoloe")
     assert [line.split()[:2] for line in top.out.splitlines()] == [
         ["1.", "ann" if winner is ann else "bob"], ["2.", "bob" if winner is ann else "ann"],
