@@ -37,6 +37,8 @@ PORTS = {
     "esoloe": 50051, "solo": 50052, "solace": 50053, "zoxso": 50054, "lobby": 50055,
     "gateway": 50050, "bots": 50060, "matchmaker": 50070, "ratings": 50080,
 }  # fmt: skip
+ONE_SHOT = ("migrate",)
+"""Services that run once and exit (podman lists them while they run)."""
 REPLICATED = ["esoloe", "solo", "solace", "zoxso", "lobby", "matchmaker", "bots"]
 """Services that run two replicas, as the Compose file's deploy.replicas asks (podman-compose
 ignores it: the stack is scaled explicitly)."""
@@ -108,8 +110,18 @@ class Stack:
         return [c for c in found if not service or c["service"] == service]
 
     def ready(self, container: dict[str, str]) -> bool:
-        """The process in `container` answers its own readiness probe."""
+        """The process in `container` answers its own readiness probe (the one-shot `migrate`:
+        it has exited, having applied the migrations)."""
         service = container["service"]
+        if service in ONE_SHOT:
+            state = run(
+                "podman", "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}",
+                container["id"], check=False,
+            ).split()  # fmt: skip
+            if state[:1] == ["exited"] and state[1:] != ["0"]:
+                logs = run("podman", "logs", "--tail", "30", container["id"], check=False)
+                raise AssertionError(f"{container['name']} failed:\n{logs}")
+            return state == ["exited", "0"] or not state  # gone once done: done
         if service == "redis":
             probe, answer = ["redis-cli", "ping"], "PONG"
         elif service == "postgres":
