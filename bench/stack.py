@@ -72,13 +72,26 @@ async def _matchmaking(sessions: list[Session], seconds: float) -> tuple[int, li
             ticket = await lobby.FindMatch(
                 lobby_pb2.FindMatchRequest(game="esoloe"), metadata=session.metadata
             )
-            async for state in lobby.WatchTicket(
-                lobby_pb2.WatchTicketRequest(ticket_id=ticket.ticket_id),
-                metadata=session.metadata,
-            ):
-                if state.state != lobby_pb2.TICKET_STATE_QUEUED:
-                    latencies.append(time.perf_counter() - started)
-                    break
+            # At the end a player may queue once more and find nobody left to meet: it stops
+            # waiting a little after the deadline and withdraws its ticket.
+            waiting = max(0.0, deadline - time.perf_counter()) + 5.0
+            try:
+                async for state in lobby.WatchTicket(
+                    lobby_pb2.WatchTicketRequest(ticket_id=ticket.ticket_id),
+                    metadata=session.metadata,
+                    timeout=waiting,
+                ):
+                    if state.state != lobby_pb2.TICKET_STATE_QUEUED:
+                        latencies.append(time.perf_counter() - started)
+                        break
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise
+                await lobby.CancelTicket(
+                    lobby_pb2.CancelTicketRequest(ticket_id=ticket.ticket_id),
+                    metadata=session.metadata,
+                )
+                return
 
     await asyncio.gather(*(player(s) for s in sessions))
     return len(latencies), latencies
