@@ -58,6 +58,7 @@ async def hotseat(args: argparse.Namespace) -> int:
             raise UsageError(refused)
         names = seat_names(args.game, args.names)
         await session.login(LOGIN_NAME)
+        session.open_stream()
         created = await session.game(args.game).CreateGame(
             api(args.game).pb2.CreateGameRequest(players=[session.player_id] * len(names)),
             metadata=session.metadata,

@@ -967,6 +967,7 @@ async def run_table(args: argparse.Namespace, seating: Seating | None = None) ->
         # before any call: a usage error needs no server
         options = None if seating else _checked_options(args)
         await account.sign_in()
+        session.open_stream()  # the table's calls and events on one stream (client/link.py)
         fresh = asyncio.create_task(account.keep_fresh())
         if seating is None:
             game, game_id, seat, mode = await _seat(args, session, account, console, options)

@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 import games
+from client.link import SessionLink
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import api
 from wire.metadata import BOT_SEAT_METADATA
@@ -61,6 +62,17 @@ class Session:
         """An account session's (empty for a guest)."""
         self.auth = lobby_pb2_grpc.AuthServiceStub(self.channel)
         self.lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self.channel)
+        self.link: SessionLink | None = None
+        """The player session's stream, once `open_stream` is called: then the lobby's and the
+        games' calls go on it."""
+
+    def open_stream(self) -> None:
+        """From now on the lobby's and the games' calls go as messages on one stream (a player
+        session, client/link.py), opened at the first call with the current token (each new
+        token is sent on it). Log in first; the AuthService's calls stay calls of their own."""
+        if self.link is None:
+            self.link = SessionLink(self.channel, lambda: self.token)
+            self.lobby = self.link.stub(lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"])
 
     async def login(self, name: str) -> lobby_pb2.LoginResponse:
         reply: lobby_pb2.LoginResponse = await self.auth.Login(lobby_pb2.LoginRequest(name=name))
@@ -152,7 +164,11 @@ class Session:
         except KeyError:
             known = ", ".join(games.names())
             raise ValueError(f"unknown game {game!r}; games are: {known}") from None
+        if self.link is not None:
+            return self.link.stub(game_api.descriptor)
         return game_api.stub(self.channel)
 
     async def close(self) -> None:
+        if self.link is not None:
+            await self.link.close()
         await self.channel.close()

@@ -10,6 +10,7 @@ from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS
 from gateway.oidc import Issuer, issuers_from_json
 from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings, Network
+from gateway.session import MAX_CALLS as SESSION_MAX_CALLS
 from runtime.config import (
     env_bool,
     env_float,
@@ -46,6 +47,7 @@ def settings_from_env() -> GatewaySettings:
         relay_max_age_seconds=env_float("RELAY_MAX_AGE_SECONDS", MAX_AGE_SECONDS),
         resolve_seconds=env_float("RESOLVE_SECONDS", RESOLVE_SECONDS),
         streams_per_player=env_int("MAX_STREAMS_PER_PLAYER", 16),
+        session_max_calls=env_int("SESSION_MAX_CALLS", SESSION_MAX_CALLS),
         internal_key=internal_key_from_env(),
         tls=tls_from_env(),
         health_listen=env_str("HEALTH_LISTEN", ""),

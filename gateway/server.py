@@ -14,13 +14,14 @@ to Redis.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hmac
 import ipaddress
 import itertools
 import logging
 import secrets
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,11 +43,23 @@ from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.oidc import Issuer, Providers
 from gateway.ratelimit import RateLimiter
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
+from gateway.session import MAX_CALLS as SESSION_MAX_CALLS
+from gateway.session import SERVICE as SESSION_SERVICE
+from gateway.session import SessionServicer, too_large
 from runtime import db
 from runtime.replicas import RESOLVE_SECONDS, Replicas
-from runtime.server import MAX_REQUEST_BYTES, Context, OpenStreams, Server, TlsFiles
+from runtime.server import (
+    MAX_REQUEST_BYTES,
+    SESSION_ALLOWANCE_BYTES,
+    Context,
+    OpenStreams,
+    Server,
+    TlsFiles,
+)
 from runtime.tasks import stop_tasks
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from tabletop.relay.v1 import relay_pb2
+from tabletop.session.v1 import session_pb2_grpc
 from wire.api import AUTH_SERVICE, api, channel_options
 from wire.errors import ApiError, abort
 from wire.metadata import (
@@ -122,7 +135,10 @@ class GatewaySettings:
     """How often each backend's name is resolved again (runtime/replicas.py): replicas added
     get calls, and replicas removed none, within about this long."""
     streams_per_player: int = 16
-    """Streams (Watch, WatchTicket) one player may hold open at once on this gateway."""
+    """Streams (Watch, WatchTicket, sessions and the streaming calls on them) one player may
+    hold open at once on this gateway."""
+    session_max_calls: int = SESSION_MAX_CALLS
+    """Calls in progress at once on one player session (gateway/session.py)."""
     internal_key: str
     """The key the gateway proves its calls to the services with (wire.proof)."""
     tls: TlsFiles | None = None
@@ -167,7 +183,16 @@ class Guard:
     def identify(self, context: Context) -> Identity:
         """The caller; raises ApiError (UNAUTHENTICATED)."""
         try:
-            identity = self.issuer.verify(bearer_token(context.invocation_metadata()))
+            token = bearer_token(context.invocation_metadata())
+        except AuthError as error:
+            raise ApiError("UNAUTHENTICATED", str(error)) from None
+        return self.check(token)
+
+    def check(self, token: str) -> Identity:
+        """Whose `token` is, while it holds: not expired, its session not ended; raises
+        ApiError (UNAUTHENTICATED). Cheap enough for every call (verified tokens are cached)."""
+        try:
+            identity = self.issuer.verify(token)
         except AuthError as error:
             raise ApiError("UNAUTHENTICATED", str(error)) from None
         revocations = self.revocations
@@ -183,8 +208,20 @@ class Guard:
         is the call of the bot seat it names (`acting`; its own calls, Refresh and WhoAmI,
         are the worker's)."""
         identity = self.identify(context)
-        if identity.worker and acting:
-            identity = _acting_bot(identity, context)
+        if acting:
+            named = [v for k, v in context.invocation_metadata() or () if k == BOT_SEAT_METADATA]
+            identity = self.acting(identity, named)
+        self.limit(identity)
+        return identity
+
+    @staticmethod
+    def acting(identity: Identity, named: Sequence[str | bytes]) -> Identity:
+        """Who acts: the caller, or for a bot worker the one bot seat its call `named`
+        (BOT_SEAT_METADATA); raises ApiError (UNAUTHENTICATED)."""
+        return _acting_bot(identity, named) if identity.worker else identity
+
+    def limit(self, identity: Identity) -> None:
+        """The caller's rate limit: raises ApiError (RATE_LIMITED) when it is spent."""
         wait = self.limiter.take(identity.player_id)
         if wait:
             retry_ms = int(wait * 1000) + 1  # never sooner than the limiter allows
@@ -193,12 +230,10 @@ class Guard:
                 f"too many requests; retry in {retry_ms}ms",
                 retry_after_ms=str(retry_ms),
             )
-        return identity
 
 
-def _acting_bot(worker: Identity, context: Context) -> Identity:
-    """The bot seat a worker's call acts for (BOT_SEAT_METADATA)."""
-    named = [v for k, v in context.invocation_metadata() or () if k == BOT_SEAT_METADATA]
+def _acting_bot(worker: Identity, named: Sequence[str | bytes]) -> Identity:
+    """The bot seat a worker's call acts for: the one seat `named` (BOT_SEAT_METADATA)."""
     if len(named) != 1 or not isinstance(named[0], str) or not BOT_ID_PATTERN.fullmatch(named[0]):
         raise ApiError(
             "UNAUTHENTICATED",
@@ -564,9 +599,24 @@ class Backend:
     relay: Relay
 
 
+@dataclass(frozen=True)
+class Route:
+    """A public method the gateway routes: to which backend, and how."""
+
+    backend: Backend
+    path: str
+    """gRPC's path of the method, e.g. "/tabletop.esoloe.v1.EsoloeService/Play"."""
+    method: str
+    acts: bool
+    """Not one of READS: an API token needs a scope to act to call it."""
+    streaming: bool
+    """Server-streaming (Watch, WatchTicket...): a call of its own to one replica."""
+
+
 class Proxy(grpc.GenericRpcHandler):
     """Routes each public method of the backends to its service, passing bytes through: unary
-    calls over the service's relay links, streams as calls of their own."""
+    calls over the service's relay links, streams as calls of their own. A player session
+    (gateway/session.py) routes its calls through the same steps."""
 
     def __init__(
         self,
@@ -585,37 +635,43 @@ class Proxy(grpc.GenericRpcHandler):
         # Request ids unique across gateway processes and restarts, without a syscall per call.
         self._request_prefix = f"g{secrets.token_hex(6)}-"
         self._request_counter = itertools.count()
+        self.routes: dict[str, Route] = {}
         self.handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
         for backend in backends:
             service = backend.descriptor
             for method in service.methods:
                 path = f"/{service.full_name}/{method.name}"
-                acts = method.name not in READS
-                if method.server_streaming:
+                route = Route(
+                    backend, path, method.name, method.name not in READS, method.server_streaming
+                )
+                self.routes[path] = route
+                if route.streaming:
                     self.handlers[path] = grpc.unary_stream_rpc_method_handler(
-                        self._streaming(backend.replicas, path, acts)
+                        self._streaming(route)
                     )
                 else:
-                    self.handlers[path] = grpc.unary_unary_rpc_method_handler(
-                        self._unary(backend.relay, method.name, acts)
-                    )
+                    self.handlers[path] = grpc.unary_unary_rpc_method_handler(self._unary(route))
 
     def service(
         self, handler_call_details: grpc.HandlerCallDetails
     ) -> grpc.RpcMethodHandler[bytes, bytes] | None:
         return self.handlers.get(handler_call_details.method)
 
-    async def _admit(self, context: Context, acts: bool) -> tuple[Identity, str]:
-        """Authenticate and rate-limit (and, for a method that `acts`, check that the caller
-        may act: an API token's scopes); the caller and a new request id."""
+    def permit(self, identity: Identity, route: Route) -> str:
+        """May the caller call `route` (an API token's scopes)? Raises ApiError
+        (NOT_PERMITTED); the call's new request id."""
+        refused = may_act(identity) if route.acts else ""
+        if refused:
+            raise ApiError("NOT_PERMITTED", refused)
+        return f"{self._request_prefix}{next(self._request_counter)}"
+
+    async def _admit(self, context: Context, route: Route) -> tuple[Identity, str]:
+        """Authenticate, rate-limit and permit: the caller and a new request id."""
         try:
             identity = self.guard.admit(context)
-            refused = may_act(identity) if acts else ""
-            if refused:
-                raise ApiError("NOT_PERMITTED", refused)
+            return identity, self.permit(identity, route)
         except ApiError as error:
             await abort(context, error)
-        return identity, f"{self._request_prefix}{next(self._request_counter)}"
 
     def _timeout(self, context: Context) -> float:
         remaining = context.time_remaining()
@@ -623,18 +679,26 @@ class Proxy(grpc.GenericRpcHandler):
             return self.call_timeout_seconds
         return max(0.001, remaining)
 
-    def _unary(self, relay: Relay, method: str, acts: bool) -> Any:
+    async def call(
+        self, identity: Identity, route: Route, request: bytes, request_id: str, seconds: float
+    ) -> relay_pb2.RelayResponse:
+        """A unary call of `route` for `identity`, over the backend's relay links."""
+        return await route.backend.relay.call(
+            route.method,
+            request,
+            player_id=identity.player_id,
+            player_name=identity.name,
+            request_id=request_id,
+            seconds=seconds,
+            guest=_kind(identity) == "guest",
+        )
+
+    def _unary(self, route: Route) -> Any:
         async def forward(request: bytes, context: Context) -> bytes:
-            identity, request_id = await self._admit(context, acts)
-            answer = await relay.call(
-                method,
-                request,
-                player_id=identity.player_id,
-                player_name=identity.name,
-                request_id=request_id,
-                seconds=self._timeout(context),
-                guest=_kind(identity) == "guest",
-            )
+            if len(request) > MAX_REQUEST_BYTES:  # the port takes a session's Call around it
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, too_large(request))
+            identity, request_id = await self._admit(context, route)
+            answer = await self.call(identity, route, request, request_id, self._timeout(context))
             if answer.code:
                 await context.abort(
                     status_code(answer),
@@ -648,54 +712,74 @@ class Proxy(grpc.GenericRpcHandler):
 
         return forward
 
-    def _streaming(self, replicas: Replicas, path: str, acts: bool) -> Any:
-        async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
-            identity, request_id = await self._admit(context, acts)
-            player = identity.player_id
-            open_now = self.streams.get(player, 0)
-            if open_now >= self.streams_per_player:
-                await abort(
-                    context,
-                    ApiError(
-                        "LIMIT_REACHED",
-                        f"you already have {open_now} streams open: at most "
-                        f"{self.streams_per_player} at once; close one first",
-                        limit="streams",
-                        max=str(self.streams_per_player),
-                    ),
-                )
-            self.streams[player] = open_now + 1
-            channel = replicas.acquire()  # the stream stays on it when the replicas change
-            call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(path)
-            stream = call(
-                request,
-                metadata=prove(
-                    self.internal_key,
-                    path,
-                    (
-                        (PLAYER_METADATA, identity.player_id),
-                        (NAME_METADATA, identity.name),
-                        (REQUEST_METADATA, request_id),
-                        *([(GUEST_METADATA, "1")] if _kind(identity) == "guest" else []),
-                    ),
-                    body=request,
-                ),
+    @contextlib.contextmanager
+    def stream_slot(self, player: str) -> Iterator[None]:
+        """One of the player's open streams, held while the block runs; raises ApiError
+        (LIMIT_REACHED) when they have as many as they may."""
+        open_now = self.streams.get(player, 0)
+        if open_now >= self.streams_per_player:
+            raise ApiError(
+                "LIMIT_REACHED",
+                f"you already have {open_now} streams open: at most "
+                f"{self.streams_per_player} at once; close one first",
+                limit="streams",
+                max=str(self.streams_per_player),
             )
+        self.streams[player] = open_now + 1
+        try:
+            yield
+        finally:
+            left = self.streams[player] - 1
+            if left:
+                self.streams[player] = left
+            else:
+                del self.streams[player]
+
+    async def stream(
+        self, identity: Identity, route: Route, request: bytes, request_id: str
+    ) -> AsyncGenerator[bytes]:
+        """The messages of a server-streaming call of `route` for `identity` (a call of its
+        own to one replica, where it stays when the replicas change). The caller holds a
+        stream slot while it reads."""
+        replicas = route.backend.replicas
+        channel = replicas.acquire()
+        call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(route.path)
+        stream = call(
+            request,
+            metadata=prove(
+                self.internal_key,
+                route.path,
+                (
+                    (PLAYER_METADATA, identity.player_id),
+                    (NAME_METADATA, identity.name),
+                    (REQUEST_METADATA, request_id),
+                    *([(GUEST_METADATA, "1")] if _kind(identity) == "guest" else []),
+                ),
+                body=request,
+            ),
+        )
+        try:
+            async for message in stream:
+                yield message
+        finally:
+            stream.cancel()
+            replicas.release(channel)
+
+    def _streaming(self, route: Route) -> Any:
+        async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
+            identity, request_id = await self._admit(context, route)
             try:
-                async for message in stream:
-                    yield message
+                with self.stream_slot(identity.player_id):
+                    messages = self.stream(identity, route, request, request_id)
+                    async with contextlib.aclosing(messages):
+                        async for message in messages:
+                            yield message
+            except ApiError as error:
+                await abort(context, error)
             except grpc.aio.AioRpcError as error:
                 await context.abort(
                     error.code(), error.details() or "", _passable(error.trailing_metadata())
                 )
-            finally:
-                stream.cancel()
-                replicas.release(channel)
-                left = self.streams[player] - 1
-                if left:
-                    self.streams[player] = left
-                else:
-                    del self.streams[player]
 
         return forward
 
@@ -740,9 +824,9 @@ class Gateway:
         names = [backend.descriptor.full_name for backend in self.backends]
         self.base = Server(
             settings.listen,
-            [AUTH_SERVICE, *names],
+            [AUTH_SERVICE, SESSION_SERVICE, *names],
             grace_seconds=settings.grace_seconds,
-            max_request_bytes=MAX_REQUEST_BYTES,
+            max_request_bytes=MAX_REQUEST_BYTES + SESSION_ALLOWANCE_BYTES,
             tls=settings.tls,
             health_listen=settings.health_listen,
             open_streams=settings.open_streams,
@@ -771,6 +855,9 @@ class Gateway:
             settings.call_timeout_seconds,
         )
         self.base.server.add_generic_rpc_handlers((self.proxy,))
+        session_pb2_grpc.add_SessionServiceServicer_to_server(
+            SessionServicer(self.proxy, settings.session_max_calls), self.base.server
+        )
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(
             AuthServicer(
                 guard,

@@ -51,6 +51,9 @@ R = TypeVar("R")
 MAX_REQUEST_BYTES = 64 * 1024
 """The largest request the public port (the gateway) takes: requests are small, anything larger
 is refused early (RESOURCE_EXHAUSTED, by gRPC itself)."""
+SESSION_ALLOWANCE_BYTES = 1024
+"""What a player session's Call message adds around a request (call id, method, timeout, bot
+seat): the gateway's port takes messages this much larger, and checks each request itself."""
 RELAY_ALLOWANCE_BYTES = 8 * 1024
 """What the gateway's relay message adds around a request it took (method, player id and name,
 request id, deadline: a few hundred bytes). Internal servers take requests this much larger,

@@ -192,7 +192,9 @@ class BotWorker:
         self.choose = choose
         self.channel = gateway_channel(gateway, tls)
         self.session = Session(gateway, self.channel)
-        """The worker's own session: one token for every bot seat it plays."""
+        """The worker's own session: one token for every bot seat it plays, and one stream
+        (a player session) for all their calls."""
+        self.session.open_stream()
         self._login = asyncio.Lock()
         self.rng = random.Random()
         self.per_sponsor = per_sponsor or max(1, concurrency // 8)
@@ -447,6 +449,6 @@ class BotWorker:
         return job.window_ms if job.window_ms >= 0 else games.get(job.game).jump_in_window_ms
 
     async def close(self) -> None:
-        await self.channel.close()
+        await self.session.close()
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)

@@ -152,7 +152,9 @@ async def test_the_stop_signal_to_every_container_fails_no_call(stack: Stack) ->
     await asyncio.wait_for(playing, patience(300))
     assert not failures, failures
     # Each process ended by itself, cleanly (a process without a SIGTERM handler ends 143).
-    assert all(codes == ["0"] for codes in exits.values()), exits
+    # Podman may report one exit twice, or an exit of the test before within the window's
+    # first second: what matters is that there was one and that every one was clean.
+    assert all(codes and set(codes) == {"0"} for codes in exits.values()), exits
     assert games_played >= len(containers) // 4
 
 

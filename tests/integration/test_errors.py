@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -56,9 +57,17 @@ class Table:
         return reply
 
 
-@pytest.fixture
-async def table(platform: Platform) -> Table:
-    return await Table(platform).open()
+@pytest.fixture(params=["unary", "session"])
+async def table(platform: Platform, request: pytest.FixtureRequest) -> AsyncIterator[Table]:
+    """Alice and Bob at an e-SOLO-e table, calling with calls of their own ("unary") or on a
+    player session's stream ("session"): both must answer each error the same way."""
+    table = await Table(platform).open()
+    if request.param == "session":
+        table.alice.open_stream()
+        table.bob.open_stream()
+    yield table
+    await table.alice.close()
+    await table.bob.close()
 
 
 async def test_malformed_notation(table: Table) -> None:
@@ -248,7 +257,10 @@ async def test_unknown_and_malformed_game_ids(table: Table) -> None:
     )
 
 
-async def test_tokens_missing_forged_expired(table: Table) -> None:
+async def test_tokens_missing_forged_expired(platform: Platform) -> None:
+    """Each call of its own carries its token (a session's stream carries one for all its calls:
+    tests/integration/test_session_stream.py)."""
+    table = await Table(platform).open()
     stub = table.alice.game("esoloe")
     request = common_pb2.GetViewRequest(game_id=table.game_id)
     await assert_refused(

@@ -220,11 +220,16 @@ def _check_offline(scenario: Scenario, setups: Sequence[Mapping[str, Any]], k: i
     return hidden_differs
 
 
+@pytest.mark.parametrize("transport", ["unary", "session"])
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name.split(",")[0] for s in SCENARIOS])
 async def test_seat_cannot_tell_games_apart(
-    scenario: Scenario, solo_platform: Platform, redis_url: str
+    scenario: Scenario, transport: str, solo_platform: Platform, redis_url: str
 ) -> None:
+    """`transport`: the players call with calls of their own, or on their sessions' streams."""
     sessions = await logged_in(solo_platform, "s0", "s1", "s2", "s3", "spectator")
+    if transport == "session":
+        for session in sessions:
+            session.open_stream()
     seats = sessions[:4]
     players = [s.player_id for s in seats]
     hidden_chances = False
