@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // A complete minimal tabletop client in Node.js, written from the protos alone (docs/api.md
 // walks through it): log in as a guest, start a game against a bot, follow it with Watch, and
-// on every version ask for our legal moves and play one of them, until the game ends.
+// on every version ask for our legal moves and play one of them, until the game ends. After the
+// login, every call goes on one player session (tabletop.session.v1): one stream that carries
+// the calls in and their answers and the game's updates out.
 //
 //   npm ci && node play.js [esoloe|solo|solace|zoxso] [--level random|greedy|strong]
 //                          [--options '{"players": 2, "mode": "MODE_ROUNDS", "rounds": 1}']
@@ -41,8 +43,13 @@ const target = process.env.TABLETOP_GATEWAY || '127.0.0.1:50050';
 
 // Services and messages, from the same .proto files the server is built from. keepCase keeps
 // the field names as the protos write them (game_id, not gameId); int64 fields as numbers.
+const PROTOS = [
+  `tabletop/${game}/v1/${game}.proto`,
+  'tabletop/lobby/v1/lobby.proto',
+  'tabletop/session/v1/session.proto',
+];
 const definition = protoLoader.loadSync(
-  [`tabletop/${game}/v1/${game}.proto`, 'tabletop/lobby/v1/lobby.proto'],
+  PROTOS,
   { includeDirs: PROTO_DIRS, keepCase: true, longs: Number, enums: String, defaults: true,
     oneofs: true },
 );
@@ -82,8 +89,8 @@ const channelOptions = process.env.TABLETOP_SERVER_NAME
   ? { 'grpc.ssl_target_name_override': process.env.TABLETOP_SERVER_NAME }
   : {};
 const auth = new api.lobby.v1.AuthService(target, credentials, channelOptions);
-const lobby = new api.lobby.v1.LobbyService(target, credentials, channelOptions);
-const service = new api[game].v1[SERVICES[game]](target, credentials, channelOptions);
+const LOBBY = 'tabletop.lobby.v1.LobbyService';
+const GAME = `tabletop.${game}.v1.${SERVICES[game]}`;
 
 function unary(client, method, request, metadata) {
   return new Promise((resolve, reject) => {
@@ -109,11 +116,11 @@ function plain(value) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// One unary call, waiting out RATE_LIMITED refusals as the server asks (retry_after_ms).
-async function call(client, method, request, metadata) {
+// A call, made again after each RATE_LIMITED refusal once the wait it names is over.
+async function retrying(attempt) {
   for (;;) {
     try {
-      return await unary(client, method, request, metadata);
+      return await attempt();
     } catch (error) {
       const { reason, metadata: info } = errorInfo(error);
       if (reason !== 'RATE_LIMITED') throw error;
@@ -122,11 +129,95 @@ async function call(client, method, request, metadata) {
   }
 }
 
+const call = (client, method, request) => retrying(() => unary(client, method, request));
+
+// A player session: one stream to the gateway, opened with the token, on which each call is a
+// message (its method's full name and its request's bytes, with an id of ours) and each answer
+// or streamed update a message back with the same id (docs/api.md, Sessions).
+class PlayerSession {
+  constructor(token) {
+    const metadata = new grpc.Metadata();
+    metadata.add('authorization', `Bearer ${token}`);
+    this.stream = new api.session.v1.SessionService(target, credentials, channelOptions)
+      .Open(metadata);
+    this.nextId = 1;
+    this.calls = new Map(); // id -> function taking each response for that call
+    this.stream.on('data', (response) => {
+      const take = this.calls.get(Number(response.call_id));
+      if (take) take(response);
+    });
+    this.stream.on('error', (error) => this.ended(error.code, error.details || error.message));
+    this.stream.on('end', () => this.ended(grpc.status.UNAVAILABLE, 'the session ended'));
+  }
+
+  ended(code, details) { // every call waiting fails as a dropped call would
+    for (const take of this.calls.values()) take({ done: true, code, details, trailers: [] });
+    this.calls.clear();
+  }
+
+  start(service, method, request, take) {
+    const id = this.nextId++;
+    // The method's own (de)serializers, as a stub of its service would use them.
+    const { requestSerialize, responseDeserialize } = definition[service][method];
+    this.calls.set(id, (response) => {
+      if (response.done) this.calls.delete(id);
+      take(response, responseDeserialize);
+    });
+    this.stream.write({
+      call: {
+        call_id: id,
+        method: `/${service}/${method}`,
+        request: requestSerialize(request),
+      },
+    });
+    return id;
+  }
+
+  call(service, method, request) {
+    return new Promise((resolve, reject) => {
+      this.start(service, method, request, (response, decode) => {
+        if (response.code) reject(failure(response));
+        else resolve(decode(response.response));
+      });
+    });
+  }
+
+  // A server-streaming call: `onMessage` for each message; resolves at its end.
+  watch(service, method, request, onMessage) {
+    return new Promise((resolve, reject) => {
+      const id = this.start(service, method, request, (response, decode) => {
+        if (!response.done) onMessage(decode(response.response), () => this.cancel(id));
+        else if (response.code && response.code !== grpc.status.CANCELLED) reject(failure(response));
+        else resolve();
+      });
+    });
+  }
+
+  cancel(id) { this.stream.write({ cancel: id }); }
+
+  close() { this.stream.end(); this.stream.cancel(); }
+}
+
+// A failed call's response as the error a call of its own would fail with.
+function failure(response) {
+  const metadata = new grpc.Metadata();
+  for (const { key, value } of response.trailers || []) {
+    if (key.endsWith('-bin')) metadata.add(key, Buffer.from(value));
+    else metadata.add(key, Buffer.from(value).toString());
+  }
+  return Object.assign(new Error(response.details), {
+    code: response.code, details: response.details, metadata,
+  });
+}
+
+// One call on the session (RATE_LIMITED waited out as for `call`).
+const sessionCall = (session, service, method, request) =>
+  retrying(() => session.call(service, method, request));
+
 async function main() {
   const login = await call(auth, 'Login', { name: 'node-example' });
-  const metadata = new grpc.Metadata();
-  metadata.add('authorization', `Bearer ${login.token}`);
-  const started = await call(lobby, 'PlayAgainstBots', { game, level, options }, metadata);
+  let session = new PlayerSession(login.token);
+  const started = await sessionCall(session, LOBBY, 'PlayAgainstBots', { game, level, options });
   const gameId = started.status.game_id;
   // An unset optional field (here: no seat, with watch_only) is absent from the object.
   const who = started.seat === undefined
@@ -136,58 +227,58 @@ async function main() {
 
   let nextVersion = 0; // Watch resumes from here after a dropped stream: no gap, no duplicate
   let moves = 0;
-  for (;;) {
-    const finished = await new Promise((resolve, reject) => {
-      let done = false;
-      let busy = Promise.resolve();
-      const stream = service.Watch({ game_id: gameId, from_version: nextVersion }, metadata);
-      stream.on('data', (update) => {
-        // One message per version, in order. Act on the newest only: answer updates one at
-        // a time, skipping those that a newer one has already overtaken.
-        busy = busy.then(async () => {
-          const status = update.status;
-          nextVersion = status.version + 1;
-          if (status.finished) {
-            done = true;
-            const result = status.result;
-            const detail = JSON.stringify(plain(result.detail) || {});
-            console.log(`game over after ${status.version} moves; winners: ` +
-              `[${result.winners.join(', ')}]; detail ${detail}`);
-            return;
-          }
-          // Your legal moves, asked at every version: in Solo a jump-in chance is private (it
-          // shows that you hold a card), so no public status says you may act. An empty list:
-          // not now.
-          const legal = await call(service, 'LegalMoves', { game_id: gameId }, metadata);
-          if (legal.version !== status.version || legal.moves.length === 0) return;
-          const move = legal.moves[crypto.randomInt(legal.moves.length)];
-          try {
-            await call(service, 'Play', {
-              game_id: gameId,
-              move,
-              expected_version: legal.version, // refused (STALE_VERSION) if someone moved first
-              request_id: crypto.randomUUID(), // a retried call is applied once
-            }, metadata);
-            moves += 1;
-            console.log(`version ${legal.version}: I played ${move}`);
-          } catch (error) {
-            const { reason } = errorInfo(error);
-            if (reason !== 'STALE_VERSION' && reason !== 'NOT_YOUR_TURN') {
-              throw error;
-            } // someone (a Solo jump-in) was first: the next update says what happened
-          }
-        }).catch((error) => { stream.cancel(); reject(error); });
-      });
-      stream.on('end', () => busy.then(() => resolve(done)));
-      stream.on('error', (error) => {
-        if (error.code === grpc.status.CANCELLED) return; // we cancelled it, after a failure
-        if (error.code === grpc.status.UNAVAILABLE) busy.then(() => resolve(false)); // resume
-        else reject(error);
-      });
-    });
-    if (finished) break;
-    await sleep(200);
+  let finished = false;
+  while (!finished) {
+    let busy = Promise.resolve();
+    let failed = null;
+    try {
+      await session.watch(GAME, 'Watch', { game_id: gameId, from_version: nextVersion },
+        (update, stop) => {
+          // One message per version, in order. Act on the newest only: answer updates one at
+          // a time, skipping those that a newer one has already overtaken.
+          busy = busy.then(async () => {
+            const status = update.status;
+            nextVersion = status.version + 1;
+            if (status.finished) {
+              finished = true;
+              const result = status.result;
+              const detail = JSON.stringify(plain(result.detail) || {});
+              console.log(`game over after ${status.version} moves; winners: ` +
+                `[${result.winners.join(', ')}]; detail ${detail}`);
+              return;
+            }
+            // Your legal moves, asked at every version: in Solo a jump-in chance is private
+            // (it shows that you hold a card), so no public status says you may act. An empty
+            // list: not now.
+            const legal = await sessionCall(session, GAME, 'LegalMoves', { game_id: gameId });
+            if (legal.version !== status.version || legal.moves.length === 0) return;
+            const move = legal.moves[crypto.randomInt(legal.moves.length)];
+            try {
+              await sessionCall(session, GAME, 'Play', {
+                game_id: gameId,
+                move,
+                expected_version: legal.version, // refused (STALE_VERSION) if someone moved first
+                request_id: crypto.randomUUID(), // a retried call is applied once
+              });
+              moves += 1;
+              console.log(`version ${legal.version}: I played ${move}`);
+            } catch (error) {
+              const { reason } = errorInfo(error);
+              if (reason !== 'STALE_VERSION' && reason !== 'NOT_YOUR_TURN') throw error;
+              // someone (a Solo jump-in) was first: the next update says what happened
+            }
+          }).catch((error) => { failed = error; stop(); });
+        });
+      await busy;
+    } catch (error) {
+      if (error.code !== grpc.status.UNAVAILABLE) throw error;
+      session.close(); // dropped: a new session, and the Watch again from nextVersion
+      session = new PlayerSession(login.token);
+      await sleep(200);
+    }
+    if (failed) throw failed;
   }
+  session.close();
   console.log(`I played ${moves} moves`);
 }
 

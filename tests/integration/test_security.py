@@ -355,14 +355,16 @@ async def test_a_solo_spectator_never_sees_a_hand_or_a_drawn_card(
 
 
 async def test_the_gateway_offers_exactly_the_public_services(platform: Platform) -> None:
-    """Reflection lists health, reflection, Auth, Lobby and the game services, nothing else;
-    every public game method is routed (it asks for a token, it does not say UNIMPLEMENTED)."""
+    """Reflection lists health, reflection, Auth, Lobby, the player session and the game
+    services, nothing else; every public game method is routed (it asks for a token, it does
+    not say UNIMPLEMENTED)."""
     public = {
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
         REFLECTION_V1,
         "tabletop.lobby.v1.AuthService",
         "tabletop.lobby.v1.LobbyService",
+        "tabletop.session.v1.SessionService",
         *(api(game).full_name for game in platform.games),
     }
     async with grpc.aio.insecure_channel(platform.target) as channel:
