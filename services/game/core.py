@@ -44,7 +44,7 @@ from runtime.observability import (
     WATCHERS,
 )
 from services.game.limits import Limits, check_options
-from services.game.store import GameStore, StoredGame
+from services.game.store import Deadline, GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
 from wire.clock import deal_of_the_day, jump_in_window, requested, table_event
 from wire.errors import ApiError
@@ -754,6 +754,10 @@ class GameCore:
         stored = loaded.stored
         game_id = stored.game_id
         table = None if played.table is None else played.table.to_json()
+        deadline = None
+        if loaded.table is not None:  # indexed with the move where the store can
+            due = Loaded(stored, played.state, played.table).due()
+            deadline = Deadline(None if due is None else due.at_ms)
         commit = await self.store.commit(
             game_id,
             expected_version=stored.version,
@@ -770,13 +774,16 @@ class GameCore:
             not_after=not_after,
             not_before=not_before,
             finished=finished_record(stored.meta, played.status),
+            deadline=deadline,
         )
         if commit.outcome == "OK":
             now = Loaded(
                 stored.moved_to(commit.version, table, commit.tag), played.state, played.table
             )
             self.hints.put(game_id, now)
-            if loaded.table is not None:
+            if commit.indexed:
+                self._unindexed.discard(game_id)
+            elif loaded.table is not None:
                 await self._index(now)
             await self._wake_bots(now)
             if played.status["finished"]:

@@ -39,9 +39,12 @@ from wire.players import display_name, is_bot, sponsor_of
 #       on; "" for none), 14 not before (ms: a timeout is applied only once its deadline is past),
 #       15 the expected version's tag ("" for version 0), 16 the new version's tag, 17 the
 #       finished-game record (JSON; "" when the move does not finish a game with a person, or
-#       on a Redis Cluster: see GameStore.commit), 18 its game kind, 19 the stream's length.
+#       on a Redis Cluster: see GameStore.commit), 18 its game kind, 19 the stream's length,
+#       20 (with the deadline keys) the game's next deadline ms ("" for none).
 # KEYS[4], when ARGV[17] is set: the finished games (keys.FINISHED_GAMES): the game's record is
 # appended in the same script as the move that finishes it, so it is never lost nor added twice.
+# Then, for a timed game outside a Redis Cluster, the kind's deadlines and their versions: the
+# new version's deadline is indexed by the same script (as _INDEX does), one round trip fewer.
 # The deadlines are checked against Redis's own clock, one clock for every replica. The tag
 # tells apart two histories that reached the same version number: after a failover the game may
 # be read from a primary that lost some writes and committed to the one that has them, or the
@@ -85,6 +88,20 @@ if ARGV[17] ~= '' then
 end
 local ttl = tonumber(ARGV[9])
 for i = 1, 3 do redis.call('EXPIRE', KEYS[i], ttl) end
+local d = ARGV[17] ~= '' and 5 or 4
+if KEYS[d + 1] then
+  local game = string.match(KEYS[1], '{(.*)}')
+  local seen = tonumber(redis.call('HGET', KEYS[d + 1], game) or '-1')
+  if version >= seen then
+    if ARGV[20] == '' then
+      redis.call('ZREM', KEYS[d], game)
+      redis.call('HDEL', KEYS[d + 1], game)
+    else
+      redis.call('ZADD', KEYS[d], ARGV[20], game)
+      redis.call('HSET', KEYS[d + 1], game, version)
+    end
+  end
+end
 redis.call('PUBLISH', ARGV[10], KEYS[2])
 return {'OK', version}
 """
@@ -272,6 +289,16 @@ class Commit:
     """For STALE: the game as it is now."""
     tag: str = ""
     """For OK: the new version's tag."""
+    indexed: bool = False
+    """For OK: the game's next deadline was indexed with the move (`GameStore.commit`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """A timed game's next deadline after a move, to index with it."""
+
+    at_ms: int | None
+    """None: the game needs the platform no more (over, or nothing due)."""
 
 
 def _dumps(value: Any) -> str:
@@ -663,21 +690,27 @@ class GameStore:
         not_after: int | None = None,
         not_before: int | None = None,
         finished: Mapping[str, Any] | None = None,
+        deadline: Deadline | None = None,
     ) -> Commit:
         """Write a move (or what the platform did: `table_event`) if the game is still at
         `expected_version` (of the history tagged `expected_tag`), and (by Redis's clock) not
         after `not_after` nor before `not_before` (one round trip). `finished`: the game's
         record for the finished games' stream, appended by the same script (on a Redis
-        Cluster, whose scripts touch one slot, right after it: `finish`)."""
+        Cluster, whose scripts touch one slot, right after it: `finish`). `deadline`: a timed
+        game's next deadline after the move, indexed by the same script outside a Redis
+        Cluster (`Commit.indexed`); the caller indexes it otherwise (`index_deadline`)."""
         tag = secrets.token_hex(8)
         node = current_primary(self.redis)
         record = "" if finished is None or self.cluster else _dumps(finished)
         game_keys = [keys.game_state(game_id), keys.game_events(game_id)]
+        kind = keys.kind_of(game_id)
+        indexed = deadline is not None and not self.cluster
         reply = await self._commit(
             keys=[
                 *game_keys,
                 keys.game_requests(game_id),
                 *([keys.FINISHED_GAMES] if record else []),
+                *([keys.deadlines(kind), keys.deadline_versions(kind)] if indexed else []),
             ],
             args=[
                 expected_version,
@@ -697,8 +730,9 @@ class GameStore:
                 expected_tag,
                 tag,
                 record,
-                keys.kind_of(game_id),
+                kind,
                 keys.FINISHED_GAMES_KEPT,
+                _optional(deadline.at_ms if deadline is not None else None),
             ],
         )
         outcome, version = reply[0].decode(), int(reply[1])
@@ -712,7 +746,13 @@ class GameStore:
                 game_id, version, reply[2], json.loads(reply[3]), None, _table(reply[4]),
                 reply[5].decode(),
             )  # fmt: skip
-        return Commit(outcome=outcome, version=version, current=current, tag=tag)
+        return Commit(
+            outcome=outcome,
+            version=version,
+            current=current,
+            tag=tag,
+            indexed=indexed and outcome == "OK",
+        )
 
     @unavailable_when_unreachable
     async def finish(self, game_id: str, record: Mapping[str, Any]) -> None:

@@ -370,6 +370,45 @@ async def test_a_game_nobody_starts_is_aborted_and_vanishes(redis_url: str) -> N
             await redis.aclose()
 
 
+async def test_a_move_on_a_timed_game_is_one_script_call_that_also_indexes_its_deadline(
+    redis_url: str,
+) -> None:
+    """The move, its log entry and the game's next deadline in the sweeps' index are written by
+    one script: one round trip to Redis for the move (on a Redis Cluster, whose scripts touch one
+    slot, the index is a second call). The index holds the deadline of the seat to move now,
+    as of the move's version."""
+    async with Platform(redis_url, sweep_seconds=600) as platform:
+        (alice,) = await logged_in(platform, "alice")
+        created = await platform.create_game(
+            "esoloe", esoloe_game([alice.player_id] * 2, clock_seconds=60, on_timeout=FORFEIT)
+        )
+        game_id = created.status.game_id
+        stub = alice.game("esoloe")
+        redis = Redis.from_url(redis_url)
+        try:
+            for version, (seat, move) in enumerate([(0, "c12"), (1, "d12"), (0, "c23")], 1):
+                before = await _script_calls(redis)
+                reply = await stub.Play(
+                    common_pb2.PlayRequest(game_id=game_id, move=move, seat=seat),
+                    metadata=alice.metadata,
+                )
+                calls = await _script_calls(redis) - before
+                assert reply.status.version == version
+                deadline = reply.status.clocks[1 - seat].deadline.ToMilliseconds()
+                assert await redis.zscore(keys.deadlines("esoloe"), game_id) == deadline
+                indexed = await redis.hget(keys.deadline_versions("esoloe"), game_id)
+                assert int(indexed) == version
+                if version > 1:  # the first move may read the game (this replica's hint)
+                    assert calls == 1, calls
+        finally:
+            await redis.aclose()
+
+
+async def _script_calls(redis: Redis) -> int:
+    stats = await redis.info("commandstats")
+    return sum(stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("evalsha", "eval"))
+
+
 async def test_a_move_after_the_deadline_is_refused_and_the_timeout_applied_as_of_it(
     redis_url: str,
 ) -> None:
