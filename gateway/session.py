@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import grpc
 
 from gateway.auth import Identity
+from runtime.observability import RPC_SECONDS
 from runtime.server import MAX_REQUEST_BYTES, Context
 from tabletop.session.v1 import session_pb2, session_pb2_grpc
 from wire.errors import ApiError, abort
@@ -123,7 +125,7 @@ class _Session:
                 max=str(self.max_calls),
             )
         if refusal is not None:
-            await self.outbox.put(_refused(call.call_id, refusal, ""))
+            await self.outbox.put(_refused(call.call_id, refusal))
             return
         route = self.proxy.routes.get(call.method)
         if route is not None and route.streaming:
@@ -141,7 +143,7 @@ class _Session:
                     "UNAUTHENTICATED", "a session's next token must be for the same player"
                 )
         except ApiError as error:
-            await self.outbox.put(_refused(0, error, ""))
+            await self.outbox.put(_refused(0, error))
             return
         self.token, self.identity = token, identity
         await self.outbox.put(session_pb2.OpenResponse(token_accepted=True))
@@ -154,62 +156,63 @@ class _Session:
         return identity
 
     async def run(self, call: session_pb2.Call, route: Route | None) -> None:
+        """Serve one call and send its last response, timed into tabletop_rpc_seconds under
+        the method's name like a call of its own."""
+        started = time.perf_counter()
+        last = _response(call.call_id, grpc.StatusCode.CANCELLED, "cancelled")
+        try:
+            last = await self._serve(call, route)
+            await self.outbox.put(last)
+        except asyncio.CancelledError:
+            # Cancelled by the client (answered) or because the session is gone (nobody reads).
+            with contextlib.suppress(asyncio.QueueFull):
+                self.outbox.put_nowait(last)
+        finally:
+            del self.calls[call.call_id]
+            self.streaming.discard(call.call_id)
+            method = call.method if route is not None else "unknown"
+            RPC_SECONDS.labels(method, _code(last.code)).observe(time.perf_counter() - started)
+
+    async def _serve(self, call: session_pb2.Call, route: Route | None) -> session_pb2.OpenResponse:
+        """The call's last response (its answer, or why it failed)."""
         call_id, request_id = call.call_id, ""
         try:
             if len(call.request) > MAX_REQUEST_BYTES:
-                await self.outbox.put(
-                    _response(call_id, grpc.StatusCode.RESOURCE_EXHAUSTED, too_large(call.request))
-                )
-                return
+                exhausted = grpc.StatusCode.RESOURCE_EXHAUSTED
+                return _response(call_id, exhausted, too_large(call.request))
             if route is None:
                 unknown = (
                     f"no public method {call.method[:200]!r}: name one as '/package.Service/Method'"
                 )
-                await self.outbox.put(_response(call_id, grpc.StatusCode.UNIMPLEMENTED, unknown))
-                return
+                return _response(call_id, grpc.StatusCode.UNIMPLEMENTED, unknown)
             identity = self._caller(call)
             request_id = self.proxy.permit(identity, route)
             if route.streaming:
                 await self._stream(call, route, identity, request_id)
-                return
-            seconds = call.timeout_ms / 1000 if call.timeout_ms else None
-            answer = await self.proxy.call(
-                identity,
-                route,
-                call.request,
-                request_id,
-                min(seconds or self.proxy.call_timeout_seconds, MAX_TIMEOUT_SECONDS),
-            )
-            await self.outbox.put(
-                session_pb2.OpenResponse(
+                last = session_pb2.OpenResponse(call_id=call_id, done=True)
+            else:
+                seconds = call.timeout_ms / 1000 if call.timeout_ms else None
+                answer = await self.proxy.call(
+                    identity,
+                    route,
+                    call.request,
+                    request_id,
+                    min(seconds or self.proxy.call_timeout_seconds, MAX_TIMEOUT_SECONDS),
+                )
+                last = session_pb2.OpenResponse(
                     call_id=call_id,
                     done=True,
                     code=answer.code,
                     response=answer.response,
                     details=answer.details,
                     trailers=[_trailer(t.key, t.value) for t in answer.trailers],
-                    request_id=request_id,
                 )
-            )
         except ApiError as error:
-            await self.outbox.put(_refused(call_id, error, request_id))
+            last = _refused(call_id, error)
         except grpc.aio.AioRpcError as error:
-            await self.outbox.put(_failed(call_id, error, request_id))
-        except asyncio.CancelledError:
-            # Cancelled by the client (answered) or because the session is gone (nobody reads).
-            with contextlib.suppress(asyncio.QueueFull):
-                self.outbox.put_nowait(
-                    session_pb2.OpenResponse(
-                        call_id=call_id,
-                        done=True,
-                        code=grpc.StatusCode.CANCELLED.value[0],
-                        details="cancelled",
-                        request_id=request_id,
-                    )
-                )
-        finally:
-            del self.calls[call_id]
-            self.streaming.discard(call_id)
+            last = _failed(call_id, error)
+        last.request_id = request_id
+        return last
 
     async def _stream(
         self, call: session_pb2.Call, route: Route, identity: Identity, request_id: str
@@ -223,20 +226,21 @@ class _Session:
                             call_id=call.call_id, response=message, request_id=request_id
                         )
                     )
-        await self.outbox.put(
-            session_pb2.OpenResponse(call_id=call.call_id, done=True, request_id=request_id)
-        )
 
 
 def too_large(request: bytes) -> str:
     return f"the request is {len(request)} bytes: at most {MAX_REQUEST_BYTES}"
 
 
+def _code(number: int) -> str:
+    return next((code.name for code in grpc.StatusCode if code.value[0] == number), "UNKNOWN")
+
+
 def _response(call_id: int, code: grpc.StatusCode, details: str) -> session_pb2.OpenResponse:
     return session_pb2.OpenResponse(call_id=call_id, done=True, code=code.value[0], details=details)
 
 
-def _refused(call_id: int, error: ApiError, request_id: str) -> session_pb2.OpenResponse:
+def _refused(call_id: int, error: ApiError) -> session_pb2.OpenResponse:
     status = error.to_status()
     return session_pb2.OpenResponse(
         call_id=call_id,
@@ -244,11 +248,10 @@ def _refused(call_id: int, error: ApiError, request_id: str) -> session_pb2.Open
         code=status.code.value[0],
         details=status.details,
         trailers=[_trailer(k, v) for k, v in status.trailing_metadata],
-        request_id=request_id,
     )
 
 
-def _failed(call_id: int, error: grpc.aio.AioRpcError, request_id: str) -> session_pb2.OpenResponse:
+def _failed(call_id: int, error: grpc.aio.AioRpcError) -> session_pb2.OpenResponse:
     return session_pb2.OpenResponse(
         call_id=call_id,
         done=True,
@@ -257,7 +260,6 @@ def _failed(call_id: int, error: grpc.aio.AioRpcError, request_id: str) -> sessi
         trailers=[
             _trailer(k, v) for k, v in error.trailing_metadata() or () if not k.startswith(":")
         ],
-        request_id=request_id,
     )
 
 

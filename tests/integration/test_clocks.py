@@ -397,7 +397,7 @@ async def test_a_move_on_a_timed_game_is_one_script_call_that_also_indexes_its_d
                 deadline = reply.status.clocks[1 - seat].deadline.ToMilliseconds()
                 assert await redis.zscore(keys.deadlines("esoloe"), game_id) == deadline
                 indexed = await redis.hget(keys.deadline_versions("esoloe"), game_id)
-                assert int(indexed) == version
+                assert indexed == str(version).encode()
                 if version > 1:  # the first move may read the game (this replica's hint)
                     assert calls == 1, calls
         finally:

@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import jwt
 import pytest
+from prometheus_client import REGISTRY
 
 from client.session import Session
 from gateway.auth import TokenIssuer
@@ -345,3 +346,30 @@ async def test_a_bot_worker_acts_for_its_seats_on_one_session(platform: Platform
     )
     await worker.close()
     await person.close()
+
+
+async def test_calls_on_a_session_are_counted_like_calls_of_their_own(
+    platform: Platform, players: tuple[Session, Session]
+) -> None:
+    """tabletop_rpc_seconds counts a Play on a session under Play's name, as it counts one of
+    its own (operators' dashboards read it)."""
+    alice, _bob = players
+    game_id = await new_game(platform, alice, alice)
+    unary = Session(platform.target)
+    unary.token, unary.player_id = alice.token, alice.player_id
+    labels = {"method": PLAY, "code": "OK"}
+
+    def plays() -> float:
+        return REGISTRY.get_sample_value("tabletop_rpc_seconds_count", labels) or 0.0
+
+    counted = []
+    for index, session in enumerate((unary, alice)):
+        before = plays()
+        await session.game("esoloe").Play(
+            common_pb2.PlayRequest(game_id=game_id, move=MOVES[index], seat=index),
+            metadata=session.metadata,
+        )
+        counted.append(plays() - before)
+    assert counted[0] >= 1
+    assert counted[1] == counted[0]
+    await unary.close()
