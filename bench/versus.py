@@ -104,8 +104,9 @@ class Result:
         )
 
     def cpu_line(self) -> str:
-        moves = max(1, self.moves)
-        return ", ".join(f"{name} {used / moves * 1e3:.3f}" for name, used in self.cpu.items())
+        if not self.moves:
+            return "no move"
+        return ", ".join(f"{name} {used / self.moves * 1e3:.3f}" for name, used in self.cpu.items())
 
 
 T975 = 2.262
@@ -274,6 +275,29 @@ async def ours(
     return Result(len(latencies), seconds, p50, p99, bins, cpu)
 
 
+async def _compare(target: str, pids: dict[str, dict[str, int]]) -> list[str]:
+    """Every setting, boardgame.io's run then ours, on one event loop (gRPC's asyncio calls
+    keep to the loop they started on)."""
+    lines = []
+    for moves, game in LENGTHS.items():
+        plays = _plays(game, moves, int(sized(16, 4)))
+        for matches in MATCHES:
+            theirs = await asyncio.to_thread(bgio, moves, matches, WARMUP, SECONDS)
+            unary, streamed = [
+                await ours(target, game, plays, matches, stream, WARMUP, SECONDS, pids[game])
+                for stream in (False, True)
+            ]
+            lines.append(f"{moves}-move games ({game} for ours), {matches} at once:")
+            lines.append(theirs.line("boardgame.io"))
+            lines.append(unary.line("ours, unary", theirs))
+            lines.append(streamed.line("ours, session", theirs))
+            lines.append("  CPU ms per move:")
+            lines.append(f"    boardgame.io: {theirs.cpu_line()}")
+            lines.append(f"    ours, unary: {unary.cpu_line()}")
+            lines.append(f"    ours, session: {streamed.cpu_line()}")
+    return lines
+
+
 def run() -> list[str]:
     _node()  # fails now, not after our half, when boardgame.io is not installed
     redis = LocalRedis(appendonly=True)
@@ -291,7 +315,6 @@ def run() -> list[str]:
         bot_workers=0,
         quiet=True,
     )  # fmt: skip
-    lines = []
     try:
         launch.start()
         if not launch.ready():
@@ -306,26 +329,7 @@ def run() -> list[str]:
             }
             for game, service in services.items()
         }
-        target = launch.gateway_targets[0]
-        for moves, game in LENGTHS.items():
-            plays = _plays(game, moves, int(sized(16, 4)))
-            for matches in MATCHES:
-                theirs = bgio(moves, matches, WARMUP, SECONDS)
-                unary, streamed = (
-                    uvloop.run(
-                        ours(target, game, plays, matches, stream, WARMUP, SECONDS, pids[game])
-                    )
-                    for stream in (False, True)
-                )
-                lines.append(f"{moves}-move games ({game} for ours), {matches} at once:")
-                lines.append(theirs.line("boardgame.io", None))
-                lines.append(unary.line("ours, unary", theirs))
-                lines.append(streamed.line("ours, session", theirs))
-                lines.append("  CPU ms per move:")
-                lines.append(f"    boardgame.io: {theirs.cpu_line()}")
-                lines.append(f"    ours, unary: {unary.cpu_line()}")
-                lines.append(f"    ours, session: {streamed.cpu_line()}")
+        return uvloop.run(_compare(launch.gateway_targets[0], pids))
     finally:
         launch.stop()
         redis.stop()
-    return lines
