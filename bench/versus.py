@@ -10,9 +10,11 @@ games in play, each driven by a coroutine of its own, first with a gRPC call per
 then with every call on the player's session stream. Each game slot is a player of its own (it
 holds both seats) on a connection of its own, as each boardgame.io client has its socket.
 
-Moves count when answered inside the measured window (after a warm-up); moves/s comes with a
-95% interval over the window's ten tenths. CPU per move is read from /proc for every process:
-boardgame.io's server and load client; our gateway, game service, redis and this process (the
+Per setting boardgame.io (a fresh server each time), ours unary and ours on sessions take
+turns, ROUNDS times, so that the machine's background load hits all three alike. Moves count
+when answered inside a round's measured window (after a warm-up); moves/s comes with a 95%
+interval over the windows' tenths. CPU per move is read from /proc for every process:
+boardgame.io's server and load client; our gateway, game service, redis and this process (our
 load client).
 
 boardgame.io is installed by `make .bench/bgio/.installed` (`make bench` and `make test-tools`
@@ -32,7 +34,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,35 +61,56 @@ LENGTHS = {15: "esoloe", 200: "zoxso"}
 MATCHES = (1, 64)
 GAMES_PER_SESSION = 1
 """Game slots per player (each player its own connection and, in session mode, its stream)."""
+ROUNDS = sized(3, 1)
+"""boardgame.io and ours take turns this many times per setting, so that a change in the
+machine's background load hits all alike."""
 WARMUP = sized(2.0, 0.2)
-SECONDS = sized(10.0, 0.5)
+"""Seconds before each round's window."""
+SECONDS = sized(5.0, 0.5)
+"""Each round's measured window."""
 BINS = 10
-"""The measured window's parts, for the 95% intervals of moves/s."""
+"""A window's parts, for the 95% intervals of moves/s."""
 CREATE = {"esoloe": esoloe_pb2.CreateGameRequest, "zoxso": zoxso_pb2.CreateGameRequest}
 RULES: dict[str, Rules] = {"esoloe": ESOLOE, "zoxso": ZOXSO}
 
 
 @dataclass
 class Result:
-    """One side's run of one setting: the moves answered in the window, their p50 and p99
-    latencies (seconds), the moves in each tenth of the window, and each process's CPU seconds
-    in it."""
+    """One side's runs of one setting: the latencies (seconds) of the moves answered in the
+    measured windows, the windows' length in all, the moves in each tenth of each window, and
+    each process's CPU seconds in them."""
 
-    moves: int
+    latencies: list[float]
     seconds: float
-    p50: float
-    p99: float
     bins: list[int]
-    cpu: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float]
+
+    @staticmethod
+    def of(runs: Sequence[Result]) -> Result:
+        cpu: dict[str, float] = {}
+        for run in runs:
+            for name, used in run.cpu.items():
+                cpu[name] = cpu.get(name, 0.0) + used
+        return Result(
+            [latency for run in runs for latency in run.latencies],
+            sum(run.seconds for run in runs),
+            [count for run in runs for count in run.bins],
+            cpu,
+        )
+
+    @property
+    def moves(self) -> int:
+        return len(self.latencies)
 
     @property
     def rate(self) -> float:
         return self.moves / self.seconds
 
     def interval(self) -> float:
-        """The 95% interval's half-width of moves/s, over the window's tenths."""
+        """The 95% interval's half-width of moves/s, over the windows' tenths."""
         per_second = [count * len(self.bins) / self.seconds for count in self.bins]
-        return T975 * statistics.stdev(per_second) / math.sqrt(len(per_second))
+        deviation = statistics.stdev(per_second) / math.sqrt(len(per_second))
+        return _t975(len(per_second) - 1) * deviation
 
     def line(self, name: str, against: Result | None = None) -> str:
         if not self.moves:
@@ -97,10 +120,11 @@ class Result:
             r = self.rate / against.rate
             # The ratio's interval from both rates' (to first order, relative errors add).
             relative = (self.interval() / self.rate) ** 2 + (against.interval() / against.rate) ** 2
-            ratio = f"  ours/bgio {r:5.2f} ±{r * relative**0.5:4.2f}"
+            ratio = f"  ours/bgio {r:5.2f} ±{r * math.sqrt(relative):4.2f}"
+        p50, p99 = _percentile(self.latencies, 0.5), _percentile(self.latencies, 0.99)
         return (
             f"  {name:<14} moves/s {self.rate:6.0f} ±{self.interval():4.0f}"
-            f"  p50 {self.p50 * 1e3:6.2f} ms  p99 {self.p99 * 1e3:7.2f} ms{ratio}"
+            f"  p50 {p50 * 1e3:6.2f} ms  p99 {p99 * 1e3:7.2f} ms{ratio}"
         )
 
     def cpu_line(self) -> str:
@@ -109,8 +133,11 @@ class Result:
         return ", ".join(f"{name} {used / self.moves * 1e3:.3f}" for name, used in self.cpu.items())
 
 
-T975 = 2.262
-"""Student's t, 97.5% quantile, with BINS - 1 = 9 degrees of freedom."""
+def _t975(df: int) -> float:
+    """Student's t, 97.5% quantile, for `df` degrees of freedom (Cornish-Fisher: within 0.005
+    from 9 up)."""
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
 def _percentile(samples: Sequence[float], q: float) -> float:
@@ -196,8 +223,8 @@ def bgio(moves: int, matches: int, warmup: float, seconds: float) -> Result:
     finally:
         server.terminate()
         server.wait()
-    p50, p99 = (report.get(key, 0.0) / 1e3 for key in ("p50_ms", "p99_ms"))
-    return Result(report["moves"], report["seconds"], p50, p99, report["bins"], cpu)
+    latencies = [ms / 1e3 for ms in report["latencies_ms"]]
+    return Result(latencies, report["seconds"], report["bins"], cpu)
 
 
 async def ours(
@@ -269,10 +296,7 @@ async def ours(
     await asyncio.gather(window(), *(slot(index) for index in range(matches)))
     for player in players:
         await player.close()
-    if not latencies:
-        return Result(0, seconds, 0.0, 0.0, bins, cpu)
-    p50, p99 = _percentile(latencies, 0.5), _percentile(latencies, 0.99)
-    return Result(len(latencies), seconds, p50, p99, bins, cpu)
+    return Result(latencies, seconds, bins, cpu)
 
 
 async def _compare(target: str, pids: dict[str, dict[str, int]]) -> list[str]:
@@ -282,11 +306,16 @@ async def _compare(target: str, pids: dict[str, dict[str, int]]) -> list[str]:
     for moves, game in LENGTHS.items():
         plays = _plays(game, moves, int(sized(16, 4)))
         for matches in MATCHES:
-            theirs = await asyncio.to_thread(bgio, moves, matches, WARMUP, SECONDS)
-            unary, streamed = [
-                await ours(target, game, plays, matches, stream, WARMUP, SECONDS, pids[game])
-                for stream in (False, True)
-            ]
+            runs: list[list[Result]] = [[], [], []]
+            for _round in range(ROUNDS):
+                runs[0].append(await asyncio.to_thread(bgio, moves, matches, WARMUP, SECONDS))
+                for stream, side in ((False, runs[1]), (True, runs[2])):
+                    side.append(
+                        await ours(
+                            target, game, plays, matches, stream, WARMUP, SECONDS, pids[game]
+                        )
+                    )
+            theirs, unary, streamed = (Result.of(side) for side in runs)
             lines.append(f"{moves}-move games ({game} for ours), {matches} at once:")
             lines.append(theirs.line("boardgame.io"))
             lines.append(unary.line("ours, unary", theirs))

@@ -5,7 +5,8 @@
 // server's update reaching the client that moved.
 // After WARMUP seconds it prints `START`, after SECONDS more `END` (the driver reads the
 // processes' CPU then), then one JSON line: moves/s, p50/p99 ms, moves and seconds counted
-// between START and END, and the moves in each tenth of that window (`bins`).
+// between START and END, the moves in each tenth of that window (`bins`) and every move's
+// latency (ms, sorted).
 // Usage: NODE_PATH=.bench/bgio/node_modules BGIO_MOVES=200 node bench/bgio/load.js \
 //          http://127.0.0.1:PORT M WARMUP SECONDS
 const { performance } = require('perf_hooks');
@@ -110,6 +111,7 @@ Promise.all(Array.from({ length: M }, slot)).then(() => {
     p50_ms: at(0.5),
     p99_ms: at(0.99),
     bins,
+    latencies_ms: latencies.map((ms) => Math.round(ms * 1000) / 1000),
   }) + '\n');
   process.exit(0);
 }, (error) => fail(error.stack || error));
