@@ -112,6 +112,5 @@ Promise.all(Array.from({ length: M }, slot)).then(() => {
     p99_ms: at(0.99),
     bins,
     latencies_ms: latencies.map((ms) => Math.round(ms * 1000) / 1000),
-  }) + '\n');
-  process.exit(0);
+  }) + '\n', () => process.exit(0)); // exit once a pipe has taken it all
 }, (error) => fail(error.stack || error));
