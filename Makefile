@@ -13,9 +13,10 @@ setup: $(VENV)/.installed gen/.stamp redis-server postgres
 
 # What only the tests need beyond that: the Compose schema and a kubectl (tests/test_deploy.py),
 # the Node.js example client's packages, buf (tests/test_api_stability.py) and the bench's
-# RLCard virtualenv (tests/integration/test_bench.py runs every `make bench` section briefly).
+# RLCard virtualenv and boardgame.io (tests/integration/test_bench.py runs every `make bench`
+# section briefly).
 test-tools: .tools/compose_spec.json $(KUBECTL) examples/node/node_modules/.installed $(BUF) \
-            .bench-venv/.installed
+            .bench-venv/.installed .bench/bgio/.installed
 
 # The Node.js example client's packages (tests/integration/test_node_client.py runs it).
 examples/node/node_modules/.installed: examples/node/package.json examples/node/package-lock.json
@@ -190,11 +191,19 @@ api-release: $(BUF)
 	.bench-venv/bin/pip install -q rlcard==1.2.0 numpy==2.4.6 termcolor==3.3.0
 	touch $@
 
+# boardgame.io 0.50.2, only to play it side by side with ours in `make bench` (bench/versus.py):
+# not a product dependency. The packages of bench/bgio/package-lock.json, in a git-ignored folder.
+.bench/bgio/.installed: bench/bgio/package.json bench/bgio/package-lock.json
+	mkdir -p .bench/bgio
+	cp bench/bgio/package.json bench/bgio/package-lock.json .bench/bgio/
+	cd .bench/bgio && npm ci --silent --no-audit --no-fund
+	touch $@
+
 format: setup
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-bench: setup .bench-venv/.installed
+bench: setup .bench-venv/.installed .bench/bgio/.installed
 	$(PY) -m bench
 
 # Load and chaos (not part of `make test`): 200 games at once for 5 minutes while processes,

@@ -6,7 +6,19 @@ import logging
 import sys
 from collections.abc import Callable
 
-from bench import accounts, archive, engines, gateway, sized, solace, solo, stack, watchers, zoxso
+from bench import (
+    accounts,
+    archive,
+    engines,
+    gateway,
+    sized,
+    solace,
+    solo,
+    stack,
+    versus,
+    watchers,
+    zoxso,
+)
 
 SECONDS = sized(3.0, 0.2)
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
@@ -17,6 +29,10 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     (
         "e-SOLO-e Play through the gateway (separate processes, local redis-server)",
         lambda: gateway.run(sized(5.0, 0.5)),
+    ),
+    (
+        "side by side with boardgame.io 0.50 (15- and 200-move games, 1 and 64 at once)",
+        versus.run,
     ),
     ("the whole stack: bots and matchmaking (separate processes)", stack.run),
     (

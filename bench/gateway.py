@@ -2,7 +2,8 @@
 
 Starts a redis-server, the e-SOLO-e service, the gateway and an echo server as separate
 processes (the deployment's shape), then drives them from this process with 1 and 64 concurrent
-games. Moves are chosen with a local copy of the engine so only Play calls are timed.
+games. Moves are chosen with a local copy of the engine so only Play calls are timed. The same
+games are also played on a player session (every call a message on one stream).
 """
 
 from __future__ import annotations
@@ -109,7 +110,9 @@ async def _bench(
     games = [_random_game(seed) for seed in range(200)]
     started = [0]
 
-    def game_loop(target: Any, metadata: list[Any]) -> Callable[[int], Awaitable[list[float]]]:
+    def game_loop(
+        target: Any, metadata: list[Any], seats: list[str] = seats
+    ) -> Callable[[int], Awaitable[list[float]]]:
         async def one_game(_worker: int) -> list[float]:
             created = await target.CreateGame(
                 esoloe_pb2.CreateGameRequest(players=seats), metadata=metadata[0]
@@ -135,6 +138,14 @@ async def _bench(
         api("esoloe").stub(direct_channel),
         [((PLAYER_METADATA, player),) for player in seats],
     )
+    # The same games through the gateway on a player session: every call a message on one
+    # stream (client/link.py).
+    streamed = Session(gateway)
+    await streamed.login("bench-session")
+    streamed.open_stream()
+    on_session = game_loop(
+        streamed.game("esoloe"), [streamed.metadata] * 2, [streamed.player_id] * 2
+    )
 
     lines = []
     await _drive(4, 1.0, one_game)  # warm up
@@ -144,6 +155,8 @@ async def _bench(
         echo_lat: list[float] = []
         direct_lat: list[float] = []
         play_lat: list[float] = []
+        session_lat: list[float] = []
+        session_time = 0.0
         echo_time = play_time = 0.0
         cpu = dict.fromkeys(pids, 0.0)
         ratios = []
@@ -158,6 +171,9 @@ async def _bench(
                 cpu[name] += _cpu_seconds(pid) - cpu_before[name]
             play_lat += play_round
             play_time += elapsed
+            session_round, elapsed = await _drive(concurrency, seconds / ROUNDS, on_session)
+            session_lat += session_round
+            session_time += elapsed
             ratios.append(_percentile(play_round, 0.5) / _percentile(echo_round, 0.5))
         e50, e99 = _percentile(echo_lat, 0.5), _percentile(echo_lat, 0.99)
         p50, p99 = _percentile(play_lat, 0.5), _percentile(play_lat, 0.99)
@@ -175,6 +191,12 @@ async def _bench(
             f" {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}x;"
             f" Play mean {statistics.mean(play_lat) * 1e3:.2f} ms)"
         )
+        s50, s99 = _percentile(session_lat, 0.5), _percentile(session_lat, 0.99)
+        lines.append(
+            f"  on a session p50 {s50 * 1e3:6.2f} ms  p99 {s99 * 1e3:6.2f} ms  "
+            f"accepted moves/s {len(session_lat) / session_time:8.0f}"
+            f"   (p50 / echo p50 = {s50 / e50:.2f}x)"
+        )
         d50, d99 = _percentile(direct_lat, 0.5), _percentile(direct_lat, 0.99)
         lines.append(
             f"  without the gateway (straight to the game service): "
@@ -187,7 +209,7 @@ async def _bench(
     await echo_channel.close()
     await direct_channel.close()
     del channel
-    for player in players:
+    for player in [*players, streamed]:
         await player.close()
     return lines
 

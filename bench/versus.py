@@ -1,0 +1,364 @@
+"""Side by side with boardgame.io: the same workloads on its server and on ours, in one run.
+
+boardgame.io 0.50 (its own Server: socket.io, in-memory storage) plays a two-player counter
+game (each move adds one, bench/bgio/) with M matches in play, each created and joined through
+its Lobby API and played by two socket.io clients (bench/bgio/load.js). Ours plays random games
+of the same length through the gateway (separate processes, a local redis-server with
+appendonly): 15-move games are e-SOLO-e games cut after 15 moves, 200-move games ZoxSo games
+cut after 200, each created (untimed, as boardgame.io's are) inside the timed loop, with M
+games in play, each driven by a coroutine of its own, first with a gRPC call per move (unary),
+then with every call on the player's session stream. Each game slot is a player of its own (it
+holds both seats) on a connection of its own, as each boardgame.io client has its socket.
+
+Per setting boardgame.io (a fresh server each time), ours unary and ours on sessions take
+turns, ROUNDS times, so that the machine's background load hits all three alike. Moves count
+when answered inside a round's measured window (after a warm-up); moves/s comes with a 95%
+interval over the windows' tenths. CPU per move is read from /proc for every process:
+boardgame.io's server and load client; our gateway, game service, redis and this process (our
+load client).
+
+boardgame.io is installed by `make .bench/bgio/.installed` (`make bench` and `make test-tools`
+do it): `npm ci` of bench/bgio/package-lock.json into .bench/bgio (git-ignored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import uvloop
+
+from bench import sized
+from bench.gateway import SECRET, _cpu_seconds
+from client.session import Session, gateway_channel
+from engines.contract import Rules
+from games.esoloe.rules import RULES as ESOLOE
+from games.zoxso.rules import RULES as ZOXSO
+from runtime.launch import Launch
+from runtime.localredis import LocalRedis
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+from tabletop.zoxso.v1 import zoxso_pb2
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "bench" / "bgio"
+NODE_MODULES = ROOT / ".bench" / "bgio" / "node_modules"
+
+LENGTHS = {15: "esoloe", 200: "zoxso"}
+"""Moves per game -> our game that plays them (random games at least that long, cut there)."""
+MATCHES = (1, 64)
+GAMES_PER_SESSION = 1
+"""Game slots per player (each player its own connection and, in session mode, its stream)."""
+ROUNDS = sized(3, 1)
+"""boardgame.io and ours take turns this many times per setting, so that a change in the
+machine's background load hits all alike."""
+WARMUP = sized(2.0, 0.2)
+"""Seconds before each round's window."""
+SECONDS = sized(5.0, 0.5)
+"""Each round's measured window."""
+BINS = 10
+"""A window's parts, for the 95% intervals of moves/s."""
+CREATE = {"esoloe": esoloe_pb2.CreateGameRequest, "zoxso": zoxso_pb2.CreateGameRequest}
+RULES: dict[str, Rules] = {"esoloe": ESOLOE, "zoxso": ZOXSO}
+
+
+@dataclass
+class Result:
+    """One side's runs of one setting: the latencies (seconds) of the moves answered in the
+    measured windows, the windows' length in all, the moves in each tenth of each window, and
+    each process's CPU seconds in them."""
+
+    latencies: list[float]
+    seconds: float
+    bins: list[int]
+    cpu: dict[str, float]
+
+    @staticmethod
+    def of(runs: Sequence[Result]) -> Result:
+        cpu: dict[str, float] = {}
+        for run in runs:
+            for name, used in run.cpu.items():
+                cpu[name] = cpu.get(name, 0.0) + used
+        return Result(
+            [latency for run in runs for latency in run.latencies],
+            sum(run.seconds for run in runs),
+            [count for run in runs for count in run.bins],
+            cpu,
+        )
+
+    @property
+    def moves(self) -> int:
+        return len(self.latencies)
+
+    @property
+    def rate(self) -> float:
+        return self.moves / self.seconds
+
+    def interval(self) -> float:
+        """The 95% interval's half-width of moves/s, over the windows' tenths."""
+        per_second = [count * len(self.bins) / self.seconds for count in self.bins]
+        deviation = statistics.stdev(per_second) / math.sqrt(len(per_second))
+        return _t975(len(per_second) - 1) * deviation
+
+    def line(self, name: str, against: Result | None = None) -> str:
+        if not self.moves:
+            return f"  {name:<14} no move answered in the window"
+        ratio = ""
+        if against is not None and against.moves:
+            r = self.rate / against.rate
+            # The ratio's interval from both rates' (to first order, relative errors add).
+            relative = (self.interval() / self.rate) ** 2 + (against.interval() / against.rate) ** 2
+            ratio = f"  ours/bgio {r:5.2f} ±{r * math.sqrt(relative):4.2f}"
+        p50, p99 = _percentile(self.latencies, 0.5), _percentile(self.latencies, 0.99)
+        return (
+            f"  {name:<14} moves/s {self.rate:6.0f} ±{self.interval():4.0f}"
+            f"  p50 {p50 * 1e3:6.2f} ms  p99 {p99 * 1e3:7.2f} ms{ratio}"
+        )
+
+    def cpu_line(self) -> str:
+        if not self.moves:
+            return "no move"
+        return ", ".join(f"{name} {used / self.moves * 1e3:.3f}" for name, used in self.cpu.items())
+
+
+def _t975(df: int) -> float:
+    """Student's t, 97.5% quantile, for `df` degrees of freedom (Cornish-Fisher: within 0.005
+    from 9 up)."""
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def _percentile(samples: Sequence[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _plays(game: str, moves: int, count: int) -> list[list[tuple[int, str]]]:
+    """`count` random games of `game` at least `moves` long, cut after `moves` moves: (seat,
+    move) each, chosen beforehand so the timed loop only makes calls."""
+    rules = RULES[game]
+    chosen: list[list[tuple[int, str]]] = []
+    seed = 0
+    while len(chosen) < count:
+        rng = random.Random(seed)
+        state = rules.new_game(seed)
+        played: list[tuple[int, str]] = []
+        while state.to_act() and len(played) < moves:
+            seat = state.to_act()[0]
+            move = rng.choice(state.legal_moves(seat))
+            played.append((seat, move))
+            state, _ = state.apply(seat, move)
+        if len(played) == moves:
+            chosen.append(played)
+        seed += 1
+    return chosen
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None or not (NODE_MODULES / "boardgame.io").is_dir():
+        raise RuntimeError(
+            "boardgame.io is not installed in .bench/bgio (or node is missing): "
+            "run `make .bench/bgio/.installed` (`make bench` and `make test-tools` do)"
+        )
+    return node
+
+
+def bgio(moves: int, matches: int, warmup: float, seconds: float) -> Result:
+    """boardgame.io on `moves`-move games, `matches` at once: a fresh server, then the load."""
+    node = _node()
+    env = {
+        **os.environ,
+        "NODE_PATH": str(NODE_MODULES),
+        "NODE_ENV": "production",
+        "BGIO_MOVES": str(moves),
+    }
+    server = subprocess.Popen(
+        [node, str(SCRIPTS / "server.js")], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert server.stdout is not None
+        port = ""
+        while not port:
+            line = server.stdout.readline()
+            if not line:
+                raise RuntimeError("the boardgame.io server ended before it listened")
+            if line.startswith("PORT "):
+                port = line.split()[1]
+        load = subprocess.Popen(
+            [node, str(SCRIPTS / "load.js"), f"http://127.0.0.1:{port}", str(matches),
+             str(warmup), str(seconds)],
+            stdout=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        assert load.stdout is not None
+        # The load client ends by itself (a move left unanswered ends it too); in case not:
+        timer = threading.Timer(warmup + seconds + 60, load.kill)
+        timer.daemon = True
+        timer.start()
+        pids = {"bgio server": server.pid, "bgio load client": load.pid}
+        cpu: dict[str, float] = {}
+        report: dict[str, Any] = {}
+        for line in load.stdout:
+            if line.strip() == "START":
+                cpu = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+            elif line.strip() == "END":
+                cpu = {name: _cpu_seconds(pid) - cpu[name] for name, pid in pids.items()}
+            elif line.startswith("{"):
+                report = json.loads(line)
+        timer.cancel()
+        if load.wait() != 0 or not report:
+            raise RuntimeError(f"the boardgame.io load client failed (exit {load.returncode})")
+    finally:
+        server.terminate()
+        server.wait()
+    latencies = [ms / 1e3 for ms in report["latencies_ms"]]
+    return Result(latencies, report["seconds"], report["bins"], cpu)
+
+
+async def ours(
+    target: str,
+    game: str,
+    plays: list[list[tuple[int, str]]],
+    matches: int,
+    stream: bool,
+    warmup: float,
+    seconds: float,
+    pids: dict[str, int],
+    per_player: int = GAMES_PER_SESSION,
+) -> Result:
+    """Our platform on `plays`' games (cut to their length), `matches` at once, each by a
+    coroutine of its own, `per_player` of them for each player; with `stream` every call goes
+    on the players' session streams."""
+    players = []
+    for index in range((matches + per_player - 1) // per_player):
+        # A connection of its own (no subchannel shared with the other players' channels).
+        channel = gateway_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+        player = Session(target, channel=channel)
+        await player.login(f"versus{index}")
+        if stream:
+            player.open_stream()
+        players.append(player)
+    begin = time.perf_counter()
+    start = begin + warmup
+    end = start + seconds
+    latencies: list[float] = []
+    bins = [0] * BINS
+    cpu: dict[str, float] = {}
+
+    async def slot(index: int) -> None:
+        player = players[index // per_player]
+        stub = player.game(game)
+        seats = [player.player_id] * 2  # one player holds both seats, and names each move's
+        request = CREATE[game](players=seats, time_control=common_pb2.TimeControl())  # untimed
+        games_played = 0
+        while time.perf_counter() < end:
+            created = await stub.CreateGame(request, metadata=player.metadata)
+            status = created.status
+            for seat, move in plays[(index + games_played * matches) % len(plays)]:
+                if time.perf_counter() >= end:
+                    return
+                t0 = time.perf_counter()
+                reply = await stub.Play(
+                    common_pb2.PlayRequest(
+                        game_id=status.game_id,
+                        move=move,
+                        expected_version=status.version,
+                        seat=seat,
+                    ),
+                    metadata=player.metadata,
+                )
+                t1 = time.perf_counter()
+                status = reply.status
+                if start <= t1 < end:
+                    latencies.append(t1 - t0)
+                    bins[int(BINS * (t1 - start) / seconds)] += 1
+            games_played += 1
+
+    async def window() -> None:
+        nonlocal cpu
+        await asyncio.sleep(start - time.perf_counter())
+        cpu = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+        await asyncio.sleep(end - time.perf_counter())
+        cpu = {name: _cpu_seconds(pid) - cpu[name] for name, pid in pids.items()}
+
+    await asyncio.gather(window(), *(slot(index) for index in range(matches)))
+    for player in players:
+        await player.close()
+    return Result(latencies, seconds, bins, cpu)
+
+
+async def _compare(target: str, pids: dict[str, dict[str, int]]) -> list[str]:
+    """Every setting, boardgame.io's run then ours, on one event loop (gRPC's asyncio calls
+    keep to the loop they started on)."""
+    lines = []
+    for moves, game in LENGTHS.items():
+        plays = _plays(game, moves, int(sized(16, 4)))
+        for matches in MATCHES:
+            runs: list[list[Result]] = [[], [], []]
+            for _round in range(ROUNDS):
+                runs[0].append(await asyncio.to_thread(bgio, moves, matches, WARMUP, SECONDS))
+                for stream, side in ((False, runs[1]), (True, runs[2])):
+                    side.append(
+                        await ours(
+                            target, game, plays, matches, stream, WARMUP, SECONDS, pids[game]
+                        )
+                    )
+            theirs, unary, streamed = (Result.of(side) for side in runs)
+            lines.append(f"{moves}-move games ({game} for ours), {matches} at once:")
+            lines.append(theirs.line("boardgame.io"))
+            lines.append(unary.line("ours, unary", theirs))
+            lines.append(streamed.line("ours, session", theirs))
+            lines.append("  CPU ms per move:")
+            lines.append(f"    boardgame.io: {theirs.cpu_line()}")
+            lines.append(f"    ours, unary: {unary.cpu_line()}")
+            lines.append(f"    ours, session: {streamed.cpu_line()}")
+    return lines
+
+
+def run() -> list[str]:
+    _node()  # fails now, not after our half, when boardgame.io is not installed
+    redis = LocalRedis(appendonly=True)
+    launch = Launch(
+        redis_url=redis.url,
+        # A bench player holds every game it drives (and the cut ones stay live), 64 players
+        # log in at once: no per-player or login limits.
+        env={"TOKEN_SECRET": SECRET,
+             "RATE_LIMIT_PER_SECOND": "1000000", "RATE_LIMIT_BURST": "1000000",
+             "LOGIN_RATE_LIMIT_PER_SECOND": "1000000", "LOGIN_RATE_LIMIT_BURST": "1000000",
+             "MAX_LIVE_GAMES": "1000000", "GUEST_MAX_LIVE_GAMES": "1000000"},
+        games=list(LENGTHS.values()),
+        lobby=False,
+        matchmakers=0,
+        bot_workers=0,
+        quiet=True,
+    )  # fmt: skip
+    try:
+        launch.start()
+        if not launch.ready():
+            raise RuntimeError("the gateway did not start")
+        services = dict(zip(LENGTHS.values(), launch.of("game"), strict=True))
+        pids = {
+            game: {
+                "gateway": launch.of("gateway")[0].pid,
+                "game service": service.pid,
+                "redis": redis.process.pid,
+                "bench client": os.getpid(),
+            }
+            for game, service in services.items()
+        }
+        return uvloop.run(_compare(launch.gateway_targets[0], pids))
+    finally:
+        launch.stop()
+        redis.stop()
