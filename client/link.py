@@ -35,6 +35,8 @@ from wire.metadata import BOT_SEAT_METADATA
 OPEN_METHOD = "/tabletop.session.v1.SessionService/Open"
 RESENDS = 3
 """How many times a call safe to repeat is sent again after drops before it fails."""
+MAX_CALLS = 64
+"""Calls in progress at once on the session (the gateway's default SESSION_MAX_CALLS)."""
 REOPEN_SECONDS = 0.1
 """How long after a drop the link opens a new stream for the calls waiting."""
 READS = frozenset(("GetView", "LegalMoves", "ListGames", "GetRating", "ListLeaderboard"))
@@ -61,7 +63,9 @@ class SessionLink:
     """One player's session stream; `token` gives the current access token (a new one is sent
     on the stream before the next call)."""
 
-    def __init__(self, channel: grpc.aio.Channel, token: Callable[[], str]) -> None:
+    def __init__(
+        self, channel: grpc.aio.Channel, token: Callable[[], str], max_calls: int = MAX_CALLS
+    ) -> None:
         self._open: Any = channel.stream_stream(
             OPEN_METHOD,
             request_serializer=session_pb2.OpenRequest.SerializeToString,
@@ -80,6 +84,9 @@ class SessionLink:
         """The last stream whose end was dealt with."""
         self._sent_token = ""
         self._closed = False
+        self.slots = asyncio.Semaphore(max_calls)
+        """A call in progress holds one: the gateway serves at most MAX_CALLS at once on a
+        session (SESSION_MAX_CALLS), so more wait here for their turn instead of being refused."""
 
     def stub(self, service: ServiceDescriptor) -> Any:
         return _Stub(self, service)
@@ -229,9 +236,9 @@ class SessionLink:
             timeout_ms=int(seconds * 1000) if seconds else 0,
             bot_seat=bot_seat,
         )
-        call = self._start(message, False, repeatable)
         try:
-            async with asyncio.timeout(seconds + 5 if seconds else None):
+            async with self.slots, asyncio.timeout(seconds + 5 if seconds else None):
+                call = self._start(message, False, repeatable)
                 answer = await call.answers.get()
         except TimeoutError:
             self._calls.pop(message.call_id, None)
@@ -268,16 +275,17 @@ class _StreamCall:
     async def _messages(self) -> AsyncIterator[Any]:
         if self._cancelled:
             return
-        call = self._call = self._link._start(self._message, True, False)
-        try:
-            while (answer := await call.answers.get()) is not None:
-                if answer.done:
-                    if answer.code:
-                        raise _error(_code(answer.code), answer.details, answer.trailers)
-                    return
-                yield self._output.FromString(answer.response)
-        finally:
-            self._link._cancel(self._message.call_id)
+        async with self._link.slots:
+            call = self._call = self._link._start(self._message, True, False)
+            try:
+                while (answer := await call.answers.get()) is not None:
+                    if answer.done:
+                        if answer.code:
+                            raise _error(_code(answer.code), answer.details, answer.trailers)
+                        return
+                    yield self._output.FromString(answer.response)
+            finally:
+                self._link._cancel(self._message.call_id)
 
     def cancel(self) -> bool:
         self._cancelled = True

@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 
 import games
-from client.link import SessionLink
+from client.link import MAX_CALLS, SessionLink
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import api
 from wire.metadata import BOT_SEAT_METADATA
@@ -66,12 +66,14 @@ class Session:
         """The player session's stream, once `open_stream` is called: then the lobby's and the
         games' calls go on it."""
 
-    def open_stream(self) -> None:
+    def open_stream(self, max_calls: int = MAX_CALLS) -> None:
         """From now on the lobby's and the games' calls go as messages on one stream (a player
         session, client/link.py), opened at the first call with the current token (each new
-        token is sent on it). Log in first; the AuthService's calls stay calls of their own."""
+        token is sent on it). Log in first; the AuthService's calls stay calls of their own.
+        `max_calls`: calls in progress at once, as many as the gateway serves on a session
+        (SESSION_MAX_CALLS); more wait here for their turn."""
         if self.link is None:
-            self.link = SessionLink(self.channel, lambda: self.token)
+            self.link = SessionLink(self.channel, lambda: self.token, max_calls)
             self.lobby = self.link.stub(lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"])
 
     async def login(self, name: str) -> lobby_pb2.LoginResponse:

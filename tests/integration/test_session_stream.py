@@ -7,6 +7,7 @@ token, its protocol errors, its bounds, and resuming after a drop."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -373,3 +374,35 @@ async def test_calls_on_a_session_are_counted_like_calls_of_their_own(
     assert counted[0] >= 1
     assert counted[1] == counted[0]
     await unary.close()
+
+
+async def test_more_calls_at_once_than_a_session_serves_wait_their_turn_in_the_client(
+    redis_url: str,
+) -> None:
+    """A program that makes more calls at once than the gateway serves on one session (a bot
+    worker playing many seats) is not refused: the client holds the extra calls back until
+    one in progress ends."""
+    settings = {"session_max_calls": 3, "streams_per_player": 10}
+    async with Platform(redis_url, gateway_settings=settings) as platform:
+        alice, bob = Session(platform.target), Session(platform.target)
+        await alice.login("alice")
+        await bob.login("bob")
+        game_id = await new_game(platform, alice, bob)
+        alice.open_stream(max_calls=3)
+        stub = alice.game("esoloe")
+        watches = [stub.Watch(common_pb2.WatchRequest(game_id=game_id)) for _ in range(3)]
+        iterators = [aiter(watch) for watch in watches]
+        for iterator in iterators:  # three calls in progress: all the session serves
+            assert (await anext(iterator)).envelope.version == 0
+        view = asyncio.create_task(stub.GetView(common_pb2.GetViewRequest(game_id=game_id)))
+        # Time for a call that was sent to be refused (LIMIT_REACHED, which would fail below);
+        # one held back waits whatever the time.
+        await asyncio.wait({view}, timeout=0.5)
+        watches[0].cancel()
+        with contextlib.suppress(StopAsyncIteration):
+            await anext(iterators[0])
+        assert (await asyncio.wait_for(view, patience(10))).seat == 0
+        for watch in watches[1:]:
+            watch.cancel()
+        await alice.close()
+        await bob.close()
