@@ -8,11 +8,13 @@ Positions come from seeded games (`solver.sample_position`), so every test sees 
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 
-from games.esoloe import solver
+from engines.bots.base import Turn
+from games.esoloe import bots, solver
 from games.esoloe.rules import RULES, EsoloeState
 from games.esoloe.solver import DRAW, LOSS, WIN, Solver
 
@@ -116,6 +118,32 @@ def test_an_immediate_win_and_a_forced_one() -> None:
             assert child.result() is not None or plain_value(child) == LOSS
         elif value == LOSS:
             assert move is None
+
+
+@pytest.mark.parametrize("level", ["strong", "expert"])
+def test_the_strong_and_expert_bots_play_perfectly_where_solved(level: str) -> None:
+    """In positions the solver proves within its node budget, the bot's move keeps the
+    position's value, by the plain search (a won position stays won, a drawn one drawn)."""
+    bot = bots.StrongBot(max_nodes=2_000) if level == "strong" else bots.ExpertBot(2_000)
+    seen = set()
+    for state in deep_positions(2, 16):
+        seat = state.to_move
+        assert seat is not None
+        value = plain_value(state)
+        seen.add(value)
+        view = state.view(seat)
+        move = bot.choose(
+            Turn("esoloe", seat, view, state.legal_moves(seat), 0.0), random.Random(0)
+        )
+        assert move is not None
+        child, _ = state.apply(seat, move)
+        result = child.result()
+        if result is not None:
+            got = WIN if seat in result.winners else DRAW
+        else:
+            got = -plain_value(child)
+        assert got == value, (state.serialize(), move)
+    assert {WIN, LOSS} <= seen
 
 
 def test_out_of_budget_says_so_and_keeps_only_proved_values() -> None:
