@@ -383,9 +383,9 @@ class Solver:
         return n
 
 
-TABLE_LIMIT: Final = 300_000
-"""Entries a shared solver's table may hold before it is emptied (about 150 MB at most); the
-solved record, if loaded, is put back."""
+TABLE_LIMIT: Final = 100_000
+"""Entries a shared solver's table may gain beyond the solved record before it is emptied (about
+50 MB an edition: a bot worker's container has 512 MiB); the record is then put back."""
 RECORDS: Final = {
     edition: Path(__file__).with_name(f"solved-e{edition}.jsonl.gz") for edition in (1, 2)
 }
@@ -413,7 +413,7 @@ def shared_solver(edition: int) -> Solver:
     """The process's solver for `edition` (bots share it: what one search proves serves every
     later one), with the solved record loaded if it exists; emptied past TABLE_LIMIT."""
     solver = _SHARED.get(edition)
-    if solver is None or len(solver.table) > TABLE_LIMIT:
+    if solver is None or len(solver.table) > len(_RECORDED[edition]) + TABLE_LIMIT:
         solver = _SHARED[edition] = recorded_solver(edition)
     return solver
 
