@@ -83,8 +83,12 @@ class StrongBot(IterativeDeepening):
 
     win = WIN
     extra_plies = 20
-    exact_share = 0.5
+    exact_share = 0.4
     """The share of the budget the exact solver may take before the heuristic search."""
+    search_share = 0.35
+    """The heuristic search's share; the rest checks its choice with the solver."""
+    checked_with_nodes = 3
+    """With a node cap (tests): how many of the search's moves are checked, each with the cap."""
 
     def __init__(self, max_nodes: int | None = None, max_depth: int = 16) -> None:
         super().__init__(max_nodes, max_depth)
@@ -110,8 +114,18 @@ class StrongBot(IterativeDeepening):
             max_nodes=self.max_nodes,
             seconds=None if self.max_nodes is not None else turn.budget * self.exact_share,
         )
-        if solved is not None and solved[1] is not None:
+        if solved is not None and solved[0] == exact.WIN:
             return solved[1]
+        if solved is not None and solved[0] == exact.DRAW:
+            # A draw: among the moves that keep it, the one the search likes best (the opponent
+            # may still go wrong); the solver proves them with a tenth of the budget.
+            drawing = solver.moves_keeping(
+                state,
+                exact.DRAW,
+                max_nodes=self.max_nodes,
+                seconds=None if self.max_nodes is not None else turn.budget * 0.1,
+            )
+            moves = [move for move in moves if move in drawing] or [str(solved[1])]
         lost = solver.losing_moves(state, moves)
         if len(lost) < len(moves):
             moves = [move for move in moves if move not in lost]
@@ -121,8 +135,25 @@ class StrongBot(IterativeDeepening):
         greedy_value = {move: one_ply(state, seat, move) for move in moves}
         moves.sort(key=lambda move: -greedy_value[move])
         if self.max_nodes is None:
-            return self.search(state, moves, turn.budget * (1 - self.exact_share))
-        return self.search(state, moves, turn.budget)
+            best = self.search(state, moves, turn.budget * self.search_share)
+        else:
+            best = self.search(state, moves, turn.budget)
+        # The search's choice, checked: if the solver proves it lost (a forced win for the
+        # opponent the threats did not show in time), the next move in the search's order, as
+        # long as the rest of the budget lasts.
+        moves.remove(best)
+        moves.insert(0, best)
+        deadline = self.clock() + turn.budget * (1 - self.exact_share - self.search_share)
+        for tried, move in enumerate(moves):
+            left = deadline - self.clock()
+            if left <= 0 if self.max_nodes is None else tried >= self.checked_with_nodes:
+                return move
+            child = exact.placed(state, move)
+            if not child._can_move():
+                return move
+            if solver.value(child, self.max_nodes, None if self.max_nodes else left) != exact.WIN:
+                return move
+        return best
 
     def _negamax(self, state: EsoloeState, depth: int, alpha: int, beta: int, ply: int) -> int:
         self._tick()
@@ -156,7 +187,8 @@ class ExpertBot(StrongBot):
     """The strong bot that gives most of its (larger) budget to the exact solver: perfect play
     in every position it solves in time, which is most from the 7th cube on (docs/bots.md)."""
 
-    exact_share = 0.8
+    exact_share = 0.6
+    search_share = 0.2
 
 
 def greedy() -> GreedyBot:

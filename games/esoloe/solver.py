@@ -111,14 +111,27 @@ def stacks(state: EsoloeState) -> Key:
     )
 
 
+_STACK_IMAGES: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {}
+"""A stack -> its image under each symmetry (at most 24^3 + 24^2 + 24 + 1 stacks)."""
+_REVERSED: Final = tuple(reverse for reverse, _ in SYMMETRIES)
+
+
+def _stack_images(stack: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    got = _STACK_IMAGES.get(stack)
+    if got is None:
+        got = _STACK_IMAGES[stack] = tuple(
+            tuple([codes[c] for c in stack]) for _, codes in SYMMETRIES
+        )
+    return got
+
+
 def images(state: EsoloeState) -> list[Key]:
     """The position's 12 images under the board's symmetries (the identity first)."""
-    cubes = stacks(state)
-    out = []
-    for reverse, codes in SYMMETRIES:
-        image = tuple(tuple([codes[c] for c in stack]) for stack in cubes)
-        out.append(image[::-1] if reverse else image)
-    return out
+    a, b, c, d, e = [_stack_images(stack) for stack in stacks(state)]
+    return [
+        (e[t], d[t], c[t], b[t], a[t]) if reverse else (a[t], b[t], c[t], d[t], e[t])
+        for t, reverse in enumerate(_REVERSED)
+    ]
 
 
 def canonical(state: EsoloeState) -> Key:
@@ -265,6 +278,41 @@ class Solver:
                 return value, move
         raise AssertionError("a position's value is always some move's")  # pragma: no cover
 
+    def moves_keeping(
+        self,
+        state: EsoloeState,
+        value: int,
+        max_nodes: int | None = None,
+        seconds: float | None = None,
+    ) -> list[str]:
+        """The mover's moves proved to keep `value` (its value for the mover), as many as the
+        budget (`max_nodes` positions or `seconds`, for the whole call) proves; a placement that
+        leaves the opponent a win at once is never listed (nor one that wins: the mover's wins
+        are the position's `winning_placements`)."""
+        seat = state._ply % 2
+        deadline = None if seconds is None else self.clock() + seconds
+        most = None if max_nodes is None else self.nodes + max_nodes
+        out = []
+        wins = set(state.winning_placements(seat))
+        for move in state.legal_moves(seat):
+            if move in wins:
+                continue
+            child = placed(state, move)
+            if wins_now(child, 1 - seat):
+                continue
+            if not child._can_move():
+                got: int | None = DRAW
+            else:
+                left = None if deadline is None else deadline - self.clock()
+                nodes = None if most is None else most - self.nodes
+                if (left is not None and left <= 0) or (nodes is not None and nodes <= 0):
+                    break
+                v = self.value(child, nodes, left)
+                got = None if v is None else -v
+            if got == value:
+                out.append(move)
+        return out
+
     def losing_moves(self, state: EsoloeState, moves: Iterable[str]) -> set[str]:
         """The moves among `moves` that the table (no search) proves lost for the mover."""
         seat = state._ply % 2
@@ -309,13 +357,13 @@ class Solver:
                 continue  # a 4th cube only goes where it wins, and there is no win here
             for o in range(12):
                 child = state._place(s, o)
+                any_move = True
+                if wins_now(child, 1 - seat):
+                    continue
                 ckey = canonical(child)
                 if ckey in seen:
                     continue
                 seen.add(ckey)
-                any_move = True
-                if wins_now(child, 1 - seat):
-                    continue
                 clo, chi = table.get(ckey, (LOSS, WIN))
                 if chi == LOSS:
                     table[key] = (WIN, WIN)
@@ -430,6 +478,11 @@ def _forces_a_win(state: EsoloeState, seat: int) -> bool:
         if heights[s] < MAX_STACK
         for o in range(12)
     )
+
+
+def placed(state: EsoloeState, move: str) -> EsoloeState:
+    """The position after the mover places `move` (legal, and not a win: no result is set)."""
+    return state._place(_square(move), _orient(move))
 
 
 def _square(move: str) -> int:

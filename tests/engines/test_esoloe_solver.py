@@ -100,6 +100,26 @@ def test_solver_agrees_with_a_plain_search(edition: int) -> None:
     assert len(set(values)) >= 2  # the sample is not all one answer
 
 
+def test_the_moves_keeping_a_value_are_those_of_the_plain_search() -> None:
+    """Not counting placements that end the game or lose at once."""
+    seen = set()
+    for state in deep_positions(2, 6):
+        seat = state.to_move
+        assert seat is not None
+        search = Solver(2)
+        value = search.value(state)
+        assert value is not None
+        expected = []
+        for move in state.legal_moves(seat):
+            child, _ = state.apply(seat, move)
+            if child.result() is None and not child.winning_placements(1 - seat):
+                if -plain_value(child) == value:
+                    expected.append(move)
+        assert search.moves_keeping(state, value) == expected
+        seen.add(value)
+    assert len(seen) >= 2
+
+
 def test_an_immediate_win_and_a_forced_one() -> None:
     # docs/rules/esoloe.md: seat 0's c12 completes two new sets at once.
     state = solver.replay(["a12", "e14", "b12", "e26"])
