@@ -112,9 +112,12 @@ def test_the_moves_keeping_a_value_are_those_of_the_plain_search() -> None:
         expected = []
         for move in state.legal_moves(seat):
             child, _ = state.apply(seat, move)
-            if child.result() is None and not child.winning_placements(1 - seat):
-                if -plain_value(child) == value:
-                    expected.append(move)
+            if (
+                child.result() is None
+                and not child.winning_placements(1 - seat)
+                and -plain_value(child) == value
+            ):
+                expected.append(move)
         assert search.moves_keeping(state, value) == expected
         seen.add(value)
     assert len(seen) >= 2
