@@ -260,8 +260,12 @@ class Solver:
         if value == WIN:
             # The quickest wins first: a move after which every reply leaves a winning cube.
             for threats, _, move, child in candidates:
+                nodes, secs = left()
+                if nodes == 0 or secs == 0.0:
+                    break  # out of budget: any winning move below will do
                 if threats < 0 and _forces_a_win(child, seat):
                     return WIN, move
+                self.nodes += 1  # a look at every reply: counted as a position
         for _, _, move, child in candidates:
             if not child._can_move():
                 got = DRAW
@@ -272,11 +276,11 @@ class Solver:
                 else:
                     v = self.value(child, *left())
                     if v is None:
-                        return None
+                        continue  # out of budget: a later move may be known already
                     got = -v
             if got == value:
                 return value, move
-        raise AssertionError("a position's value is always some move's")  # pragma: no cover
+        return None
 
     def moves_keeping(
         self,
