@@ -227,6 +227,14 @@ ratings-sim: setup
 bot-ratings: setup
 	$(PY) -m bench.bot_ratings --write $(BOT_RATINGS_ARGS)
 
+# e-SOLO-e's solved records (docs/bots.md, "e-SOLO-e solved"): every position value the
+# solver proves from 60 sample positions after 6 placements, each edition (about 20 minutes of
+# one core each; a test regenerates a part and checks a sample against the engine).
+.PHONY: esoloe-solved
+esoloe-solved: setup
+	for e in 1 2; do $(PY) -m games.esoloe.solver --edition $$e --record 60 --plies 6 \
+		--max-nodes 5000 --out games/esoloe/solved-e$$e.jsonl.gz || exit 1; done
+
 .PHONY: arena
 arena: setup
 	$(PY) -m games.arena esoloe --games 60 --budget 0.25 $(ARENA_ARGS)

@@ -54,7 +54,7 @@ from runtime.config import gateway_address
 from runtime.tasks import keep_cancelling
 from tabletop.common.v1 import common_pb2
 
-LEVELS = ("random", "greedy", "strong")
+LEVELS = ("random", "greedy", "strong", "expert")
 NAME_HELP = (
     "your display name; without it the name you last played under on this gateway (first time: "
     "your user name). Another name is a new login: a new player"

@@ -3,7 +3,7 @@
 A game's package holds everything about it, a module per layer:
 
     rules.py     the engine (pure: engines.contract's Rules and State; no I/O)      RULES
-    bots.py      its bot levels (pure): random, greedy, strong                      LEVELS
+    bots.py      its bot levels (pure): random, greedy, strong, expert              LEVELS
     adapter.py   its protobuf API <-> the engine's values                           ADAPTER
     board.py     how the terminal client draws it and tells its events             BOARD
 
@@ -30,10 +30,17 @@ if TYPE_CHECKING:
     from engines.contract import Rules
     from games.adapter import Adapter
 
-LEVELS: tuple[str, ...] = ("random", "greedy", "strong")
-"""Bot levels, weakest first. Each must beat the one before it (`python -m games.arena`)."""
+LEVELS: tuple[str, ...] = ("random", "greedy", "strong", "expert")
+"""Bot levels, weakest first. Each must beat the one before it (`python -m games.arena`), but
+`expert`: the best the platform has, for players who want it (the strong bot given five times
+the time, unless the game has better: e-SOLO-e's plays perfectly where it is solved)."""
 
-DEFAULT_BUDGETS: Mapping[str, float] = {"random": 0.0, "greedy": 0.0, "strong": 1.0}
+DEFAULT_BUDGETS: Mapping[str, float] = {
+    "random": 0.0,
+    "greedy": 0.0,
+    "strong": 1.0,
+    "expert": 5.0,
+}
 """Seconds a level may think about one move by default (a soft limit: a bot stops searching at
 the first check after it)."""
 
@@ -91,7 +98,8 @@ class Game:
         return adapter
 
     def levels(self) -> Mapping[str, Callable[[], Bot]]:
-        """Its bot levels, weakest first (`LEVELS` of its bots module): random, greedy, strong."""
+        """Its bot levels, weakest first (`LEVELS` of its bots module): random, greedy, strong,
+        expert."""
         levels: Mapping[str, Callable[[], Bot]] = self.part("bots").LEVELS
         return levels
 

@@ -116,7 +116,9 @@ def test_check_names_the_allowed_outcomes_and_levels() -> None:
         TimeControl(abort_seconds=60, on_timeout="bot").check("solace", solace, games.LEVELS)
     with pytest.raises(BadTimeControl, match=r"cannot 'forfeit'; on_timeout may be: bot$"):
         TimeControl(move_seconds=30).check("solo", games.get("solo").timeouts, games.LEVELS)
-    with pytest.raises(BadTimeControl, match=r"'grandmaster'.*levels are: random, greedy, strong"):
+    with pytest.raises(
+        BadTimeControl, match=r"'grandmaster'.*levels are: random, greedy, strong, expert"
+    ):
         TimeControl(move_seconds=30, bot_level="grandmaster").check("zoxso", OUTCOMES, games.LEVELS)
 
 

@@ -200,8 +200,8 @@ def test_the_arena_seeding_rates_levels_from_their_games() -> None:
     assert places([(0, 1.0), (1, 0.0)]) == [0, 1]
     assert places([(1, 0.5), (0, 0.5)]) == [0, 0]
     found = seed_ratings("zoxso", games=2, budget=0.01, seed=3, jobs=1)
-    assert set(found) == {"random", "greedy", "strong"}
-    assert all(r.games == 4 for r in found.values())  # two games with each other level
+    assert set(found) == {"random", "greedy", "strong", "expert"}
+    assert all(r.games == 6 for r in found.values())  # two games with each other level
     assert all(r.sigma < SIGMA for r in found.values())
     written: dict[str, Any] = {}
     exec(render({"zoxso": found}, "the test"), written)  # the module the command writes

@@ -52,6 +52,10 @@ BotFactory = Callable[[], Bot]
 correctly (and as well) when a fresh one is asked at any position: the worker may do that."""
 
 
-def levels(greedy: BotFactory, strong: BotFactory) -> dict[str, BotFactory]:
-    """A game's bot levels, weakest first: the random bot every game has, then its own."""
-    return {"random": RandomBot, "greedy": greedy, "strong": strong}
+def levels(
+    greedy: BotFactory, strong: BotFactory, expert: BotFactory | None = None
+) -> dict[str, BotFactory]:
+    """A game's bot levels, weakest first: the random bot every game has, then its own. The
+    expert level is the strong bot unless the game has a better one: its budget is larger
+    (games.DEFAULT_BUDGETS), which is what makes it stronger."""
+    return {"random": RandomBot, "greedy": greedy, "strong": strong, "expert": expert or strong}

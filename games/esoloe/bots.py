@@ -1,8 +1,10 @@
-"""e-SOLO-e bots: `greedy` (one ply) and `strong` (alpha-beta with iterative deepening).
+"""e-SOLO-e bots: `greedy` (one ply), `strong` (exact where its solver reaches in half its
+budget, else alpha-beta with iterative deepening) and `expert` (the same, with most of a
+larger budget for the solver).
 
 The game is decided by threats: a placement that would win for a seat if it were its turn
 (`EsoloeState.winning_placements`). A seat to move with a threat wins at once; a seat facing
-threats on two squares can rarely stop both. Both bots read only their seat's view and rebuild
+threats on two squares can rarely stop both. The bots read only their seat's view and rebuild
 the position with `RULES.from_view` (exact: the game hides nothing), in the view's rules edition:
 every win test of the bots and of the shared search (`winning_placements`, legal 4th cubes,
 results of `apply`) is the engine's, so each game is searched under the E8 it is played by
@@ -18,6 +20,7 @@ from typing import Final
 
 from engines.bots.base import Turn, levels
 from engines.bots.search import IterativeDeepening
+from games.esoloe import solver as exact
 from games.esoloe.rules import RULES, EsoloeState
 
 WIN: Final = 10_000
@@ -80,6 +83,12 @@ class StrongBot(IterativeDeepening):
 
     win = WIN
     extra_plies = 20
+    exact_share = 0.4
+    """The share of the budget the exact solver may take before the heuristic search."""
+    search_share = 0.35
+    """The heuristic search's share; the rest checks its choice with the solver."""
+    checked_with_nodes = 3
+    """With a node cap (tests): how many of the search's moves are checked, each with the cap."""
 
     def __init__(self, max_nodes: int | None = None, max_depth: int = 16) -> None:
         super().__init__(max_nodes, max_depth)
@@ -93,12 +102,58 @@ class StrongBot(IterativeDeepening):
         moves = list(turn.moves)
         if len(moves) == 1:
             return moves[0]
+        # Exact play where the solver reaches (games.esoloe.solver): a won or drawn position is
+        # played to keep its value; else the moves it proved lost are left out of the search.
+        if self.max_nodes is None:
+            solver = exact.shared_solver(state.edition)
+        else:  # deterministic: the same answer whatever was searched before
+            solver = exact.recorded_solver(state.edition)
+        solver.clock = self.clock
+        solved = solver.solve_move(
+            state,
+            max_nodes=self.max_nodes,
+            seconds=None if self.max_nodes is not None else turn.budget * self.exact_share,
+        )
+        if solved is not None and solved[0] == exact.WIN:
+            return solved[1]
+        if solved is not None and solved[0] == exact.DRAW:
+            # A draw: among the moves that keep it, the one the search likes best (the opponent
+            # may still go wrong); the solver proves them with a tenth of the budget.
+            drawing = solver.moves_keeping(
+                state,
+                exact.DRAW,
+                max_nodes=self.max_nodes,
+                seconds=None if self.max_nodes is not None else turn.budget * 0.1,
+            )
+            moves = [move for move in moves if move in drawing] or [str(solved[1])]
+        lost = solver.losing_moves(state, moves)
+        if len(lost) < len(moves):
+            moves = [move for move in moves if move not in lost]
         rng.shuffle(moves)
         # Greedy's choice first: among moves the search cannot tell apart, the first one tried
         # stays chosen.
         greedy_value = {move: one_ply(state, seat, move) for move in moves}
         moves.sort(key=lambda move: -greedy_value[move])
-        return self.search(state, moves, turn.budget)
+        if self.max_nodes is None:
+            best = self.search(state, moves, turn.budget * self.search_share)
+        else:
+            best = self.search(state, moves, turn.budget)
+        # The search's choice, checked: if the solver proves it lost (a forced win for the
+        # opponent the threats did not show in time), the next move in the search's order, as
+        # long as the rest of the budget lasts.
+        moves.remove(best)
+        moves.insert(0, best)
+        deadline = self.clock() + turn.budget * (1 - self.exact_share - self.search_share)
+        for tried, move in enumerate(moves):
+            left = deadline - self.clock()
+            if left <= 0 if self.max_nodes is None else tried >= self.checked_with_nodes:
+                return move
+            child = exact.placed(state, move)
+            if not child._can_move():
+                return move
+            if solver.value(child, self.max_nodes, None if self.max_nodes else left) != exact.WIN:
+                return move
+        return best
 
     def _negamax(self, state: EsoloeState, depth: int, alpha: int, beta: int, ply: int) -> int:
         self._tick()
@@ -128,6 +183,14 @@ class StrongBot(IterativeDeepening):
         return self._search_node(state.serialize(), state, order, depth, alpha, beta, ply)
 
 
+class ExpertBot(StrongBot):
+    """The strong bot that gives most of its (larger) budget to the exact solver: perfect play
+    in every position it solves in time, which is most from the 7th cube on (docs/bots.md)."""
+
+    exact_share = 0.6
+    search_share = 0.2
+
+
 def greedy() -> GreedyBot:
     return GreedyBot()
 
@@ -136,4 +199,8 @@ def strong() -> StrongBot:
     return StrongBot()
 
 
-LEVELS = levels(greedy=greedy, strong=strong)
+def expert() -> ExpertBot:
+    return ExpertBot()
+
+
+LEVELS = levels(greedy=greedy, strong=strong, expert=expert)

@@ -55,4 +55,4 @@ greedy = GreedyBot
 strong = StrongBot
 
 
-LEVELS = levels(greedy=greedy, strong=strong)
+LEVELS = levels(greedy=greedy, strong=strong, expert=strong)

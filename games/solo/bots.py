@@ -497,4 +497,4 @@ greedy = GreedyBot
 strong = StrongBot
 
 
-LEVELS = levels(greedy=greedy, strong=strong)
+LEVELS = levels(greedy=greedy, strong=strong, expert=strong)

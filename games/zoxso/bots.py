@@ -228,4 +228,4 @@ def strong() -> StrongBot:
     return StrongBot()
 
 
-LEVELS = levels(greedy=greedy, strong=strong)
+LEVELS = levels(greedy=greedy, strong=strong, expert=strong)

@@ -1,18 +1,18 @@
 """What one player may hold at once, so that nobody can make the platform work for them alone:
-live games, games against bots (and against the strong level), and the options of a game; and
-what the whole platform runs at once of a bot level, shared fairly between players.
+live games, games against bots (and against the strong and expert levels), and the options of a
+game; and what the whole platform runs at once of a bot level, shared fairly between players.
 
 The game service checks them when a player creates a table of their own; the lobby when it makes
 a game for a player (PlayAgainstBots) or queues a ticket (FindMatch). A refusal is
 LIMIT_REACHED (RESOURCE_EXHAUSTED) naming the limit and its value; ending a game frees room.
 
-Platform-wide, a bot level may have a cap (`platform_bot_games_by_level`, strong: 200): the
-live games with a bot of that level, whoever holds them. Its fair share: while fewer than half
-of the cap are in use, anyone may start one (within their own limits); from half on, a player
-may start another only while they hold fewer than their share of the free places, which is the
-free places divided by the players holding such games (counting them), rounded up. So a player
-who holds none gets one while any place is free, and nobody holds more than half of the cap.
-The game service checks the cap, the share and lists the game in one script
+Platform-wide, a bot level may have a cap (`platform_bot_games_by_level`, strong: 200, expert:
+40): the live games with a bot of that level, whoever holds them. Its fair share: while fewer
+than half of the cap are in use, anyone may start one (within their own limits); from half on,
+a player may start another only while they hold fewer than their share of the free places,
+which is the free places divided by the players holding such games (counting them), rounded
+up. So a player who holds none gets one while any place is free, and nobody holds more than
+half of the cap. The game service checks the cap, the share and lists the game in one script
 (services/game/store.py, `_CLAIM`).
 """
 
@@ -34,9 +34,14 @@ class Limits:
     """Games not finished yet that a player holds a seat in (or waits for, with a ticket)."""
     bot_games: int = 10
     """Of those, games with a bot at the table (watching bots play counts too)."""
-    bot_games_by_level: Mapping[str, int] = field(default_factory=lambda: {"strong": 3})
-    """Of those, games with a bot of a level (the strong bots think longest)."""
-    platform_bot_games_by_level: Mapping[str, int] = field(default_factory=lambda: {"strong": 200})
+    bot_games_by_level: Mapping[str, int] = field(
+        default_factory=lambda: {"strong": 3, "expert": 1}
+    )
+    """Of those, games with a bot of a level (the strong bots think long, the expert ones five
+    times as long: games.DEFAULT_BUDGETS)."""
+    platform_bot_games_by_level: Mapping[str, int] = field(
+        default_factory=lambda: {"strong": 200, "expert": 40}
+    )
     """Games with a bot of a level live at once on the whole platform, whoever holds them (a
     level absent or 0: no cap); from half of a cap on, each player gets a fair share of the
     free places (module doc)."""
@@ -56,13 +61,22 @@ class Limits:
         return Limits(
             live_games=env_int("MAX_LIVE_GAMES", 20),
             bot_games=env_int("MAX_BOT_GAMES", 10),
-            bot_games_by_level={"strong": env_int("MAX_STRONG_BOT_GAMES", 3)},
+            bot_games_by_level={
+                "strong": env_int("MAX_STRONG_BOT_GAMES", 3),
+                "expert": env_int("MAX_EXPERT_BOT_GAMES", 1),
+            },
             guests=Limits(
                 live_games=env_int("GUEST_MAX_LIVE_GAMES", 5),
                 bot_games=env_int("GUEST_MAX_BOT_GAMES", 3),
-                bot_games_by_level={"strong": env_int("GUEST_MAX_STRONG_BOT_GAMES", 1)},
+                bot_games_by_level={
+                    "strong": env_int("GUEST_MAX_STRONG_BOT_GAMES", 1),
+                    "expert": env_int("GUEST_MAX_EXPERT_BOT_GAMES", 1),
+                },
             ),
-            platform_bot_games_by_level={"strong": env_int("MAX_PLATFORM_STRONG_BOT_GAMES", 200)},
+            platform_bot_games_by_level={
+                "strong": env_int("MAX_PLATFORM_STRONG_BOT_GAMES", 200),
+                "expert": env_int("MAX_PLATFORM_EXPERT_BOT_GAMES", 40),
+            },
         )
 
     def capped_levels(self, seats: Sequence[str]) -> list[str]:

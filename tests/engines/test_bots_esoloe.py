@@ -19,6 +19,7 @@ import games
 from engines.bots.base import Bot, Turn
 from games import arena
 from games.esoloe import bots
+from games.esoloe import solver as exact
 from games.esoloe.adapter import ADAPTER
 from games.esoloe.rules import RULES, EsoloeState
 from tabletop.common.v1 import common_pb2
@@ -220,14 +221,19 @@ def test_strong_finds_a_forced_win() -> None:
 
 
 def test_strong_stops_at_the_first_clock_check_past_its_budget() -> None:
-    """The budget is soft: past the first depth, the search reads its clock every 8 positions
-    and stops at the first reading past the deadline (a fake clock here: one read, one step)."""
+    """The budget is soft and in three parts: the exact solver has the first 40% of it, the
+    search 35%, the check of the search's choice by the solver the rest. Each stops at the first
+    reading of the bot's clock past its own deadline: the solver reads it every 16 positions,
+    the search, past its first depth, every 8 (a fake clock here: one read, one step). So the
+    whole decision ends within a few readings past the budget."""
+    exact._SHARED.clear()  # the solver starts from its record alone, as in a fresh process
     state = play("a12")
     bot = bots.StrongBot()
     bot.clock = clock = FakeClock()
     move = bot.choose(turn(state, budget=200 * clock.step), random.Random(0))
     assert move in state.legal_moves(1)
-    assert clock.reads == 202  # the deadline's reading, 200 within the budget, 1 past it
+    assert 200 < clock.reads <= 210
+    assert exact.shared_solver(state.edition).known(state) is None  # not solved: searched
 
 
 # --------------------------------------------------------------------------------------------
@@ -249,6 +255,8 @@ def test_levels_are_registered() -> None:
     made = games.get("esoloe").levels()
     assert isinstance(made["greedy"](), bots.GreedyBot)
     assert isinstance(made["strong"](), bots.StrongBot)
+    assert isinstance(made["expert"](), bots.ExpertBot)
+    assert list(made) == list(games.LEVELS)
 
 
 def test_greedy_beats_random() -> None:

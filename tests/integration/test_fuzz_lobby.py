@@ -61,7 +61,7 @@ texts = st.one_of(
 junk_games = st.one_of(
     st.sampled_from(["", "ESOLOE", "solo ", "chess", "esoloe\x00", "lobby", "../solo"]), texts
 )
-LEVELS = st.sampled_from(["", "random", "greedy", "strong"])
+LEVELS = st.sampled_from(["", "random", "greedy", "strong", "expert"])
 junk_levels = st.one_of(st.sampled_from(["Random", "expert", "random\n"]), texts)
 int32s = st.one_of(
     st.integers(min_value=-3, max_value=12),
