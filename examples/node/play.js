@@ -5,7 +5,7 @@
 // login, every call goes on one player session (tabletop.session.v1): one stream that carries
 // the calls in and their answers and the game's updates out.
 //
-//   npm ci && node play.js [esoloe|solo|solace|zoxso] [--level random|greedy|strong]
+//   npm ci && node play.js [esoloe|solo|solace|zoxso] [--level random|greedy|strong|expert]
 //                          [--options '{"players": 2, "mode": "MODE_ROUNDS", "rounds": 1}']
 //
 // The gateway's address comes from TABLETOP_GATEWAY (default 127.0.0.1:50050). With
