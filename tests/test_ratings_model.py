@@ -190,8 +190,12 @@ def test_bot_levels_start_from_the_arena_and_people_as_new_players() -> None:
             assert (start.mu, start.sigma, start.games) == (mu, max(sigma, SEED_SIGMA), 0)
             assert held_rating(game, level, None) == start  # before its first counted game
         assert seeds["bot-random"][0] < min(seeds["bot-greedy"][0], seeds["bot-strong"][0])
+        # A level the arena has not rated (expert: the strong bot with more time) starts
+        # from strong's seed.
+        assert starting(game, "bot-expert") == starting(game, "bot-strong")
     assert starting("esoloe", ALICE) == Rating()
     assert starting("solace", "bot-strong") == Rating()
+    assert starting("solace", "bot-expert") == Rating()
     held = Rating(30.0, 3.0, 12)
     assert held_rating("esoloe", "bot-strong", held.to_json()) == held
 

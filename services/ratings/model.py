@@ -21,6 +21,7 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+import games
 from services.ratings.bot_seeds import BOT_SEEDS
 from wire.players import plays_as_bot
 
@@ -198,8 +199,14 @@ def update(before: Sequence[Rating], places: Sequence[int]) -> list[tuple[float,
 
 def starting(game: str, player: str) -> Rating:
     """The rating a player starts from: a bot level's is seeded from the arena
-    (services/ratings/bot_seeds.py, `make bot-ratings`), anyone else's is a new player's."""
-    seeded = BOT_SEEDS.get(game, {}).get(player)
+    (services/ratings/bot_seeds.py, `make bot-ratings`), anyone else's is a new player's. A
+    level the arena has not rated starts from the next level below that it has (expert, the
+    strong bot with more time, from strong's): its games against people then move it."""
+    seeds = BOT_SEEDS.get(game, {})
+    seeded = seeds.get(player)
+    if seeded is None and player.startswith("bot-") and player[4:] in games.LEVELS:
+        below = reversed(games.LEVELS[: games.LEVELS.index(player[4:])])
+        seeded = next((seeds[f"bot-{level}"] for level in below if f"bot-{level}" in seeds), None)
     return Rating() if seeded is None else Rating(seeded[0], max(seeded[1], SEED_SIGMA), 0)
 
 
