@@ -29,6 +29,13 @@ def test_a_snapshot_from_before_editions_plays_edition_1(game: str) -> None:
     assert replayed == start
     for seat, move in stored["moves"]:
         replayed, _ = replayed.apply(seat, move)
+    if game == "solo":
+        # The round's public log came after the fixture: the stored state loads with an empty
+        # log, the replay keeps one. Everything else must be as the old code left it.
+        data = json.loads(replayed.serialize())
+        assert data["log"], "the replay records the round's public log"
+        data["log"] = []
+        replayed = rules.deserialize(json.dumps(data).encode())
     assert replayed == after
     legal = {str(seat): after.legal_moves(seat) for seat in range(after.num_seats)}
     assert legal == stored["legal"], "edition 1 lists other moves than the code before editions"

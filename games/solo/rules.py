@@ -81,6 +81,11 @@ Other decisions
   (sizes only), `hands_passed` (sizes only), `round_end` (all hands revealed, penalties,
   points), `game_end`, `resigned`; private `dealt` {cards} and `drew_cards` {cards} to the seat
   concerned.
+- Public log (S14): the state keeps this round's public actions, one string each (LOG_HELP), and
+  every view shows it as `log` (the same for every seat: who played what, who drew how many and
+  why, who kept a drawn card); drawn cards are never named. A bot told a fresh view thus knows
+  the round so far without remembering earlier decisions. A new round starts an empty log; a
+  snapshot stored before the log existed loads with an empty one.
 - determinize(seat, rng): the other hands and the draw pile are redealt keeping all sizes; a card
   waiting in another seat's hand after its draw is redrawn among the pooled cards that are
   playable there (the waiting card is known to be playable). from_view(view, seat, rng) deals
@@ -233,6 +238,44 @@ def _int_option(options: Mapping[str, JSON], name: str, low: int, high: int) -> 
     return value
 
 
+LOG_HELP: Final = (
+    "the round's public log, oldest first, one entry per public action: `<seat> play <card>"
+    "[:<colour>][@<seat>][!]` a play in turn, `<seat> jump <card>...` a jump-in (S11), `<seat> "
+    "draw <count>` a draw instead of playing (S5; `<seat> draw 1 fits` when the drawn card is "
+    "playable and waits), `<seat> pass` the waiting card kept, `<seat> take <count>` a draw "
+    "stack taken (S9), `<seat> penalty <count>` the missed call's cards (S12), `<seat> solo` a "
+    "late call (edition 1 only); counts are cards actually drawn (S6), never which cards"
+)
+
+
+def _log_entries(events: list[Event], drawn: str) -> tuple[str, ...]:
+    """The public log entries of one move's events (S14: the cards drawn are never named;
+    `drawn`: the mover's waiting card after the move, whose being playable is public)."""
+    out: list[str] = []
+    for event in events:
+        if event.to is not None:  # private: dealt, drew_cards
+            continue
+        data = event.data
+        kind = event.kind
+        if kind == "play":
+            move = "jump " if data["jump_in"] else "play "
+            move += str(data["card"])
+            if "colour" in data:
+                move += f":{data['colour']}"
+            if "target" in data:
+                move += f"@{data['target']}"
+            out.append(f"{data['seat']} {move}{'!' if data['solo'] else ''}")
+        elif kind == "drew":
+            word = {"turn": "draw", "stack": "take", "penalty": "penalty"}[str(data["reason"])]
+            fits = " fits" if word == "draw" and drawn else ""
+            out.append(f"{data['seat']} {word} {data['count']}{fits}")
+        elif kind == "kept":
+            out.append(f"{data['seat']} pass")
+        elif kind == "solo":
+            out.append(f"{data['seat']} solo")
+    return tuple(out)
+
+
 # --------------------------------------------------------------------------------------------
 # State
 
@@ -254,6 +297,7 @@ class SoloState(State):
         "exposed",
         "first_seat",
         "hands",
+        "log",
         "mixed",
         "mode",
         "n",
@@ -294,6 +338,8 @@ class SoloState(State):
     called: list[bool]
     over: bool
     resigned: int
+    log: tuple[str, ...]
+    """The round's public log (see LOG_HELP): shared between states, replaced on change."""
     _acting: tuple[int, ...] | None
     _moves: dict[int, list[str]]
 
@@ -327,6 +373,7 @@ class SoloState(State):
         new.called = self.called[:]
         new.over = self.over
         new.resigned = self.resigned
+        new.log = self.log
         new._acting = None
         new._moves = {}
         return new
@@ -366,6 +413,7 @@ class SoloState(State):
         self.drawn = ""
         self.exposed = -1
         self.called = [False] * self.n
+        self.log = ()
 
     def _round_events(self, events: list[Event]) -> None:
         events.append(
@@ -543,6 +591,8 @@ class SoloState(State):
         else:
             card, colour, target, call = PARSED[move]
             new._play(seat, card, colour, target, call, events)
+        if new.round == self.round:  # a new round starts with an empty log (_reset_round)
+            new.log = self.log + _log_entries(events, new.drawn)
         if not new.over and True in new.called:
             called = new.called
             for i, hand in enumerate(new.hands):
@@ -851,6 +901,7 @@ class SoloState(State):
             "exposed": self.exposed,
             "finished": self.over,
             "winners": list(result.winners) if result else None,
+            "log": list(self.log),
         }
         if seat is not None:
             out["hand"] = self.hands[seat][:]
@@ -899,6 +950,7 @@ class SoloState(State):
             "called": self.called,
             "over": self.over,
             "resigned": self.resigned,
+            "log": self.log,
         }
         return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
@@ -1087,6 +1139,7 @@ class SoloRules:
         state.called = list(view["solo_called"])
         state.over = view["finished"]
         state.resigned = -1
+        state.log = tuple(view.get("log", ()))  # a view from before the log: empty
         state._acting = None
         state._moves = {}
         hand: list[str] = list(view["hand"])
@@ -1127,6 +1180,7 @@ class SoloRules:
         state.called = obj["called"]
         state.over = obj["over"]
         state.resigned = obj["resigned"]
+        state.log = tuple(obj.get("log", ()))  # snapshots stored before the log: empty
         state._acting = None
         state._moves = {}
         return state

@@ -519,6 +519,8 @@ def test_adapter_view_json_gives_back_the_view_with_its_edition(edition: int) ->
         if seat is not None:  # a bot told this view plays the game's own edition (S11)
             rebuilt = RULES.from_view(ADAPTER.view_json(reply), seat, random.Random(0))
             assert rebuilt.legal_moves(seat) == state.legal_moves(seat)
+    # The round's public log travels in the View (field 24), the same for every seat.
+    assert list(ADAPTER.view(state.view(1)).log) == ["0 play r7"]
     # A status without the field (a server from before editions): edition 1.
     reply = ADAPTER.view_response(
         status=common_pb2.GameStatus(), seat=0, view=ADAPTER.view(state.view(0))
