@@ -74,6 +74,7 @@ class SoloAdapter:
             hand=view.get("hand") or [],
             drawn_card=view.get("drawn_card") or "",
             log=view.get("log") or [],
+            hand_history=view.get("hand_history") or [],
         )
 
     def view_json(self, reply: solo_pb2.GetViewResponse) -> dict[str, Any]:
@@ -115,6 +116,7 @@ class SoloAdapter:
         if viewer is not None:
             out["hand"] = list(message.hand)
             out["drawn_card"] = message.drawn_card or None
+            out["hand_history"] = list(message.hand_history)
         return out
 
     def event(self, event: Event) -> solo_pb2.Event:

@@ -59,7 +59,7 @@ class Belief:
     """What a seat knows of the hidden hands, from its view: the facts of each other hand,
     made once a decision, and samples of the hidden cards that obey them."""
 
-    __slots__ = ("facts", "mixed", "players", "rules", "seat", "timelines")
+    __slots__ = ("facts", "known", "mixed", "players", "rules", "seat", "timelines")
 
     def __init__(self, view: Mapping[str, JSON], seat: Seat) -> None:
         self.seat = seat
@@ -69,8 +69,15 @@ class Belief:
         self.timelines: dict[Seat, Timeline]
         self.facts, self.timelines = replay(view, seat)
         sizes: Sequence[int] = view["hand_sizes"]
+        self.known: dict[Seat, list[str]] = {
+            other: timeline.known
+            for other, timeline in self.timelines.items()
+            if timeline.known is not None
+        }
+        """Cards known to be in another seat's hand (it holds a hand the seat gave away)."""
         self.rules: dict[Seat, list[frozenset[str]]] = {
-            other: slot_rules(facts, sizes[other]) for other, facts in self.facts.items()
+            other: slot_rules(facts, sizes[other] - len(self.known.get(other, ())))
+            for other, facts in self.facts.items()
         }
 
     def deal(self, state: SoloState, rng: random.Random) -> None:
@@ -88,13 +95,18 @@ class Belief:
         unseen.subtract(state.discard)
         if waiting >= 0:
             unseen.subtract(hands[waiting])
+        dealt: dict[Seat, list[str]] = {other: [] for other in others}
+        for other in others:
+            known = self.known.get(other)
+            if known and all(unseen[card] >= k for card, k in Counter(known).items()):
+                unseen.subtract(known)
+                dealt[other] = list(known)
         pool = list(unseen.elements())
         keyed = sorted(
             ((rng.random() ** (1 / HAND_WEIGHT[card]), card) for card in pool), reverse=True
         )
         order = [card for _, card in keyed]
         taken = [False] * len(order)
-        dealt: dict[Seat, list[str]] = {other: [] for other in others}
         bound = [
             (forbidden, other)
             for other in others
@@ -189,7 +201,7 @@ def mismatches(
             held.append(payload)  # type: ignore[arg-type]
         elif kind == 1:
             if payload in held:
-                held.remove(payload)  # type: ignore[arg-type]
+                held.remove(payload)
         elif isinstance(payload, Decision):
             if payload.move == "-":
                 wrong += payload.top in held

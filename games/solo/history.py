@@ -69,6 +69,10 @@ class Timeline:
     gains: list[tuple[int, int]]
     plays: list[tuple[int, str]]
     decisions: list[Decision]
+    known: list[str] | None = None
+    """The cards of the hand known to be in it still: the seat gave the hand away in a swap
+    (S8), knowing what it held, and none of them has been played since (the cards played
+    since, when they were among them, are counted as those). None when unknown."""
 
 
 @dataclass(slots=True)
@@ -141,6 +145,15 @@ def replay(
     pending = 0
     # Decisions keep the hands' relative sizes (per hand) until the offsets are known.
     relative: list[tuple[Decision, list[int], list[int]]] = []
+    # The seat's own hand as the replay goes (from its view's hand history), and for each hand
+    # it gave away in a swap, when and what it held then.
+    snapshots: dict[int, list[str]] = {}
+    for entry in view.get("hand_history") or []:
+        index_text, *cards = str(entry).split(" ")
+        snapshots[int(index_text)] = cards
+    mine: list[str] | None = snapshots.get(0)
+    mine = list(mine) if mine is not None else None
+    anchors: dict[int, tuple[int, list[str]]] = {}
 
     def decide(index: int, holder: int, move: str, card: str = "") -> None:
         if holder == seat or not top:
@@ -187,12 +200,20 @@ def replay(
                         hand.facts.append(Fact(index, preferred, hand.size - 1))
             hand.size -= 1
             hand.plays.append((index, card))
+            if actor == seat and mine is not None:
+                if card in mine:
+                    mine.remove(card)
+                else:
+                    mine = None  # the records disagree: forget what the seat held
             # S12: a penalty drawn at this play goes to the hand before the play's effect.
             while index + 1 < len(log) and _parse(log[index + 1])[1] == "penalty":
                 index += 1
                 penalised, _, count_text = _parse(log[index])
                 hands[held_by[penalised]].gains.append((index, int(count_text)))
                 hands[held_by[penalised]].size += int(count_text)
+                if penalised == seat:
+                    mine = None  # its cards come with the snapshot after the move
+            own_hand = held_by[seat]
             top = card
             rank = RANK_OF[card]
             colour = named or ("" if rank == "WX" else COLOUR_OF[card])
@@ -210,6 +231,9 @@ def replay(
                 held_by[actor], held_by[target] = held_by[target], held_by[actor]
             elif rank == "WX":
                 held_by = [held_by[(s - direction) % n] for s in range(n)]
+            if held_by[seat] != own_hand and mine is not None:
+                anchors[own_hand] = (index, mine)  # S8: the seat knows what it gave away
+                mine = None
             if card not in SWAPS:
                 # S11: every seat but the one to move (edition 1: and the card's player) had
                 # the chance to jump in with a copy, before the seat to move acted; seats that
@@ -228,6 +252,8 @@ def replay(
                     other_hand = hands[held_by[other]]
                     other_hand.facts.append(Fact(index, frozenset((card,)), other_hand.size))
                     decide(index, other, "-", card)
+        if index + 1 in snapshots:
+            mine = list(snapshots[index + 1])
         index += 1
     sizes: Sequence[int] = view["hand_sizes"]
     offsets = [0] * n
@@ -250,8 +276,24 @@ def replay(
             spent = sum(1 for _, card in hand.plays[later:] if card not in fact.forbidden)
             fact.kept = max(0, min(bound, fact.held - spent))
             bound = fact.kept
-        facts_out[other] = [fact for fact in hand.facts if fact.kept > 0]
-        timelines[other] = Timeline(offsets[h], hand.gains, hand.plays, hand.decisions)
+        known: list[str] | None = None
+        if h in anchors:
+            given, cards = anchors[h]
+            known = list(cards)
+            for index, card in hand.plays:
+                if index > given and card in known:
+                    known.remove(card)
+            if len(known) > sizes[other]:
+                known = None  # the records disagree: the anchor is dropped
+        if known is None:
+            facts_out[other] = [fact for fact in hand.facts if fact.kept > 0]
+        else:  # the known cards are the hand's oldest; the facts bind the cards drawn since
+            facts_out[other] = [
+                Fact(fact.index, fact.forbidden, fact.held, fact.kept - len(known))
+                for fact in hand.facts
+                if fact.index > anchors[h][0] and fact.kept > len(known)
+            ]
+        timelines[other] = Timeline(offsets[h], hand.gains, hand.plays, hand.decisions, known)
     return facts_out, timelines
 
 

@@ -32,7 +32,7 @@ from games.solo.bots import (
     playout,
     seats_that_drew,
 )
-from games.solo.history import hand_facts
+from games.solo.history import hand_facts, replay
 from games.solo.rules import PLAYABLE, RULES, SoloState
 from tabletop.common.v1 import common_pb2
 from tabletop.solo.v1 import solo_pb2
@@ -595,19 +595,27 @@ def test_what_the_log_says_of_each_hand_is_true_of_greedy_players(
     players: int, edition: int
 ) -> None:
     """Every fact (`kept` cards of the hand are none of `forbidden`) holds in the real hands
-    when the seats play like greedy, and the facts bind a good share of the hidden cards."""
-    facts = bound = 0
+    when the seats play like greedy, and the facts bind a good share of the hidden cards; the
+    cards known to be in a hand the seat gave away in a swap are there."""
+    facts = bound = anchored = 0
     for seed in range(12):
         for state in greedy_game_states(seed, players, edition):
             me = seed % players
-            for other, known in hand_facts(state.view(me), me).items():
+            found, timelines = replay(state.view(me), me)
+            for other, known in found.items():
                 hand = state.hands[other]
                 for fact in known:
                     facts += 1
                     assert sum(card not in fact.forbidden for card in hand) >= fact.kept
                 bound += max((fact.kept for fact in known), default=0)
+                timeline = timelines.get(other)  # none before the round's first entry
+                cards = timeline.known if timeline else None
+                if cards is not None:
+                    assert not Counter(cards) - Counter(hand)
+                    anchored += len(cards)
     assert facts > 300
     assert bound > 200
+    assert anchored > 100
 
 
 def test_the_log_tells_a_seat_that_drew_had_nothing_playable() -> None:

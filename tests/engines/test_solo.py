@@ -1562,3 +1562,30 @@ def test_a_snapshot_without_a_log_loads_with_an_empty_one() -> None:
     view = state.view(1)
     del view["log"]
     assert RULES.from_view(view, 1, random.Random(0)).view(1)["log"] == []
+
+
+def test_a_seats_own_hand_history_is_in_its_view_only() -> None:
+    """S14: a seat sees its own drawn cards and the hand it gets in a swap; its view keeps its
+    hand after each such change (with the log's length then), no other view shows them."""
+    state = make(
+        [["r7", "rX", "g1", "b2"], ["r8", "y1", "y2"], ["g5", "g6", "g7"]],
+        pile=["b9", "y9"],
+    )
+    assert state.view(0)["hand_history"] == ["0 r7 rX g1 b2"]
+    state = run(state, (0, "play r7"), (1, "play r8"), (2, "draw"))  # g5 g6 g7 + b9
+    assert state.view(2)["hand_history"] == ["0 g5 g6 g7", "3 g5 g6 g7 b9"]
+    assert state.view(0)["hand_history"] == ["0 r7 rX g1 b2"]  # its plays are in the log
+    state = run(state, (0, "play rX@2"))  # seat 0 takes g5 g6 g7 b9, seat 2 gets g1 b2
+    assert state.view(0)["hand_history"][-1] == "4 g5 g6 g7 b9"
+    assert state.view(2)["hand_history"][-1] == "4 g1 b2"
+    assert state.view(1)["hand_history"] == ["0 r8 y1 y2"]
+    assert "hand_history" not in state.view(None)
+    shown = json.dumps(state.view(1))
+    assert "b9" not in shown
+    assert "g5" not in shown
+    # Kept through serialization and from_view; a snapshot without it loads with none.
+    assert RULES.deserialize(state.serialize()).view(2) == state.view(2)
+    assert RULES.from_view(state.view(2), 2, random.Random(0)).view(2) == state.view(2)
+    data = json.loads(state.serialize())
+    del data["seen"]
+    assert RULES.deserialize(json.dumps(data).encode()).view(2)["hand_history"] == []
