@@ -20,18 +20,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from engines.contract import JSON, Seat
-from games.solo.history import Decision, Fact, Timeline, replay, slot_rules
-from games.solo.rules import (
-    CARD_INDEX,
-    EXTENDERS,
-    FORMS,
-    FULL_DECK,
-    JOKERS,
-    PLAYABLE,
-    RANK_OF,
-    X_FORMS,
-    SoloState,
-)
+from games.solo.history import Fact, replay, slot_rules
+from games.solo.rules import CARD_INDEX, FULL_DECK, JOKERS, RANK_OF, SoloState
 
 
 def _weight(card: str) -> float:
@@ -51,30 +41,19 @@ hand to those a uniform deal of the unseen cards puts there): jokers 0.7-0.95, a
 players keep low cards and spend action cards too; the weights are rounded middles."""
 
 
-TRIES = 3
-"""Histories drawn for one sample of a hand (`mismatches`); the fewest misfits count."""
-
-
 class Belief:
     """What a seat knows of the hidden hands, from its view: the facts of each other hand,
     made once a decision, and samples of the hidden cards that obey them."""
 
-    __slots__ = ("facts", "known", "mixed", "players", "rules", "seat", "timelines")
+    __slots__ = ("facts", "known", "rules", "seat")
 
     def __init__(self, view: Mapping[str, JSON], seat: Seat) -> None:
         self.seat = seat
-        self.players: int = view["players"]
-        self.mixed = bool(view["mixed_stacking"])
         self.facts: dict[Seat, list[Fact]]
-        self.timelines: dict[Seat, Timeline]
-        self.facts, self.timelines = replay(view, seat)
-        sizes: Sequence[int] = view["hand_sizes"]
-        self.known: dict[Seat, list[str]] = {
-            other: timeline.known
-            for other, timeline in self.timelines.items()
-            if timeline.known is not None
-        }
+        self.known: dict[Seat, list[str]]
         """Cards known to be in another seat's hand (it holds a hand the seat gave away)."""
+        self.facts, self.known = replay(view, seat)
+        sizes: Sequence[int] = view["hand_sizes"]
         self.rules: dict[Seat, list[frozenset[str]]] = {
             other: slot_rules(facts, sizes[other] - len(self.known.get(other, ())))
             for other, facts in self.facts.items()
@@ -132,105 +111,3 @@ class Belief:
             hands[other] = sorted(dealt[other], key=CARD_INDEX.__getitem__)
         rng.shuffle(rest)
         state.pile = rest[: len(state.pile)]
-
-    def misfit(self, state: SoloState, rng: random.Random) -> int:
-        """How many recorded decisions of the other seats a greedy player holding the hands of
-        `state` would not have made (see `mismatches`)."""
-        return sum(
-            min(
-                mismatches(timeline, state.hands[other], self.players, self.mixed, rng)
-                for _ in range(TRIES)
-            )
-            for other, timeline in self.timelines.items()
-            if not (state.drawn and other == state.current)
-        )
-
-
-def _assign(timeline: Timeline, hand: Sequence[str], rng: random.Random) -> list[tuple[int, str]]:
-    """When each card of the hand's history came into it: (entry index, card), -1 for the
-    deal, drawn at random among the orders that have every card come in before it is played.
-    Empty when the counts do not add up."""
-    times = [-1] * timeline.start
-    for index, count in timeline.gains:
-        times.extend([index] * count)
-    cards = sorted(timeline.plays, reverse=True)  # latest played first
-    if len(times) != len(cards) + len(hand):
-        return []
-    available = list(hand)  # cards that may have come in at or after the current slot
-    out: list[tuple[int, str]] = []
-    next_card = 0
-    for time in reversed(times):  # latest slot first
-        while next_card < len(cards) and cards[next_card][0] > time:
-            available.append(cards[next_card][1])
-            next_card += 1
-        if not available:
-            return []
-        pick = rng.randrange(len(available))
-        available[pick], available[-1] = available[-1], available[pick]
-        out.append((time, available.pop()))
-    return out
-
-
-def mismatches(
-    timeline: Timeline,
-    hand: Sequence[str],
-    players: int,
-    mixed: bool,
-    rng: random.Random,
-) -> int:
-    """How many of the recorded decisions of a hand's holders a greedy player would not have
-    made, had the hand held `hand` now (its history drawn by `_assign`)."""
-    from games.solo.bots import Table, greedy_move  # bots builds on this module
-
-    arrivals = _assign(timeline, hand, rng)
-    if not arrivals:
-        return 0
-    # Events in log order; at one entry: the decision in turn, the play, arrivals, chances.
-    events: list[tuple[int, int, object]] = []
-    for time, card in arrivals:
-        events.append((time, 2, card))
-    for index, card in timeline.plays:
-        events.append((index, 1, card))
-    for decision in timeline.decisions:
-        events.append((decision.index, 3 if decision.move == "-" else 0, decision))
-    events.sort(key=lambda event: (event[0], event[1]))
-    held: list[str] = []
-    wrong = 0
-    for _, kind, payload in events:
-        if kind == 2:
-            held.append(payload)  # type: ignore[arg-type]
-        elif kind == 1:
-            if payload in held:
-                held.remove(payload)
-        elif isinstance(payload, Decision):
-            if payload.move == "-":
-                wrong += payload.top in held
-                continue
-            ordered = sorted(held, key=CARD_INDEX.__getitem__)
-            moves = _moves(ordered, payload, players, mixed)
-            table = Table.make(payload.seat, ordered, payload.sizes, payload.direction)
-            choice = greedy_move(table, moves, False)
-            wrong += choice != payload.move
-    return wrong
-
-
-def _moves(hand: Sequence[str], decision: Decision, players: int, mixed: bool) -> list[str]:
-    """The moves of the holder of `hand` in turn at `decision` (calls left out), in the
-    engine's order."""
-    if decision.pending:
-        allowed = EXTENDERS[mixed][RANK_OF[decision.top]]
-    else:
-        allowed = PLAYABLE[(decision.top, decision.colour)]
-    out: list[str] = []
-    previous = ""
-    for card in hand:
-        if card == previous or card not in allowed:
-            continue
-        previous = card
-        if card in X_FORMS:
-            forms = X_FORMS[card]
-            out.extend(forms[t] for t in range(players) if t != decision.seat)
-        else:
-            out.extend(FORMS[card])
-    out.append("draw")
-    return out

@@ -418,6 +418,8 @@ class StrongBot:
         alive = list(range(len(options)))  # the options still searched (see PRUNE)
         samples: list[list[float]] = []  # one value per option, per completed iteration
         while self.iterations is None or len(samples) < self.iterations:
+            if self.iterations is None and clock() > deadline:
+                break
             state = RULES.from_view(turn.view, seat, rng)
             if belief is not None:
                 belief.deal(state, rng)

@@ -7,13 +7,19 @@ gives, for each hand now held by another seat, *facts* of the form "at that mome
 this hand held were none of these": a seat that drew instead of playing (S5) held nothing
 playable then (a player who plays like greedy never draws with a playable card in hand, but
 for a swap that would take a bigger hand), a seat that took a draw stack (S9) held nothing that
-extends it, and a seat that let a jump-in chance on a card go by (S11) held no copy of it (the
-chance is asked before the seat to move plays). How many of those cards are still in the hand
-now is counted from the plays since: a played card that the fact forbids came from a later
-draw, any other may have been one of them (counted as one, the cautious reading).
+extends it, a seat that let a jump-in chance on a card go by (S11) held no copy of it (the
+chance is asked before the seat to move plays), and a seat that played a card in turn held no
+card that greedy would have played instead whatever the rest of its hand (`_preferred`). How
+many of those cards are still in the hand now is counted from the plays since: a played card
+that the fact forbids came from a later draw, any other may have been one of them (counted as
+one, the cautious reading).
 
 Hands are followed through swaps (S8): a fact belongs to a hand, not to a seat, and the seat
-that holds the hand now inherits it. Nothing here sees a hidden card: only the view.
+that holds the hand now inherits it. The seat's own view adds its hand history (its hand after
+the deal, each of its draws and each swap of its hand): replayed with the log, it gives the
+seat's hand at every moment, so a hand it gave away in a swap is known as it was then. These
+facts assume players who play like greedy; the belief deals without a fact that cannot hold.
+Nothing here sees a hidden card: only the view.
 """
 
 from __future__ import annotations
@@ -41,48 +47,12 @@ class Fact:
 
 
 @dataclass(slots=True)
-class Decision:
-    """A choice the holder of a hand made (what a greedy player would have looked at, as in
-    games.solo.bots.Table): `move` is what it did in turn ("draw" for a draw or a stack taken,
-    else the play without its call), or "-" for a jump-in chance on `top` that it let pass."""
-
-    index: int
-    move: str
-    seat: Seat
-    top: str
-    colour: str
-    pending: int
-    direction: int
-    sizes: list[int]
-    """Every seat's hand size then."""
-
-
-@dataclass(slots=True)
-class Timeline:
-    """What the log shows of the hand another seat holds now: how many cards it was dealt
-    (`start`), the cards that came into it since (`gains`: entry index, count), the cards
-    played from it (`plays`: entry index, card), and the decisions its holders made, in log
-    order. Together with a sample of the hand now, this is a whole history of the hand: a
-    greedy holder must have made exactly those decisions."""
-
-    start: int
-    gains: list[tuple[int, int]]
-    plays: list[tuple[int, str]]
-    decisions: list[Decision]
-    known: list[str] | None = None
-    """The cards of the hand known to be in it still: the seat gave the hand away in a swap
-    (S8), knowing what it held, and none of them has been played since (the cards played
-    since, when they were among them, are counted as those). None when unknown."""
-
-
-@dataclass(slots=True)
 class _Hand:
     facts: list[Fact]
     size: int
     """The hand's size as the replay goes, from 0 (made absolute at the end)."""
-    gains: list[tuple[int, int]]
     plays: list[tuple[int, str]]
-    decisions: list[Decision]
+    """(entry index, card) of every card played from the hand."""
 
 
 _BONUS = {"S": 34.0, "R": 34.0, "D": 30.0}
@@ -121,10 +91,13 @@ def hand_facts(view: Mapping[str, JSON], seat: Seat) -> dict[Seat, list[Fact]]:
 
 def replay(
     view: Mapping[str, JSON], seat: Seat
-) -> tuple[dict[Seat, list[Fact]], dict[Seat, Timeline]]:
+) -> tuple[dict[Seat, list[Fact]], dict[Seat, list[str]]]:
     """Replay the view's log. For every other seat: the facts about the hand it holds now, each
-    with `kept` (how many of its cards may still be in the hand), oldest first, and the hand's
-    timeline (none when the log cannot be followed: no log, or the game is over)."""
+    with `kept` (how many of its cards may still be in the hand), oldest first (none when the
+    log cannot be followed: no log, or the game is over); and for the seats that hold a hand
+    this seat gave away in a swap (S8), the cards of it known to be there still: what the seat
+    held then (its view's hand history and the log tell it), less the cards played from the
+    hand since when they were among them (the facts then bind only the other cards)."""
     n: int = view["players"]
     log: Sequence[str] = view.get("log") or []
     facts_out: dict[Seat, list[Fact]] = {s: [] for s in range(n) if s != seat}
@@ -137,14 +110,12 @@ def replay(
     start_top = discard[0] if plays == len(discard) - 1 else ""
     mixed = bool(view["mixed_stacking"])
     edition = view.get("edition", 2)
-    hands = [_Hand([], 0, [], [], []) for _ in range(n)]
+    hands = [_Hand([], 0, []) for _ in range(n)]
     held_by = list(range(n))  # held_by[seat] = the hand index it holds
     top = start_top
     colour = COLOUR_OF[top] if top else "?"
     direction = 1
     pending = 0
-    # Decisions keep the hands' relative sizes (per hand) until the offsets are known.
-    relative: list[tuple[Decision, list[int], list[int]]] = []
     # The seat's own hand as the replay goes (from its view's hand history), and for each hand
     # it gave away in a swap, when and what it held then.
     snapshots: dict[int, list[str]] = {}
@@ -155,13 +126,6 @@ def replay(
     mine = list(mine) if mine is not None else None
     anchors: dict[int, tuple[int, list[str]]] = {}
 
-    def decide(index: int, holder: int, move: str, card: str = "") -> None:
-        if holder == seat or not top:
-            return  # the seat's own choices are not a greedy player's; no context yet
-        decision = Decision(index, move, holder, card or top, colour, pending, direction, [])
-        hands[held_by[holder]].decisions.append(decision)
-        relative.append((decision, held_by[:], [hand.size for hand in hands]))
-
     index = 0
     while index < len(log):
         actor, word, arg = _parse(log[index])
@@ -169,35 +133,27 @@ def replay(
         if word == "draw":
             count_text, _, fits = arg.partition(" ")
             count = int(count_text)
-            if not pending:
-                decide(index, actor, "draw")
-                if top:
-                    forbidden = PLAYABLE[(top, colour)] - SWAPS
-                    # An unplayable drawn card (no `fits`) is no more playable than the rest.
-                    held = hand.size + (count if not fits else 0)
-                    hand.facts.append(Fact(index, forbidden, held))
-            hand.gains.append((index, count))
+            if not pending and top:
+                forbidden = PLAYABLE[(top, colour)] - SWAPS
+                # An unplayable drawn card (no `fits`) is no more playable than the rest.
+                held = hand.size + (count if not fits else 0)
+                hand.facts.append(Fact(index, forbidden, held))
             hand.size += count
         elif word == "take":
-            decide(index, actor, "draw")
             if top and pending:
                 extenders = EXTENDERS[mixed][RANK_OF[top]]
                 hand.facts.append(Fact(index, extenders, hand.size))
-            hand.gains.append((index, int(arg)))
             hand.size += int(arg)
             pending = 0
         elif word == "penalty":  # (after its play: see below)
-            hand.gains.append((index, int(arg)))
             hand.size += int(arg)
         elif word in ("play", "jump"):
             card, named, target, _ = PARSED["play " + arg]
             forced = index > 0 and log[index - 1] == f"{actor} draw 1 fits"
-            if word == "play" and not forced:
-                decide(index, actor, "play " + arg.rstrip("!"))
-                if top and not pending:
-                    preferred = _preferred(card, top, colour)
-                    if preferred:
-                        hand.facts.append(Fact(index, preferred, hand.size - 1))
+            if word == "play" and not forced and top and not pending:
+                preferred = _preferred(card, top, colour)
+                if preferred:
+                    hand.facts.append(Fact(index, preferred, hand.size - 1))
             hand.size -= 1
             hand.plays.append((index, card))
             if actor == seat and mine is not None:
@@ -209,7 +165,6 @@ def replay(
             while index + 1 < len(log) and _parse(log[index + 1])[1] == "penalty":
                 index += 1
                 penalised, _, count_text = _parse(log[index])
-                hands[held_by[penalised]].gains.append((index, int(count_text)))
                 hands[held_by[penalised]].size += int(count_text)
                 if penalised == seat:
                     mine = None  # its cards come with the snapshot after the move
@@ -251,19 +206,15 @@ def replay(
                         continue
                     other_hand = hands[held_by[other]]
                     other_hand.facts.append(Fact(index, frozenset((card,)), other_hand.size))
-                    decide(index, other, "-", card)
         if index + 1 in snapshots:
             mine = list(snapshots[index + 1])
         index += 1
     sizes: Sequence[int] = view["hand_sizes"]
-    offsets = [0] * n
     for holder, h in enumerate(held_by):  # replayed sizes are relative: make them absolute
-        offsets[h] = sizes[holder] - hands[h].size
+        offset = sizes[holder] - hands[h].size
         for fact in hands[h].facts:
-            fact.held += offsets[h]
-    for decision, holders, then in relative:
-        decision.sizes = [then[h] + offsets[h] for h in holders]
-    timelines: dict[Seat, Timeline] = {}
+            fact.held += offset
+    known_out: dict[Seat, list[str]] = {}
     for other in facts_out:
         h = held_by[other]
         hand = hands[h]
@@ -280,21 +231,21 @@ def replay(
         if h in anchors:
             given, cards = anchors[h]
             known = list(cards)
-            for index, card in hand.plays:
-                if index > given and card in known:
+            for when, card in hand.plays:
+                if when > given and card in known:
                     known.remove(card)
             if len(known) > sizes[other]:
                 known = None  # the records disagree: the anchor is dropped
         if known is None:
             facts_out[other] = [fact for fact in hand.facts if fact.kept > 0]
         else:  # the known cards are the hand's oldest; the facts bind the cards drawn since
+            known_out[other] = known
             facts_out[other] = [
                 Fact(fact.index, fact.forbidden, fact.held, fact.kept - len(known))
                 for fact in hand.facts
                 if fact.index > anchors[h][0] and fact.kept > len(known)
             ]
-        timelines[other] = Timeline(offsets[h], hand.gains, hand.plays, hand.decisions, known)
-    return facts_out, timelines
+    return facts_out, known_out
 
 
 def slot_rules(facts: Sequence[Fact], size: int) -> list[frozenset[str]]:

@@ -601,15 +601,14 @@ def test_what_the_log_says_of_each_hand_is_true_of_greedy_players(
     for seed in range(12):
         for state in greedy_game_states(seed, players, edition):
             me = seed % players
-            found, timelines = replay(state.view(me), me)
+            found, given = replay(state.view(me), me)
             for other, known in found.items():
                 hand = state.hands[other]
                 for fact in known:
                     facts += 1
                     assert sum(card not in fact.forbidden for card in hand) >= fact.kept
                 bound += max((fact.kept for fact in known), default=0)
-                timeline = timelines.get(other)  # none before the round's first entry
-                cards = timeline.known if timeline else None
+                cards = given.get(other)
                 if cards is not None:
                     assert not Counter(cards) - Counter(hand)
                     anchored += len(cards)
