@@ -2,8 +2,10 @@
 
 Both read only their seat's view and legal moves. The strong bot samples the hidden hands and
 draw pile with `RULES.from_view`, so the positions it plays out are guesses consistent with what
-the seat has seen, never the real ones; it then redeals them by what the view implies about
-other players (`_redeal`). Its playouts run on the engine itself, under the rules edition the
+the seat has seen, never the real ones; it then redeals them by what the view tells of the
+other hands (`games.solo.belief`: the round's public log and the seat's own hand history, so a
+fresh bot knows the round as well as one that watched it; `_redeal` for a view from a server
+without the log). Its playouts run on the engine itself, under the rules edition the
 view names (`from_view` keeps it), so the sampled games follow the game's own rules: in
 edition 2 a seat may jump in on its own card (S11) and the Solo call goes only with the play
 (S12), in edition 1 neither.
