@@ -1,5 +1,5 @@
 """Level against level, engines only: `python -m games.arena GAME [--levels a,b]
-[--games N] [--budget SECONDS] [--players P] [--seed S] [--jobs J]`.
+[--games N] [--budget SECONDS] [--players P] [--seed S] [--jobs J] [--fresh-bots]`.
 
 Without --levels it plays each adjacent pair (random vs greedy, greedy vs strong) and prints,
 for each pair, how the higher level did with a 95% confidence interval:
@@ -12,7 +12,10 @@ for each pair, how the higher level did with a 95% confidence interval:
   level scored more on a deal (draws half).
 
 Bots are told only their seat's view and legal moves (`engines.bots.base.Turn`), as the bot
-worker tells them. The computation (`run_match`) is pure; only `main` prints.
+worker tells them. A seat keeps its bot for the whole game, unless `--fresh-bots`: then every
+decision is made by a new bot, as the bot worker makes them (any worker process may take any
+job), so a bot that needs memory between decisions shows what it loses live. The computation
+(`run_match`) is pure; only `main` prints.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import math
 import random
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -97,6 +100,9 @@ class Seating:
     budgets: Mapping[str, float]
     think: list[list[float]] = field(default_factory=list)
     """Seconds each seat took for each of its decisions."""
+    factories: Sequence[Callable[[], Bot]] = ()
+    """When given, each decision is made by a fresh bot from the seat's factory (`bots` are
+    then unused): as the bot worker does."""
 
     def __post_init__(self) -> None:
         self.think = self.think or [[] for _ in self.levels]
@@ -112,7 +118,8 @@ class Seating:
             optional=optional,
         )
         began = time.perf_counter()
-        move = self.bots[seat].choose(turn, self.rngs[seat])
+        bot = self.factories[seat]() if self.factories else self.bots[seat]
+        move = bot.choose(turn, self.rngs[seat])
         self.think[seat].append(time.perf_counter() - began)
         if move is None and not optional:
             raise RuntimeError(f"{level} bot of {self.game} passed a turn it had to take")
@@ -158,9 +165,10 @@ def play_game(
     bot_seed: str,
     budgets: Mapping[str, float],
     options: Mapping[str, JSON] | None = None,
+    fresh_bots: bool = False,
 ) -> tuple[State, list[list[float]]]:
-    """One game with a fresh bot of the given level on each seat; the final state and each
-    seat's thinking times (seconds per decision)."""
+    """One game with a fresh bot of the given level on each seat (`fresh_bots`: a fresh one for
+    each decision); the final state and each seat's thinking times (seconds per decision)."""
     factories = games.get(game).levels()
     state = games.rules(game).new_game(seed, options)
     seating = Seating(
@@ -169,6 +177,7 @@ def play_game(
         bots=[factories[level]() for level in seat_levels],
         rngs=[random.Random(f"{bot_seed}:{seat}") for seat in range(len(seat_levels))],
         budgets=budgets,
+        factories=[factories[level] for level in seat_levels] if fresh_bots else (),
     )
     for _ in range(MAX_STEPS):
         if not state.to_act():
@@ -212,6 +221,7 @@ def play_one(
     seed: int,
     budgets: Mapping[str, float],
     players: int,
+    fresh_bots: bool = False,
 ) -> Record:
     """Game `index` of a match between the levels `pair` (lower, higher). Each deal (seed) is
     played twice, the sides swapped (Solace: each side plays it once)."""
@@ -220,7 +230,9 @@ def play_one(
     values: list[tuple[int, float]] = []
     if game == "solace":
         for side, level in enumerate(pair):
-            final, times = play_game(game, [level], seed + index, f"{bot_seed}:{side}", budgets)
+            final, times = play_game(
+                game, [level], seed + index, f"{bot_seed}:{side}", budgets, None, fresh_bots
+            )
             values.append((side, float(final.view(0)["score"])))
             think[side].extend(times[0])
     else:
@@ -229,7 +241,13 @@ def play_one(
             options = {**SOLO_OPTIONS, "players": players}
         sides = _sides(game, index, players)
         final, times = play_game(
-            game, [pair[side] for side in sides], seed + index // 2, bot_seed, budgets, options
+            game,
+            [pair[side] for side in sides],
+            seed + index // 2,
+            bot_seed,
+            budgets,
+            options,
+            fresh_bots,
         )
         for seat, side in enumerate(sides):
             think[side].extend(times[seat])
@@ -339,12 +357,20 @@ def run_match(
     budgets: Mapping[str, float] = DEFAULT_BUDGETS,
     players: int = 2,
     jobs: int = 1,
+    fresh_bots: bool = False,
 ) -> MatchReport:
     """Play `games` games of `pair` (lower level first); `jobs` > 1 plays them in that many
-    processes (the records are the same, in the same order)."""
+    processes (the records are the same, in the same order); `fresh_bots`: a fresh bot for each
+    decision."""
     began = time.perf_counter()
     play = partial(
-        play_one, game=game, pair=pair, seed=seed, budgets=dict(budgets), players=players
+        play_one,
+        game=game,
+        pair=pair,
+        seed=seed,
+        budgets=dict(budgets),
+        players=players,
+        fresh_bots=fresh_bots,
     )
     if jobs <= 1:
         records = [play(i) for i in range(games)]
@@ -368,6 +394,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=2, help="Solo only: 2 or 4 (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first deal")
     parser.add_argument("--jobs", type=int, default=1, help="processes to play games in")
+    parser.add_argument(
+        "--fresh-bots",
+        action="store_true",
+        help="a fresh bot for every decision, as the bot worker asks (default: one bot a seat "
+        "for the whole game)",
+    )
     args = parser.parse_args(argv)
     if args.levels:
         names = args.levels.split(",")
@@ -386,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for pair in pairs:
         report = run_match(
             args.game, pair, args.games, seed=args.seed, budgets=budgets,
-            players=args.players, jobs=args.jobs,
+            players=args.players, jobs=args.jobs, fresh_bots=args.fresh_bots,
         )  # fmt: skip
         for line in report.lines():
             print(line, flush=True)

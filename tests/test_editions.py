@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import games
-from engines.contract import InvalidOptions
+from engines.contract import InvalidOptions, State
 
 FIXTURE = Path(__file__).parent / "fixtures" / "before_editions.json"
 BEFORE: dict[str, Any] = json.loads(FIXTURE.read_text())["games"]
@@ -26,12 +26,26 @@ def test_a_snapshot_from_before_editions_plays_edition_1(game: str) -> None:
     assert (start.edition, after.edition) == (1, 1)
     meta = stored["meta"]
     replayed = rules.new_game(meta["seed"], meta["options"], stored["setup"], edition=1)
-    assert replayed == start
+    assert _as_before_round_records(game, replayed) == start
     for seat, move in stored["moves"]:
         replayed, _ = replayed.apply(seat, move)
-    assert replayed == after
+    assert _as_before_round_records(game, replayed) == after
     legal = {str(seat): after.legal_moves(seat) for seat in range(after.num_seats)}
     assert legal == stored["legal"], "edition 1 lists other moves than the code before editions"
+
+
+def _as_before_round_records(game: str, state: State) -> State:
+    """Solo's round records (the public log, each seat's own hand history) came after the
+    fixture: its stored states load without them. Everything else must be as the old code
+    left it."""
+    if game != "solo":
+        return state
+    data = json.loads(state.serialize())
+    assert "log" in data, "the replay keeps the round's log"
+    assert data["seen"], "and each seat's hand history"
+    data["log"] = []
+    data["seen"] = [[] for _ in data["seen"]]
+    return games.rules(game).deserialize(json.dumps(data).encode())
 
 
 @pytest.mark.parametrize("game", games.names())

@@ -73,6 +73,8 @@ class SoloAdapter:
             winners=view["winners"] or [],
             hand=view.get("hand") or [],
             drawn_card=view.get("drawn_card") or "",
+            log=view.get("log") or [],
+            hand_history=view.get("hand_history") or [],
         )
 
     def view_json(self, reply: solo_pb2.GetViewResponse) -> dict[str, Any]:
@@ -81,7 +83,8 @@ class SoloAdapter:
         view); once the game is over the proto leaves to_move unset where the engine keeps its
         last seat, and this gives -1. The engine's -1 for "no seat" (top_played_by, exposed) is
         an unset field on the wire. The rules edition comes from the status (0, unset, from a
-        server that predates editions: edition 1)."""
+        server that predates editions: edition 1); the round's public log is empty from a server
+        that predates it."""
         message = reply.view
         viewer = reply.seat if reply.HasField("seat") else None
         out: dict[str, Any] = {
@@ -108,10 +111,12 @@ class SoloAdapter:
             "exposed": message.late_call_seat if message.HasField("late_call_seat") else -1,
             "finished": message.finished,
             "winners": list(message.winners) if message.finished else None,
+            "log": list(message.log),
         }
         if viewer is not None:
             out["hand"] = list(message.hand)
             out["drawn_card"] = message.drawn_card or None
+            out["hand_history"] = list(message.hand_history)
         return out
 
     def event(self, event: Event) -> solo_pb2.Event:

@@ -2,8 +2,10 @@
 
 Both read only their seat's view and legal moves. The strong bot samples the hidden hands and
 draw pile with `RULES.from_view`, so the positions it plays out are guesses consistent with what
-the seat has seen, never the real ones; it then redeals them by what the view implies about
-other players (`_redeal`). Its playouts run on the engine itself, under the rules edition the
+the seat has seen, never the real ones; it then redeals them by what the view tells of the
+other hands (`games.solo.belief`: the round's public log and the seat's own hand history, so a
+fresh bot knows the round as well as one that watched it; `_redeal` for a view from a server
+without the log). Its playouts run on the engine itself, under the rules edition the
 view names (`from_view` keeps it), so the sampled games follow the game's own rules: in
 edition 2 a seat may jump in on its own card (S11) and the Solo call goes only with the play
 (S12), in edition 1 neither.
@@ -19,11 +21,12 @@ from typing import Final, NamedTuple
 
 from engines.bots.base import Turn, levels
 from engines.contract import JSON, Seat
+from games.solo.belief import HAND_WEIGHT, Belief
+from games.solo.history import SWAPS as SWAPS
 from games.solo.rules import (
     CARD_INDEX,
     COLOUR_OF,
     COLOURS,
-    JOKERS,
     PARSED,
     PLAYABLE,
     POINTS,
@@ -300,10 +303,6 @@ def candidates(moves: Sequence[str], optional: bool) -> list[str | None]:
     return out
 
 
-SWAPS: Final = frozenset({*(colour + "X" for colour in COLOURS), "WX"})
-"""Cards a greedy seat may hold and still draw: a swap for a bigger hand scores below drawing."""
-
-
 def seats_that_drew(view: Mapping[str, JSON], seat: Seat) -> list[Seat]:
     """The seats known, from the view alone, to have drawn at their last turn for want of a
     playable card: while the seat's own card is still on top and no draw is pending, every
@@ -333,23 +332,6 @@ def seats_that_drew(view: Mapping[str, JSON], seat: Seat) -> list[Seat]:
             out.append(other)
         other = (other + direction) % n
     return out
-
-
-def _weight(card: str) -> float:
-    rank = RANK_OF[card]
-    if rank in JOKERS:
-        return 0.8
-    if rank in ("S", "R", "D", "X"):
-        return 0.65
-    return 0.9 if rank >= "6" else 1.35
-
-
-HAND_WEIGHT: Final = {card: _weight(card) for card in CARD_INDEX}
-"""How much likelier than at random a card is in another seat's hand, by kind: measured on
-greedy play (2 and 4 seats, every hand size; the ratio of the cards found in the next seat's
-hand to those a uniform deal of the unseen cards puts there): jokers 0.7-0.95, action cards
-0.5-0.8 (greedy sheds its costly cards first), numbers 6-9 0.65-1.0, 1-5 1.15-1.6. Most
-players keep low cards and spend action cards too; the weights are rounded middles."""
 
 
 def _redeal(
@@ -410,9 +392,11 @@ class StrongBot:
     clearly trail the leader are dropped as the samples come in (PRUNE), so the budget goes to
     the close ones. Greedy's own choice stands unless another move beats it, paired sample by
     sample, by more than the noise (CONFIDENCE standard errors): a short budget then costs
-    nothing against greedy. Stops at the budget (an unfinished iteration is dropped), or after
-    `iterations` when given, which makes it deterministic.
-    Nothing is remembered between decisions: the bot worker asks a fresh bot every time."""
+    nothing against greedy. Stops at the first clock reading past the budget (an unfinished
+    iteration is dropped; when none finished, greedy's choice stands), or after `iterations`
+    when given, which makes it deterministic.
+    Nothing is remembered between decisions (the bot worker asks a fresh bot every time): what
+    the round showed so far comes from the view's public log (`games.solo.belief`)."""
 
     def __init__(self, iterations: int | None = None) -> None:
         self.iterations = iterations
@@ -427,16 +411,25 @@ class StrongBot:
         seat = turn.seat
         clock = self.clock
         deadline = clock() + turn.budget
+        # A view with the round's log (every view of this engine) tells what each hand held;
+        # one from a server before the log only what the top card implies (`_redeal`).
+        belief = Belief(turn.view, seat) if "log" in turn.view else None
         drew = seats_that_drew(turn.view, seat)
         forbidden = PLAYABLE[(turn.view["top"], turn.view["colour"])] - SWAPS
         default = options.index(fallback)
         alive = list(range(len(options)))  # the options still searched (see PRUNE)
         samples: list[list[float]] = []  # one value per option, per completed iteration
         while self.iterations is None or len(samples) < self.iterations:
+            if self.iterations is None and clock() > deadline:
+                break
             state = RULES.from_view(turn.view, seat, rng)
-            _redeal(state, seat, drew, forbidden, rng)
-            # The first iteration always completes: the search needs one sample to answer.
-            stop = deadline if self.iterations is None and samples else math.inf
+            if belief is not None:
+                belief.deal(state, rng)
+            else:
+                _redeal(state, seat, drew, forbidden, rng)
+            # Every iteration stops at the budget, the first too: without a sample the
+            # answer is greedy's (a decision never runs much past its budget).
+            stop = deadline if self.iterations is None else math.inf
             values = [0.0] * len(options)  # a pruned option keeps 0.0, never read
             for index in alive:
                 if clock() > stop:
@@ -455,6 +448,8 @@ class StrongBot:
                     alive = _prune(samples, alive, default)
                 continue
             break
+        if not samples:
+            return fallback
         columns = [[values[index] for index in alive] for values in samples]
         confidence = CONFIDENCE if turn.view["players"] == 2 else CONFIDENCE_MANY
         return options[alive[_pick(columns, alive.index(default), confidence)]]

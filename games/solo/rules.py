@@ -81,6 +81,15 @@ Other decisions
   (sizes only), `hands_passed` (sizes only), `round_end` (all hands revealed, penalties,
   points), `game_end`, `resigned`; private `dealt` {cards} and `drew_cards` {cards} to the seat
   concerned.
+- Public log (S14): the state keeps this round's public actions, one string each (LOG_HELP), and
+  every view shows it as `log` (the same for every seat: who played what, who drew how many and
+  why, who kept a drawn card); drawn cards are never named. A bot told a fresh view thus knows
+  the round so far without remembering earlier decisions. A new round starts an empty log; a
+  snapshot stored before the log existed loads with an empty one. A seat's own view adds
+  `hand_history`: its hand after each change of this round that only it saw (the deal, its own
+  draws, a swap of its hand), as `<log length> <cards...>`; with the log it tells the seat its
+  hand at every moment of the round, hence what it gave away in a swap (S14: a seat sees its
+  own drawn cards; no other seat's view shows them).
 - determinize(seat, rng): the other hands and the draw pile are redealt keeping all sizes; a card
   waiting in another seat's hand after its draw is redrawn among the pooled cards that are
   playable there (the waiting card is known to be playable). from_view(view, seat, rng) deals
@@ -233,6 +242,44 @@ def _int_option(options: Mapping[str, JSON], name: str, low: int, high: int) -> 
     return value
 
 
+LOG_HELP: Final = (
+    "the round's public log, oldest first, one entry per public action: `<seat> play <card>"
+    "[:<colour>][@<seat>][!]` a play in turn, `<seat> jump <card>...` a jump-in (S11), `<seat> "
+    "draw <count>` a draw instead of playing (S5; `<seat> draw 1 fits` when the drawn card is "
+    "playable and waits), `<seat> pass` the waiting card kept, `<seat> take <count>` a draw "
+    "stack taken (S9), `<seat> penalty <count>` the missed call's cards (S12), `<seat> solo` a "
+    "late call (edition 1 only); counts are cards actually drawn (S6), never which cards"
+)
+
+
+def _log_entries(events: list[Event], drawn: str) -> tuple[str, ...]:
+    """The public log entries of one move's events (S14: the cards drawn are never named;
+    `drawn`: the mover's waiting card after the move, whose being playable is public)."""
+    out: list[str] = []
+    for event in events:
+        if event.to is not None:  # private: dealt, drew_cards
+            continue
+        data = event.data
+        kind = event.kind
+        if kind == "play":
+            move = "jump " if data["jump_in"] else "play "
+            move += str(data["card"])
+            if "colour" in data:
+                move += f":{data['colour']}"
+            if "target" in data:
+                move += f"@{data['target']}"
+            out.append(f"{data['seat']} {move}{'!' if data['solo'] else ''}")
+        elif kind == "drew":
+            word = {"turn": "draw", "stack": "take", "penalty": "penalty"}[str(data["reason"])]
+            fits = " fits" if word == "draw" and drawn else ""
+            out.append(f"{data['seat']} {word} {data['count']}{fits}")
+        elif kind == "kept":
+            out.append(f"{data['seat']} pass")
+        elif kind == "solo":
+            out.append(f"{data['seat']} solo")
+    return tuple(out)
+
+
 # --------------------------------------------------------------------------------------------
 # State
 
@@ -254,6 +301,7 @@ class SoloState(State):
         "exposed",
         "first_seat",
         "hands",
+        "log",
         "mixed",
         "mode",
         "n",
@@ -266,6 +314,7 @@ class SoloState(State):
         "round",
         "rounds",
         "seed",
+        "seen",
         "start_points",
     )
 
@@ -294,6 +343,11 @@ class SoloState(State):
     called: list[bool]
     over: bool
     resigned: int
+    log: tuple[str, ...]
+    """The round's public log (see LOG_HELP): shared between states, replaced on change."""
+    seen: list[tuple[tuple[int, tuple[str, ...]], ...]]
+    """Per seat, its hand after each change of this round that only it saw (the deal, its
+    draws, a swap of its hand), with the log's length then: private to the seat (S14)."""
     _acting: tuple[int, ...] | None
     _moves: dict[int, list[str]]
 
@@ -327,6 +381,8 @@ class SoloState(State):
         new.called = self.called[:]
         new.over = self.over
         new.resigned = self.resigned
+        new.log = self.log
+        new.seen = self.seen
         new._acting = None
         new._moves = {}
         return new
@@ -366,6 +422,8 @@ class SoloState(State):
         self.drawn = ""
         self.exposed = -1
         self.called = [False] * self.n
+        self.log = ()
+        self.seen = [((0, tuple(hand)),) for hand in self.hands]
 
     def _round_events(self, events: list[Event]) -> None:
         events.append(
@@ -543,12 +601,31 @@ class SoloState(State):
         else:
             card, colour, target, call = PARSED[move]
             new._play(seat, card, colour, target, call, events)
+        if new.round == self.round:  # a new round starts with an empty log (_reset_round)
+            new.log = self.log + _log_entries(events, new.drawn)
+            new._note_hidden_changes(events)
         if not new.over and True in new.called:
             called = new.called
             for i, hand in enumerate(new.hands):
                 if called[i] and len(hand) != 1:
                     called[i] = False
         return new, events
+
+    def _note_hidden_changes(self, events: list[Event]) -> None:
+        """Record in `seen` the hands that changed in a way only their seats saw."""
+        changed: set[int] = set()
+        for event in events:
+            if event.kind == "drew_cards" and event.to is not None:
+                changed.add(event.to)
+            elif event.kind == "swapped":
+                changed.update(int(seat) for seat in event.data["seats"])
+            elif event.kind == "hands_passed":
+                changed.update(range(self.n))
+        if changed:
+            seen = self.seen = self.seen[:]
+            index = len(self.log)
+            for seat in changed:
+                seen[seat] = (*seen[seat], (index, tuple(self.hands[seat])))
 
     def _take(self, seat: int, count: int, reason: str, events: list[Event]) -> list[str]:
         """Draw up to `count` cards for `seat`, reshuffling an empty pile (S6)."""
@@ -851,10 +928,14 @@ class SoloState(State):
             "exposed": self.exposed,
             "finished": self.over,
             "winners": list(result.winners) if result else None,
+            "log": list(self.log),
         }
         if seat is not None:
             out["hand"] = self.hands[seat][:]
             out["drawn_card"] = self.drawn if self.drawn and seat == self.current else None
+            out["hand_history"] = [
+                " ".join((str(index), *cards)) for index, cards in self.seen[seat]
+            ]
         return out
 
     def result(self) -> Result | None:
@@ -899,6 +980,8 @@ class SoloState(State):
             "called": self.called,
             "over": self.over,
             "resigned": self.resigned,
+            "log": self.log,
+            "seen": self.seen,
         }
         return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
@@ -1087,6 +1170,12 @@ class SoloRules:
         state.called = list(view["solo_called"])
         state.over = view["finished"]
         state.resigned = -1
+        state.log = tuple(view.get("log", ()))  # a view from before the log: empty
+        own = [entry.split(" ") for entry in view.get("hand_history", ())]
+        state.seen = [
+            tuple((int(entry[0]), tuple(entry[1:])) for entry in own) if s == seat else ()
+            for s in range(n)
+        ]
         state._acting = None
         state._moves = {}
         hand: list[str] = list(view["hand"])
@@ -1127,6 +1216,11 @@ class SoloRules:
         state.called = obj["called"]
         state.over = obj["over"]
         state.resigned = obj["resigned"]
+        state.log = tuple(obj.get("log", ()))  # snapshots stored before the log: empty
+        state.seen = [
+            tuple((index, tuple(cards)) for index, cards in history)
+            for history in obj.get("seen", [[]] * state.n)
+        ]
         state._acting = None
         state._moves = {}
         return state

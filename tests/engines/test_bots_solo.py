@@ -16,6 +16,7 @@ import games
 from engines.bots.base import RandomBot, Turn
 from engines.contract import Event
 from games.solo.adapter import ADAPTER
+from games.solo.belief import Belief
 from games.solo.bots import (
     CONFIDENCE,
     FINAL_MARGIN,
@@ -31,6 +32,7 @@ from games.solo.bots import (
     playout,
     seats_that_drew,
 )
+from games.solo.history import hand_facts, replay
 from games.solo.rules import PLAYABLE, RULES, SoloState
 from tabletop.common.v1 import common_pb2
 from tabletop.solo.v1 import solo_pb2
@@ -367,14 +369,17 @@ def test_strong_swaps_for_the_one_card_hand() -> None:
 
 def test_strong_stops_at_its_budget() -> None:
     """Searching without a cap, only the clock stops it (a fake clock: one read, one step): the
-    first sample always completes, and the search ends at the first reading past the budget."""
+    search ends at the first reading past the budget, the first sample's too (then greedy's
+    choice stands)."""
     state = RULES.new_game(3, {"players": 4})
-    bot = StrongBot()
-    bot.clock = clock = FakeClock()
-    move = bot.choose(turn(state, 0, budget=200 * clock.step), random.Random(0))
-    assert move in state.legal_moves(0)
-    assert clock.now > 200 * clock.step
-    assert clock.reads < 2_000  # stopped soon after the budget, not after a full search
+    for budget in (200, 2):
+        bot = StrongBot()
+        bot.clock = clock = FakeClock()
+        move = bot.choose(turn(state, 0, budget=budget * clock.step), random.Random(0))
+        assert move in state.legal_moves(0)
+        assert clock.now > budget * clock.step
+        assert clock.reads <= budget + 2  # the start, the budget's readings, the one past it
+    assert move == GreedyBot().choose(turn(state, 0), random.Random(0))
 
 
 def test_strong_with_no_budget_answers_like_greedy() -> None:
@@ -519,6 +524,8 @@ def test_adapter_view_json_gives_back_the_view_with_its_edition(edition: int) ->
         if seat is not None:  # a bot told this view plays the game's own edition (S11)
             rebuilt = RULES.from_view(ADAPTER.view_json(reply), seat, random.Random(0))
             assert rebuilt.legal_moves(seat) == state.legal_moves(seat)
+    # The round's public log travels in the View (field 24), the same for every seat.
+    assert list(ADAPTER.view(state.view(1)).log) == ["0 play r7"]
     # A status without the field (a server from before editions): edition 1.
     reply = ADAPTER.view_response(
         status=common_pb2.GameStatus(), seat=0, view=ADAPTER.view(state.view(0))
@@ -550,3 +557,164 @@ def test_adapter_maps_the_events_of_both_editions() -> None:
     assert not fresh.HasField("top_played_by")
     assert not fresh.HasField("late_call_seat")
     assert ADAPTER.view_json(solo_pb2.GetViewResponse(view=fresh))["exposed"] == -1
+
+
+# --------------------------------------------------------------------------------------------
+# The round's memory from the view alone (history.py) and the belief it gives (belief.py)
+
+
+def run_moves(state: SoloState, *steps: tuple[int, str]) -> SoloState:
+    for seat, move in steps:
+        state, _ = state.apply(seat, move)  # type: ignore[assignment]
+    return state
+
+
+def greedy_game_states(seed: int, players: int, edition: int | None = None) -> Iterator[SoloState]:
+    """The states of one round played by greedy bots, the arena's way (optional chances first)."""
+    from games.arena import Seating, next_action
+
+    state = RULES.new_game(
+        seed, {"players": players, "mode": "rounds", "rounds": 1}, edition=edition
+    )
+    seating = Seating(
+        "solo",
+        ["greedy"] * players,
+        [GreedyBot() for _ in range(players)],
+        [random.Random(seat) for seat in range(players)],
+        {"greedy": 0.0},
+    )
+    while state.to_act():
+        yield state
+        seat, move = next_action(seating, state)
+        state, _ = state.apply(seat, move)  # type: ignore[assignment]
+
+
+@EDITIONS
+@pytest.mark.parametrize("players", [2, 4])
+def test_what_the_log_says_of_each_hand_is_true_of_greedy_players(
+    players: int, edition: int
+) -> None:
+    """Every fact (`kept` cards of the hand are none of `forbidden`) holds in the real hands
+    when the seats play like greedy, and the facts bind a good share of the hidden cards; the
+    cards known to be in a hand the seat gave away in a swap are there."""
+    facts = bound = anchored = 0
+    for seed in range(12):
+        for state in greedy_game_states(seed, players, edition):
+            me = seed % players
+            found, given = replay(state.view(me), me)
+            for other, known in found.items():
+                hand = state.hands[other]
+                for fact in known:
+                    facts += 1
+                    assert sum(card not in fact.forbidden for card in hand) >= fact.kept
+                bound += max((fact.kept for fact in known), default=0)
+                cards = given.get(other)
+                if cards is not None:
+                    assert not Counter(cards) - Counter(hand)
+                    anchored += len(cards)
+    assert facts > 300
+    assert bound > 200
+    assert anchored > 100
+
+
+def test_the_log_tells_a_seat_that_drew_had_nothing_playable() -> None:
+    """Seat 1 drew on r7 (S5: no red, no 7, no W or W4) and seat 0 plays y7; seat 1 then drew
+    on y7: its eight old cards and the first it drew are neither red nor yellow nor 7s nor
+    wilds, and the second it drew did not fit on y7."""
+    state = make(
+        [["r7", "y7", "y1", "y2"], ["g1", "g2", "b1", "b2", "b3", "b4", "b6", "bS"]],
+        pile=("b9", "b8", "g9", "g8"),
+    )
+    state = run_moves(state, (0, "play r7"), (1, "draw"), (0, "play y7"), (1, "draw"))
+    assert state.view(0)["log"] == ["0 play r7", "1 draw 1", "0 play y7", "1 draw 1"]
+    known = hand_facts(state.view(0), 0)[1]
+    assert [(fact.index, fact.held, fact.kept) for fact in known] == [(1, 9, 9), (3, 10, 10)]
+    belief = Belief(state.view(0), 0)
+    assert len(belief.rules[1]) == 10
+    unplayable = PLAYABLE[("r7", "r")] | PLAYABLE[("y7", "y")]
+    for i in range(30):
+        sample = RULES.from_view(state.view(0), 0, random.Random(i))
+        belief.deal(sample, random.Random(i))
+        assert sample.view(0) == state.view(0)
+        hand = sample.hands[1]
+        assert all(card in SWAPS or card not in PLAYABLE[("y7", "y")] for card in hand)
+        # the card drawn last may be red: only the first ten were held on r7
+        assert sum(card in SWAPS or card not in unplayable for card in hand) >= 9
+
+
+@EDITIONS
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_belief_deals_only_unseen_cards_and_keeps_the_view(players: int, edition: int) -> None:
+    rng = random.Random(players)
+    for seed in range(4):
+        for i, state in enumerate(greedy_game_states(seed + 50, players, edition)):
+            if i % 5:
+                continue
+            seat = state.to_act()[0]
+            view = state.view(seat)
+            sample = RULES.from_view(view, seat, rng)
+            before = Counter(card for hand in sample.hands for card in hand) + Counter(sample.pile)
+            Belief(view, seat).deal(sample, rng)
+            after = Counter(card for hand in sample.hands for card in hand) + Counter(sample.pile)
+            assert after == before
+            assert sample.view(seat) == view
+            assert sample.legal_moves(seat) == state.legal_moves(seat)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_strong_decides_the_same_on_deals_that_differ_only_in_hidden_cards(players: int) -> None:
+    """Same view, same generator: the same move, whatever the other hands and the draw pile
+    hold (the real game and a redeal of everything the seat cannot see)."""
+    checked = 0
+    for seed in range(3):
+        for i, state in enumerate(greedy_game_states(seed + 70, players)):
+            if i % 7 or len(state.log) < 3:
+                continue
+            seat = state.current
+            other = state.determinize(seat, random.Random(i))
+            assert isinstance(other, SoloState)
+            assert other.view(seat) == state.view(seat)
+            if other.pile == state.pile and other.hands == state.hands:
+                continue
+            moves = [
+                StrongBot(iterations=6).choose(turn(position, seat), random.Random(seed))
+                for position in (state, other)
+            ]
+            assert moves[0] == moves[1]
+            checked += 1
+    assert checked >= 5
+
+
+def test_the_arena_may_ask_a_fresh_bot_for_every_decision() -> None:
+    """--fresh-bots: one bot made per decision, as the bot worker does. The strong bot keeps
+    nothing between decisions (what the round showed comes from the view), so it plays the
+    same moves whether it is asked afresh or kept for the whole game."""
+    from games import arena
+
+    made: list[int] = []
+
+    def fresh() -> StrongBot:
+        made.append(1)
+        return StrongBot(iterations=3)
+
+    for players in (2, 4):
+        moves: list[list[str]] = []
+        for factories in ((), [fresh] * players):
+            state = RULES.new_game(4, {"players": players, "mode": "rounds", "rounds": 1})
+            seating = arena.Seating(
+                "solo",
+                ["strong"] * players,
+                [StrongBot(iterations=3) for _ in range(players)],
+                [random.Random(seat) for seat in range(players)],
+                {"strong": 0.0},
+                factories=factories,
+            )
+            played: list[str] = []
+            while state.to_act() and len(played) < 40:
+                seat, move = arena.next_action(seating, state)
+                state, _ = state.apply(seat, move)  # type: ignore[assignment]
+                played.append(f"{seat} {move}")
+            moves.append(played)
+        assert moves[0] == moves[1]
+        assert len(moves[0]) == 40
+    assert len(made) >= 80

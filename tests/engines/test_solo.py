@@ -7,6 +7,7 @@ import json
 import random
 from collections import Counter
 from collections.abc import Sequence
+from re import compile as re_compile
 from typing import Any
 
 import pytest
@@ -1474,3 +1475,117 @@ def test_s11_jumped_wild_draw_four_extends_and_swap_in_turn_passes_hands() -> No
     state = run(state, (2, "play WX"))
     assert state.current == 0
     assert state.hands == [["b1", "b2"], ["y1", "y2", "y3"], ["g1", "g2"]]
+
+
+# --------------------------------------------------------------------------------------------
+# The round's public log (S14): the same for every seat, never a hidden card
+
+
+def test_the_log_records_the_rounds_public_actions_in_every_view() -> None:
+    # Seat 0 plays r7, seat 2 jumps in with the other r7 (S11), seat 0 draws an unplayable g9,
+    # seat 1 draws a playable r2 and keeps it, seat 2 plays rD and seat 0 takes the stack.
+    state = make(
+        [["r7", "W4", "y9", "y8"], ["b1", "g1", "g2"], ["r7", "rD", "y1", "y2"]],
+        pile=["b9", "y3", "y4", "g3", "g4", "y5", "y6", "r2", "g9"][::-1],
+    )
+    steps = [
+        (0, "play r7"),
+        (2, "jump r7"),
+        (0, "draw 1"),
+        (1, "draw 1 fits"),
+        (1, "pass"),
+        (2, "play rD"),
+        (0, "take 2"),
+    ]
+    moves = {"jump r7": "play r7", "draw 1 fits": "draw", "draw 1": "draw", "take 2": "draw"}
+    expected: list[str] = []
+    for seat, entry in steps:
+        state = run(state, (seat, moves.get(entry, entry)))
+        expected.append(f"{seat} {entry}")
+        assert [state.view(s)["log"] for s in (None, 0, 1, 2)] == [expected] * 4
+    # The cards drawn (g9, r2, y6, y5) are never named, nor any other hidden card.
+    assert state.hands[0] == ["g9", "y5", "y6", "y8", "y9", "W4"]
+    log = " ".join(state.view(None)["log"])
+    for hidden in ("g9", "r2", "y5", "y6", "y8", "y9"):
+        assert hidden not in log
+    # A round's end starts the next round's log empty.
+    assert RULES.new_game(3).view(0)["log"] == []
+
+
+def test_the_log_names_only_played_cards_and_counts() -> None:
+    """Random games, every edition: each move adds exactly the entries its public events make,
+    and a card is named only in a play or jump-in entry, the card that was played."""
+    pattern = re_compile(
+        r"(?P<seat>\d) (?:(?P<how>play|jump) (?P<card>[rgby][1-9SRDX]|W4|WX|W)(?::[rgby])?"
+        r"(?:@\d)?!?|(?:draw|take|penalty) \d+|draw 1 fits|pass|solo)"
+    )
+    rng = random.Random(5)
+    for edition in (1, 2):
+        for seed in range(6):
+            state = RULES.new_game(seed, {"players": 2 + seed % 3}, edition=edition)
+            for _ in range(300):
+                acting = state.to_act()
+                if not acting:
+                    break
+                seat = rng.choice(acting)
+                before = state.view(None)["log"]
+                state, events = go(state, seat, rng.choice(state.legal_moves(seat)))
+                after = state.view(None)["log"]
+                if any(event.kind == "round_start" for event in events):
+                    assert after == []
+                    continue
+                assert after[: len(before)] == before
+                plays = [e.data for e in events if e.kind == "play"]
+                for entry in after[len(before) :]:
+                    match = pattern.fullmatch(entry)
+                    assert match, entry
+                    if match["card"]:
+                        play = plays.pop(0)
+                        assert (int(match["seat"]), match["card"]) == (play["seat"], play["card"])
+                        assert (match["how"] == "jump") == play["jump_in"]
+                assert not plays
+                views = {json.dumps(state.view(s)["log"]) for s in (None, *range(state.n))}
+                assert len(views) == 1
+
+
+def test_a_snapshot_without_a_log_loads_with_an_empty_one() -> None:
+    state = run(make([["r1", "r2", "r3"], ["b1", "r7"]], pile=["g1", "g2"]), (0, "play r1"))
+    assert state.view(1)["log"] == ["0 play r1"]
+    data = json.loads(state.serialize())
+    del data["log"]  # as the engine wrote it before the log existed
+    old = RULES.deserialize(json.dumps(data).encode())
+    assert old.view(1)["log"] == []
+    assert old.legal_moves(1) == state.legal_moves(1)
+    assert RULES.deserialize(state.serialize()) == state  # the log is part of the state
+    # from_view keeps the log, and a view without one (an older server) gives an empty one
+    assert RULES.from_view(state.view(1), 1, random.Random(0)).view(1) == state.view(1)
+    view = state.view(1)
+    del view["log"]
+    assert RULES.from_view(view, 1, random.Random(0)).view(1)["log"] == []
+
+
+def test_a_seats_own_hand_history_is_in_its_view_only() -> None:
+    """S14: a seat sees its own drawn cards and the hand it gets in a swap; its view keeps its
+    hand after each such change (with the log's length then), no other view shows them."""
+    state = make(
+        [["r7", "rX", "g1", "b2"], ["r8", "y1", "y2"], ["g5", "g6", "g7"]],
+        pile=["b9", "y9"],
+    )
+    assert state.view(0)["hand_history"] == ["0 r7 rX g1 b2"]
+    state = run(state, (0, "play r7"), (1, "play r8"), (2, "draw"))  # g5 g6 g7 + b9
+    assert state.view(2)["hand_history"] == ["0 g5 g6 g7", "3 g5 g6 g7 b9"]
+    assert state.view(0)["hand_history"] == ["0 r7 rX g1 b2"]  # its plays are in the log
+    state = run(state, (0, "play rX@2"))  # seat 0 takes g5 g6 g7 b9, seat 2 gets g1 b2
+    assert state.view(0)["hand_history"][-1] == "4 g5 g6 g7 b9"
+    assert state.view(2)["hand_history"][-1] == "4 g1 b2"
+    assert state.view(1)["hand_history"] == ["0 r8 y1 y2"]
+    assert "hand_history" not in state.view(None)
+    shown = json.dumps(state.view(1))
+    assert "b9" not in shown
+    assert "g5" not in shown
+    # Kept through serialization and from_view; a snapshot without it loads with none.
+    assert RULES.deserialize(state.serialize()).view(2) == state.view(2)
+    assert RULES.from_view(state.view(2), 2, random.Random(0)).view(2) == state.view(2)
+    data = json.loads(state.serialize())
+    del data["seen"]
+    assert RULES.deserialize(json.dumps(data).encode()).view(2)["hand_history"] == []
