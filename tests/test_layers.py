@@ -18,7 +18,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engines", "games", "wire", "runtime", "services", "gateway", "client", "bench")
-PURE_GAME_MODULES = ("rules", "bots", "layout", "solver", "expectimax", "study")
+PURE_GAME_MODULES = (
+    "rules",
+    "bots",
+    "layout",
+    "solver",
+    "expectimax",
+    "study",
+    "belief",
+    "history",
+)
 """Modules of a game's package that are engine code (pure); `games.replay`, `games.arena`,
 `games.clock` and the declarations (`games`, `games.<game>`) are pure too."""
 NOT_PURE = ("grpc", "redis", "google", "rich", "tabletop", "prometheus_client", "jwt", "uvloop")
