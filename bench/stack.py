@@ -228,8 +228,10 @@ def run() -> list[str]:
         redis_url=redis.url,
         env={"TOKEN_SECRET": SECRET, "BOT_KEY": BOT_KEY, "MATCHMAKER_SCAN_SECONDS": "0.5",
              "RATE_LIMIT_PER_SECOND": "100000", "RATE_LIMIT_BURST": "100000",
-             # its guests watch 8 games of bots at once
-             "GUEST_MAX_LIVE_GAMES": "20", "GUEST_MAX_BOT_GAMES": "10"},
+             # its guests watch 8 games of bots at once, and its matchmaking players are matched
+             # again and again without playing: as many live games as they get (a quick pass on
+             # an idle machine matches each more than 20 times)
+             "GUEST_MAX_LIVE_GAMES": "1000000", "GUEST_MAX_BOT_GAMES": "10"},
         bot_workers=0,
         quiet=True,
     )  # fmt: skip
