@@ -28,8 +28,10 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 
+from runtime.relay import CODES
 from runtime.server import MAX_REQUEST_BYTES
 from tabletop.session.v1 import session_pb2
+from wire.api import READS
 from wire.metadata import BOT_SEAT_METADATA
 
 OPEN_METHOD = "/tabletop.session.v1.SessionService/Open"
@@ -39,8 +41,6 @@ MAX_CALLS = 64
 """Calls in progress at once on the session (the gateway's default SESSION_MAX_CALLS)."""
 REOPEN_SECONDS = 0.1
 """How long after a drop the link opens a new stream for the calls waiting."""
-READS = frozenset(("GetView", "LegalMoves", "ListGames", "GetRating", "ListLeaderboard"))
-"""Unary methods that only read, sent again after a drop whatever their request."""
 
 LONGEST_TIMEOUT_SECONDS = 24 * 3600.0
 """A longer timeout is this one (the gateway gives a call on a session at most 5 minutes)."""
@@ -51,7 +51,6 @@ Metadata = Sequence[tuple[str, str | bytes]]
 @dataclass
 class _Call:
     message: session_pb2.Call
-    streaming: bool
     repeatable: bool
     answers: asyncio.Queue[session_pb2.OpenResponse | None] = field(default_factory=asyncio.Queue)
     sent_on: int = 0
@@ -204,9 +203,9 @@ class SessionLink:
             call.answers.put_nowait(_response(code, details))
         self._calls.clear()
 
-    def _start(self, message: session_pb2.Call, streaming: bool, repeatable: bool) -> _Call:
+    def _start(self, message: session_pb2.Call, repeatable: bool) -> _Call:
         message.call_id = next(self._ids)
-        call = _Call(message, streaming, repeatable)
+        call = _Call(message, repeatable)
         if len(message.request) > MAX_REQUEST_BYTES:  # refused here: it would end the stream
             call.answers.put_nowait(
                 _response(
@@ -238,7 +237,7 @@ class SessionLink:
         )
         try:
             async with self.slots, asyncio.timeout(seconds + 5 if seconds else None):
-                call = self._start(message, False, repeatable)
+                call = self._start(message, repeatable)
                 answer = await call.answers.get()
         except TimeoutError:
             self._calls.pop(message.call_id, None)
@@ -276,7 +275,7 @@ class _StreamCall:
         if self._cancelled:
             return
         async with self._link.slots:
-            call = self._call = self._link._start(self._message, True, False)
+            call = self._call = self._link._start(self._message, False)
             try:
                 while (answer := await call.answers.get()) is not None:
                     if answer.done:
@@ -334,11 +333,8 @@ def _path(method: MethodDescriptor) -> str:
     return f"/{method.containing_service.full_name}/{method.name}"
 
 
-_CODES = {code.value[0]: code for code in grpc.StatusCode}
-
-
 def _code(number: int) -> grpc.StatusCode:
-    return _CODES.get(number, grpc.StatusCode.UNKNOWN)
+    return CODES.get(number, grpc.StatusCode.UNKNOWN)
 
 
 def _response(code: grpc.StatusCode, details: str) -> session_pb2.OpenResponse:

@@ -60,7 +60,7 @@ from runtime.tasks import stop_tasks
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.relay.v1 import relay_pb2
 from tabletop.session.v1 import session_pb2_grpc
-from wire.api import AUTH_SERVICE, api, channel_options
+from wire.api import AUTH_SERVICE, READS, api, channel_options
 from wire.errors import ApiError, abort
 from wire.metadata import (
     BOT_SEAT_METADATA,
@@ -79,31 +79,6 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_TIMEOUT = 10.0
 """The deadline of a call whose caller set none (CALL_TIMEOUT_SECONDS)."""
 LOBBY_DESCRIPTOR: ServiceDescriptor = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
-READS = frozenset(
-    (
-        "GetView",
-        "LegalMoves",
-        "Watch",
-        "ListGames",
-        "WatchTicket",
-        "GetRating",
-        "ListLeaderboard",
-        "GetRatingChange",
-        "GetScores",
-        "ListScoreTable",
-        "ListArchivedGames",
-        "GetArchivedGame",
-        "GetArchivedView",
-        "ExportArchive",
-        "ListLiveGames",
-        "ListChallenges",
-        "WatchChallenges",
-        "GetChallengeSetting",
-        "ListOpenTables",
-    )
-)
-"""The routed methods that only read: an API token without a scope to act may call these (every
-other method acts: `gateway.accounts.may_act`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,11 +157,15 @@ class Guard:
 
     def identify(self, context: Context) -> Identity:
         """The caller; raises ApiError (UNAUTHENTICATED)."""
+        return self.check(self.token(context))
+
+    @staticmethod
+    def token(context: Context) -> str:
+        """The call's bearer token; raises ApiError (UNAUTHENTICATED)."""
         try:
-            token = bearer_token(context.invocation_metadata())
+            return bearer_token(context.invocation_metadata())
         except AuthError as error:
             raise ApiError("UNAUTHENTICATED", str(error)) from None
-        return self.check(token)
 
     def check(self, token: str) -> Identity:
         """Whose `token` is, while it holds: not expired, its session not ended; raises

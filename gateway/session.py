@@ -23,6 +23,7 @@ import grpc
 
 from gateway.auth import Identity
 from runtime.observability import RPC_SECONDS
+from runtime.relay import CODES
 from runtime.server import MAX_REQUEST_BYTES, Context
 from tabletop.session.v1 import session_pb2, session_pb2_grpc
 from wire.errors import ApiError, abort
@@ -50,8 +51,10 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
         self, requests: AsyncIterator[session_pb2.OpenRequest], context: Context
     ) -> AsyncIterator[session_pb2.OpenResponse]:
         try:
-            identity = self.proxy.guard.identify(context)
-            token = _bearer(context)
+            guard = self.proxy.guard
+            token = guard.token(context)
+            identity = guard.check(token)
+            guard.limit(identity)  # opening one is a call too
             with self.proxy.stream_slot(identity.player_id):
                 session = _Session(self.proxy, identity, token, self.max_calls)
                 reader = asyncio.create_task(session.read(requests))
@@ -63,13 +66,6 @@ class SessionServicer(session_pb2_grpc.SessionServiceServicer):
                     await session.stop()
         except ApiError as error:
             await abort(context, error)
-
-
-def _bearer(context: Context) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and isinstance(value, str):
-            return value.partition(" ")[2].strip()
-    return ""
 
 
 class _Session:
@@ -233,7 +229,7 @@ def too_large(request: bytes) -> str:
 
 
 def _code(number: int) -> str:
-    return next((code.name for code in grpc.StatusCode if code.value[0] == number), "UNKNOWN")
+    return CODES.get(number, grpc.StatusCode.UNKNOWN).name
 
 
 def _response(call_id: int, code: grpc.StatusCode, details: str) -> session_pb2.OpenResponse:

@@ -64,6 +64,33 @@ def game_apis() -> dict[str, GameApi]:
     return {name: api(name) for name in games.names()}
 
 
+READS = frozenset(
+    (
+        "GetView",
+        "LegalMoves",
+        "Watch",
+        "ListGames",
+        "WatchTicket",
+        "GetRating",
+        "ListLeaderboard",
+        "GetRatingChange",
+        "GetScores",
+        "ListScoreTable",
+        "ListArchivedGames",
+        "GetArchivedGame",
+        "GetArchivedView",
+        "ExportArchive",
+        "ListLiveGames",
+        "ListChallenges",
+        "WatchChallenges",
+        "GetChallengeSetting",
+        "ListOpenTables",
+    )
+)
+"""The public methods that only read: an API token without a scope to act may call these (every
+other method acts: `gateway.accounts.may_act`), and a client may send them again when it does
+not know whether the first call was served."""
+
 LOBBY_SERVICE = "tabletop.lobby.v1.LobbyService"
 AUTH_SERVICE = "tabletop.lobby.v1.AuthService"
 
