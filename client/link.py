@@ -35,12 +35,13 @@ from wire.api import READS
 from wire.metadata import BOT_SEAT_METADATA
 
 OPEN_METHOD = "/tabletop.session.v1.SessionService/Open"
-RESENDS = 3
-"""How many times a call safe to repeat is sent again after drops before it fails."""
+
 MAX_CALLS = 64
 """Calls in progress at once on the session (the gateway's default SESSION_MAX_CALLS)."""
-REOPEN_SECONDS = 0.1
-"""How long after a drop the link opens a new stream for the calls waiting."""
+REOPEN_SECONDS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+"""How long after a drop the link opens a new stream for the calls waiting, by how many times
+they were sent again already: a call safe to repeat is sent again this many times, over about
+6 s (a gateway's restart), before it fails."""
 
 LONGEST_TIMEOUT_SECONDS = 24 * 3600.0
 """A longer timeout is this one (the gateway gives a call on a session at most 5 minutes)."""
@@ -175,13 +176,13 @@ class SessionLink:
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             grpc.StatusCode.FAILED_PRECONDITION,
         )
-        waiting = False
+        waiting, resends = False, 0
         for call_id, call in list(self._calls.items()):
             if call.sent_on != number:
                 continue
-            if call.repeatable and not final and call.resends < RESENDS:
+            if call.repeatable and not final and call.resends < len(REOPEN_SECONDS):
+                waiting, resends = True, max(resends, call.resends)
                 call.resends += 1
-                waiting = True
                 continue
             del self._calls[call_id]
             if failure is not None:
@@ -191,10 +192,10 @@ class SessionLink:
                     _response(grpc.StatusCode.UNAVAILABLE, "the session's stream ended; try again")
                 )
         if waiting and not self._closed:
-            asyncio.get_running_loop().create_task(self._reopen())
+            asyncio.get_running_loop().create_task(self._reopen(REOPEN_SECONDS[resends]))
 
-    async def _reopen(self) -> None:
-        await asyncio.sleep(REOPEN_SECONDS)
+    async def _reopen(self, delay: float) -> None:
+        await asyncio.sleep(delay)
         if self._stream is None and self._calls and not self._closed:
             self._deliver()
 
