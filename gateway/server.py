@@ -740,6 +740,13 @@ class Proxy(grpc.GenericRpcHandler):
         try:
             async for message in stream:
                 yield message
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.CANCELLED:
+                raise
+            # Not the caller's doing (theirs cancels this generator): the call reached a
+            # replica just as it began to stop, and gRPC ends such a call CANCELLED
+            # (grpc/grpc#41785). Nothing was served; the caller asks again.
+            raise ApiError("UNAVAILABLE", "the service was stopping; retry") from None
         finally:
             stream.cancel()
             replicas.release(channel)

@@ -160,7 +160,9 @@ async def test_the_stop_signal_to_every_container_fails_no_call(stack: Stack) ->
 
 def patient_channel(target: str) -> grpc.aio.Channel:
     """A channel whose calls wait for the gateway to be reachable instead of failing at once,
-    and are tried again when it goes away before they reached it."""
+    and are tried again when it goes away before they reached it: UNAVAILABLE, and CANCELLED
+    before any answer began, which is how gRPC ends a call that reaches a server just as it
+    begins to stop (grpc/grpc#41785; the call was never served)."""
     config = {
         "methodConfig": [
             {
@@ -171,7 +173,7 @@ def patient_channel(target: str) -> grpc.aio.Channel:
                     "initialBackoff": "0.1s",
                     "maxBackoff": "1s",
                     "backoffMultiplier": 2,
-                    "retryableStatusCodes": ["UNAVAILABLE"],
+                    "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"],
                 },
             }
         ]

@@ -14,7 +14,9 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from client.session import Session
+from gateway.auth import Identity
 from gateway.relay import ATTEMPTS, Relay, status_code
+from gateway.server import Backend, Proxy
 from runtime.localredis import free_port
 from runtime.relay import RelayServicer
 from runtime.replicas import Replicas
@@ -25,6 +27,7 @@ from tabletop.relay.v1 import relay_pb2
 from tests.platform import TEST_INTERNAL_KEY, Platform, assert_refused, logged_in
 from tests.timing import eventually, patience
 from wire.api import api
+from wire.errors import ApiError
 
 pytestmark = pytest.mark.integration
 
@@ -191,6 +194,11 @@ async def test_a_replica_stopping_gracefully_fails_no_call(platform: Platform) -
     assert stopped.calls - served_before <= 8
 
 
+STOPPING_GAME = "esoloe-" + "9" * 20
+"""A game whose Watch the stand-in ends CANCELLED, as gRPC ends a call that reached a server
+just as it began to stop (grpc/grpc#41785)."""
+
+
 class _Hanging:
     """A stand-in for a game servicer whose GetView answers only once released, while `hang`."""
 
@@ -218,6 +226,9 @@ class _Hanging:
         return ESOLOE.pb2.GetViewResponse(status=common_pb2.GameStatus(game_id=request.game_id))
 
     async def Watch(self, request: Any, context: Any) -> AsyncIterator[Any]:
+        if request.game_id == STOPPING_GAME:  # as gRPC ends a call that met the server stopping
+            yield ESOLOE.pb2.WatchResponse(envelope=common_pb2.EventEnvelope(version=0))
+            await context.abort(grpc.StatusCode.CANCELLED, "CANCELLED")
         for version in range(request.from_version, request.from_version + 30):
             await asyncio.sleep(0.05)
             yield ESOLOE.pb2.WatchResponse(envelope=common_pb2.EventEnvelope(version=version))
@@ -350,3 +361,35 @@ async def test_connections_are_renewed_at_their_age_without_cutting_a_stream() -
             await stub.GetView(request)
         assert versions == list(range(30))
         assert len(stand_in.peers) >= 3, stand_in.peers  # new connections as the old aged
+
+
+async def test_a_stream_the_service_ended_cancelled_is_unavailable_to_the_player() -> None:
+    """A stream that reached a replica just as it began to stop ends CANCELLED (a gRPC
+    behaviour), though the player cancelled nothing: the gateway tells them UNAVAILABLE, the
+    code that says "ask again", after the messages that came."""
+    stand_in = _Hanging(hang=False)
+    async with (
+        _serving(stand_in) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+    ):
+        replicas = Replicas.fixed(channel)
+        relay = Relay(replicas, service=ESOLOE.full_name, internal_key=TEST_INTERNAL_KEY)
+        proxy = Proxy(
+            guard=None,  # type: ignore[arg-type]  # admission is not what this test looks at
+            backends=[Backend(ESOLOE.descriptor, replicas, relay)],
+            streams_per_player=4,
+            internal_key=TEST_INTERNAL_KEY,
+        )
+        route = proxy.routes[f"/{ESOLOE.full_name}/Watch"]
+        request = common_pb2.WatchRequest(game_id=STOPPING_GAME).SerializeToString()
+        received = []
+
+        async def watch() -> None:
+            alice = Identity("p-alice", "alice", 0.0)
+            async for message in proxy.stream(alice, route, request, "r"):
+                received.append(ESOLOE.pb2.WatchResponse.FromString(message).envelope.version)
+
+        with pytest.raises(ApiError) as refused:
+            await watch()
+        assert received == [0]
+        assert refused.value.reason == "UNAVAILABLE"
