@@ -169,7 +169,9 @@ def play_game(
 ) -> tuple[State, list[list[float]]]:
     """One game with a fresh bot of the given level on each seat (`fresh_bots`: a fresh one for
     each decision); the final state and each seat's thinking times (seconds per decision)."""
-    factories = games.get(game).levels()
+    declared = games.get(game)
+    declared.prepare_bots()  # once per process, before any decision is timed
+    factories = declared.levels()
     state = games.rules(game).new_game(seed, options)
     seating = Seating(
         game=game,

@@ -109,6 +109,13 @@ def choose_move(level: str, turn: Turn, seed: int, game: games.Game) -> str | No
     return bot.choose(turn, random.Random(seed))
 
 
+def prepare_bots(declared: list[games.Game]) -> None:
+    """A thinker process's start: each game's bots load what they read (e-SOLO-e's solved
+    record) before the first job, so that no bot's first decision pays for it."""
+    for game in declared:
+        game.prepare_bots()
+
+
 def view_of(game: str, reply: Any) -> dict[str, Any]:
     """The seat's engine view from a GetView reply (the game adapter's `view_json`)."""
     return games.get(game).adapter.view_json(reply)
@@ -345,7 +352,10 @@ class BotWorker:
             # Spawned, not forked: this process runs gRPC threads, which a fork would copy
             # mid-flight.
             self._pool = ProcessPoolExecutor(
-                self.processes, mp_context=multiprocessing.get_context("spawn")
+                self.processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=prepare_bots,
+                initargs=([games.get(name) for name in games.names()],),
             )
         return self._pool
 

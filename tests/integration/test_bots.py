@@ -15,6 +15,7 @@ from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+import games
 from client.session import Session
 from engines.bots.base import Turn
 from games import Game
@@ -237,6 +238,33 @@ def pass_optional_chances(level: str, turn: Turn, seed: int, game: Game) -> str 
     """Lets every optional chance pass, else chooses as the level would (runs in the worker's
     thinking processes, which import it from this module)."""
     return None if turn.optional else choose_move(level, turn, seed, game)
+
+
+def _records_loaded() -> list[int]:
+    """The e-SOLO-e editions whose solved record a thinking process holds (run in one)."""
+    from games.esoloe import solver
+
+    return sorted(solver._SHARED)
+
+
+async def test_a_thinking_process_loads_the_solved_record_before_its_first_job(
+    redis_url: str,
+) -> None:
+    """Loading e-SOLO-e's solved record takes about half a second: a worker's thinking
+    processes load it as they start, so no bot's first decision pays for it."""
+    redis = connect_redis(redis_url)
+    worker = BotWorker(
+        redis=redis, gateway=f"127.0.0.1:{free_port()}", bot_key=TEST_BOT_KEY,
+        consumer="loader", processes=1,
+    )  # fmt: skip
+    try:
+        loaded = await asyncio.get_running_loop().run_in_executor(
+            worker._thinkers(), _records_loaded
+        )
+        assert loaded == [games.rules("esoloe").edition]
+    finally:
+        await worker.close()
+        await redis.aclose()
 
 
 def _bot_jobs(game: str, outcome: str) -> float:
