@@ -87,6 +87,11 @@ class StrongBot(IterativeDeepening):
     """The share of the budget the exact solver may take before the heuristic search."""
     search_share = 0.35
     """The heuristic search's share; the rest checks its choice with the solver."""
+    check_share = 0.1
+    """What the search leaves at least for that check."""
+    margin = 0.08
+    """The share of the budget left for the work between the steps (the decision ends by
+    1 - margin of it, at the solver's first look at the clock after that)."""
     checked_with_nodes = 3
     """With a node cap (tests): how many of the search's moves are checked, each with the cap."""
 
@@ -102,6 +107,16 @@ class StrongBot(IterativeDeepening):
         moves = list(turn.moves)
         if len(moves) == 1:
             return moves[0]
+        timed = self.max_nodes is None
+        # One deadline for the whole decision: each step takes its share of the budget, but
+        # never past it (a step overruns its share a little: its clock is read every few
+        # positions, and the work between steps is not counted in any share).
+        end = self.clock() + turn.budget * (1 - self.margin)
+
+        def share(part: float, keep: float = 0.0) -> float:
+            """`part` of the budget, but no more than leaves `keep` of it before the end."""
+            return max(0.0, min(turn.budget * part, end - self.clock() - turn.budget * keep))
+
         # Exact play where the solver reaches (games.esoloe.solver): a won or drawn position is
         # played to keep its value; else the moves it proved lost are left out of the search.
         if self.max_nodes is None:
@@ -112,7 +127,7 @@ class StrongBot(IterativeDeepening):
         solved = solver.solve_move(
             state,
             max_nodes=self.max_nodes,
-            seconds=None if self.max_nodes is not None else turn.budget * self.exact_share,
+            seconds=share(self.exact_share) if timed else None,
         )
         if solved is not None and solved[0] == exact.WIN:
             return solved[1]
@@ -123,7 +138,7 @@ class StrongBot(IterativeDeepening):
                 state,
                 exact.DRAW,
                 max_nodes=self.max_nodes,
-                seconds=None if self.max_nodes is not None else turn.budget * 0.1,
+                seconds=share(0.1, keep=self.search_share) if timed else None,
             )
             moves = [move for move in moves if move in drawing] or [str(solved[1])]
         lost = solver.losing_moves(state, moves)
@@ -134,8 +149,8 @@ class StrongBot(IterativeDeepening):
         # stays chosen.
         greedy_value = {move: one_ply(state, seat, move) for move in moves}
         moves.sort(key=lambda move: -greedy_value[move])
-        if self.max_nodes is None:
-            best = self.search(state, moves, turn.budget * self.search_share)
+        if timed:
+            best = self.search(state, moves, share(self.search_share, keep=self.check_share))
         else:
             best = self.search(state, moves, turn.budget)
         # The search's choice, checked: if the solver proves it lost (a forced win for the
@@ -143,10 +158,9 @@ class StrongBot(IterativeDeepening):
         # long as the rest of the budget lasts.
         moves.remove(best)
         moves.insert(0, best)
-        deadline = self.clock() + turn.budget * (1 - self.exact_share - self.search_share)
         for tried, move in enumerate(moves):
-            left = deadline - self.clock()
-            if left <= 0 if self.max_nodes is None else tried >= self.checked_with_nodes:
+            left = end - self.clock()
+            if left <= 0 if timed else tried >= self.checked_with_nodes:
                 return move
             child = exact.placed(state, move)
             if not child._can_move():

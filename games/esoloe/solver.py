@@ -333,7 +333,7 @@ class Solver:
         """Alpha-beta on exact values, with (lower, upper) bounds in the table. The caller has
         checked that the seat not to move has not just won."""
         self.nodes += 1
-        if self.nodes > self._limit or (self.nodes & 15 == 0 and self.clock() > self._deadline):
+        if self.nodes > self._limit or (self.nodes & 3 == 0 and self.clock() > self._deadline):
             raise OutOfBudget
         key = canonical(state)
         table = self.table
