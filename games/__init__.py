@@ -98,7 +98,7 @@ class Game:
         return adapter
 
     def prepare_bots(self) -> None:
-        """Load what its bots read (e-SOLO-e's solved record: about 1.5 s), so that no bot's
+        """Load what its bots read (e-SOLO-e's solved record: about half a second), so that no bot's
         first decision in a process pays for it: a bots module's `prepare()`, if it has one.
         Done once per process; later calls return at once."""
         prepare: Callable[[], None] | None = getattr(self.part("bots"), "prepare", None)

@@ -207,7 +207,7 @@ class ExpertBot(StrongBot):
 
 def prepare() -> None:
     """Load the solved record of the current edition into the process's solver (the bots read
-    it at every decision; loading it takes about 1.5 s)."""
+    it at every decision; loading it takes about half a second)."""
     exact.shared_solver(RULES.edition)
 
 

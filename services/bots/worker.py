@@ -111,9 +111,13 @@ def choose_move(level: str, turn: Turn, seed: int, game: games.Game) -> str | No
 
 def prepare_bots(declared: list[games.Game]) -> None:
     """A thinker process's start: each game's bots load what they read (e-SOLO-e's solved
-    record) before the first job, so that no bot's first decision pays for it."""
+    record) before the first job, so that no bot's first decision pays for it. A game that
+    cannot prepare is left as it is (a job of it meets the error itself), not the pool."""
     for game in declared:
-        game.prepare_bots()
+        try:
+            game.prepare_bots()
+        except Exception:
+            log.exception("cannot prepare a game's bots", extra={"game": game.name})
 
 
 def view_of(game: str, reply: Any) -> dict[str, Any]:
