@@ -40,7 +40,6 @@ from games.esoloe.rules import (
     parse_move,
     views,
 )
-from tests.conformance import check_rules
 
 SQ = "abcde"
 
@@ -980,10 +979,6 @@ def test_from_view_takes_the_views_edition() -> None:
     for bad in (0, 3, None, "1"):
         with pytest.raises(ValueError, match="edition"):
             RULES.from_view({**view, "edition": bad}, 0, random.Random(0))
-
-
-def test_conformance() -> None:
-    assert check_rules(RULES, range(150)) == 150
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,6 @@ from engines.contract import (
     visible_events,
 )
 from games.solo.rules import CARDS, COPIES, FULL_DECK, POINTS, RULES, SoloState
-from tests.conformance import check_rules
 
 EDITIONS = pytest.mark.parametrize("edition", [1, 2])
 
@@ -1360,15 +1359,7 @@ def test_serialize_round_trip_and_apply_does_not_mutate() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Random play: conformance and invariants
-
-
-def test_conformance() -> None:
-    assert check_rules(RULES, range(4)) == 4
-
-
-def test_conformance_of_edition_1() -> None:
-    assert check_rules(RULES, range(4), edition=1) == 4
+# Random play: invariants (every engine's conformance checks: tests/test_conformance.py)
 
 
 def _playout(

@@ -1298,11 +1298,6 @@ def test_playouts_near_the_throne_follow_the_edition(
         state, _ = state.apply(seat, rng.choice(moves))
 
 
-def test_conformance() -> None:
-    conformance = pytest.importorskip("tests.conformance")
-    assert conformance.check_rules(RULES, seeds=range(20)) == 20
-
-
 # --------------------------------------------------------------------------------------------
 # docs/rules/zoxso.md: its boards are what render() draws, and its examples are true
 
