@@ -371,9 +371,12 @@ async def test_a_stream_the_service_ended_cancelled_is_unavailable_to_the_player
     async with (
         _serving(stand_in) as port,
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        Relay(
+            replicas := Replicas.fixed(channel),
+            service=ESOLOE.full_name,
+            internal_key=TEST_INTERNAL_KEY,
+        ) as relay,
     ):
-        replicas = Replicas.fixed(channel)
-        relay = Relay(replicas, service=ESOLOE.full_name, internal_key=TEST_INTERNAL_KEY)
         proxy = Proxy(
             guard=None,  # type: ignore[arg-type]  # admission is not what this test looks at
             backends=[Backend(ESOLOE.descriptor, replicas, relay)],
