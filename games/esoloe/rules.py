@@ -385,6 +385,59 @@ def _line_table(own: tuple[int, ...], sym: tuple[int, ...], edition: int) -> _Li
     return table
 
 
+_WINDOWS_OF_LINE: Final = tuple(
+    tuple(w[1:] for w in _WINDOWS if w[0] == li) for li in range(len(_LINE_CELLS))
+)
+"""Per line, its windows (start, 3 cells, cell before, after)."""
+
+
+def _line_sets(li: int, sym: list[int], own: list[int], cpos: list[int]) -> list[_Set]:
+    """E8: the sets (maximal runs of exactly 3 equal symbols) of line li, with their holders
+    (whoever owns two of the three cubes)."""
+    out: list[_Set] = []
+    for i, c0, c1, c2, before, after in _WINDOWS_OF_LINE[li]:
+        v = sym[c0]
+        if v and v == sym[c1] == sym[c2] and sym[before] != v and sym[after] != v:
+            holder = 1 if own[c0] + own[c1] + own[c2] >= 2 else 0
+            out.append((v, i, i + 3, (cpos[c0], cpos[c1], cpos[c2]), holder))
+    return out
+
+
+def _changed_at(
+    s: int, heights: list[int], leftmost: list[int], rightmost: list[int]
+) -> tuple[tuple[int, int], ...]:
+    """The cells (and their kinds) a new cube on square s would change: F, B, U always; L/R
+    when it would be the new leftmost/rightmost cube at its level (E4). None on a full stack."""
+    k = heights[s]
+    if k >= LEVELS:
+        return ()
+    p = s * LEVELS + k
+    ch = [(_F0 + p, _K_FRONT), (_B0 + p, _K_BACK), (_U0 + s, _K_TOP)]
+    if leftmost[k] < 0 or leftmost[k] > s:
+        ch.append((_L0 + k, _K_LEFT))
+    if rightmost[k] < s:
+        ch.append((_R0 + k, _K_RIGHT))
+    return tuple(ch)
+
+
+_TOUCHED: Final[dict[tuple[tuple[int, int], ...], tuple[tuple[int, ...], tuple[int, ...]]]] = {}
+
+
+def _touched(changed: tuple[tuple[int, int], ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """For the cells a cube changes: the lines through them, and the memo slots of _Analysis
+    (cell * 2 + seat) whose effects read those lines (at most 5 * 4 * 3 * 2 * 2 combinations of
+    changed cells: kept)."""
+    got = _TOUCHED.get(changed)
+    if got is None:
+        lines = sorted({li for c, _ in changed for li in _LINES_THROUGH[c]})
+        cells = {x for li in lines for x in _LINE_CELLS[li]}
+        got = _TOUCHED[changed] = (
+            tuple(lines),
+            tuple(sorted(c * 2 + m for c in cells for m in (0, 1))),
+        )
+    return got
+
+
 class _Analysis:
     """What a position shows: per cell its position, face, symbol (0 = none) and owner (-1)."""
 
@@ -393,10 +446,12 @@ class _Analysis:
         "cpos",
         "edition",
         "face",
+        "leftmost",
         "line_sets",
         "memo",
         "own",
         "owned",
+        "rightmost",
         "sym",
         "tables",
     )
@@ -436,37 +491,74 @@ class _Analysis:
         # E8: every set (maximal run of exactly 3 equal symbols) per line, with its holder.
         line_sets: dict[int, list[_Set]] = {}
         owned = [0, 0]
-        for li, i, c0, c1, c2, before, after in _WINDOWS:
-            v = sym[c0]
-            if v and v == sym[c1] == sym[c2] and sym[before] != v and sym[after] != v:
-                ps = (cpos[c0], cpos[c1], cpos[c2])
-                holder = 1 if owner[ps[0]] + owner[ps[1]] + owner[ps[2]] >= 2 else 0
-                line_sets.setdefault(li, []).append((v, i, i + 3, ps, holder))
-                owned[holder] += 1
-        # Cells a new cube on each square changes: F, B, U always; L/R when it is the new
-        # leftmost/rightmost cube at its level (E4).
-        changed: list[tuple[tuple[int, int], ...]] = []
-        for s in range(NUM_SQUARES):
-            k = heights[s]
-            if k >= LEVELS:
-                changed.append(())
-                continue
-            p = s * LEVELS + k
-            ch = [(_F0 + p, _K_FRONT), (_B0 + p, _K_BACK), (_U0 + s, _K_TOP)]
-            if leftmost[k] < 0 or leftmost[k] > s:
-                ch.append((_L0 + k, _K_LEFT))
-            if rightmost[k] < s:
-                ch.append((_R0 + k, _K_RIGHT))
-            changed.append(tuple(ch))
+        for li in range(len(_LINE_CELLS)):
+            sets = _line_sets(li, sym, own, cpos)
+            if sets:
+                line_sets[li] = sets
+                for found in sets:
+                    owned[found[4]] += 1
         self.cpos = cpos
         self.face = face
         self.sym = sym
         self.own = own
         self.line_sets = line_sets
         self.owned = owned
-        self.changed = changed
-        self.memo: dict[int, tuple[int, ...]] = {}
+        self.leftmost = leftmost
+        self.rightmost = rightmost
+        self.changed = [_changed_at(s, heights, leftmost, rightmost) for s in range(NUM_SQUARES)]
+        self.memo: list[tuple[int, ...] | None] = [None] * (2 * _NCELLS)
         self.tables: list[_LineTable | None] = [None] * len(_LINE_CELLS)
+
+    def placed(self, s: int, o: int, m: int, heights: list[int]) -> _Analysis:
+        """The analysis of the position after seat m put orientation o on square s (`heights`:
+        after it), derived from this one: only the cells the cube changed (`changed[s]`) and the
+        lines through them are looked at again; every other line's sets, tables and effects
+        are this position's. The same as a fresh `_Analysis` of that position (tested)."""
+        k = heights[s] - 1
+        p = s * LEVELS + k
+        changed = self.changed[s]
+        cpos, face, sym, own = self.cpos[:], self.face[:], self.sym[:], self.own[:]
+        shown = _OF[o]
+        for c, kind in changed:
+            f = shown[kind]
+            cpos[c] = p
+            face[c] = f
+            sym[c] = f if f <= 3 else 0
+            own[c] = m
+        leftmost, rightmost = self.leftmost[:], self.rightmost[:]
+        if leftmost[k] < 0 or leftmost[k] > s:
+            leftmost[k] = s
+        if rightmost[k] < s:
+            rightmost[k] = s
+        lines, stale = _touched(changed)
+        line_sets = dict(self.line_sets)
+        owned = self.owned[:]
+        tables = self.tables[:]
+        memo = self.memo[:]
+        for li in lines:
+            for old in line_sets.pop(li, ()):
+                owned[old[4]] -= 1
+            sets = _line_sets(li, sym, own, cpos)
+            if sets:
+                line_sets[li] = sets
+                for new in sets:
+                    owned[new[4]] += 1
+            tables[li] = None
+        for x in stale:
+            memo[x] = None
+        an = _Analysis.__new__(_Analysis)
+        an.edition = self.edition
+        an.cpos, an.face, an.sym, an.own = cpos, face, sym, own
+        an.line_sets, an.owned = line_sets, owned
+        an.leftmost, an.rightmost = leftmost, rightmost
+        # What a cube on a square changes depends on its height and on the leftmost and
+        # rightmost cubes at that height: only level k's moved.
+        an.changed = [
+            _changed_at(x, heights, leftmost, rightmost) if x == s or heights[x] == k else ch
+            for x, ch in enumerate(self.changed)
+        ]
+        an.memo, an.tables = memo, tables
+        return an
 
     def _table(self, li: int) -> _LineTable:
         cells = _LINE_CELLS[li]
@@ -495,10 +587,11 @@ class _Analysis:
         )
 
     def _effects(self, c: int, m: int) -> tuple[int, ...]:
-        """cell_effect(c, sv, m) packed (see _LOST.._COLOUR), for sv = 0..3 (memoized: bots
-        ask for both seats' threats and try every move from the same position)."""
+        """cell_effect(c, sv, m) packed (see _LOST.._COLOUR), for sv = 0..3, then the largest
+        of the four (memoized: bots ask for both seats' threats and try every move from the
+        same position)."""
         key = c * 2 + m
-        hit = self.memo.get(key)
+        hit = self.memo[key]
         if hit is not None:
             return hit
         tables = self.tables
@@ -510,33 +603,40 @@ class _Analysis:
             rows.append(table[i])
         at = m * 4
         if len(rows) == 1:
-            out = rows[0][at : at + 4]
+            by_symbol = rows[0][at : at + 4]
         else:
-            out = tuple([sum([row[x] for row in rows]) for x in range(at, at + 4)])
-        self.memo[key] = out
+            by_symbol = tuple([sum([row[x] for row in rows]) for x in range(at, at + 4)])
+        out = self.memo[key] = (*by_symbol, max(by_symbol))
         return out
 
-    def winning(self, s: int, m: int, heights: list[int]) -> list[int]:
+    def winning(self, s: int, m: int, heights: list[int], first: bool = False) -> list[int]:
         """The orientations o for which wins(s, o, m, heights) holds, all at once: each changed
-        cell is looked at once per symbol, not once per orientation (bots ask this a lot)."""
-        k = heights[s]
-        if k >= LEVELS:
-            return []
-        effects = [(kind, self._effects(c, m)) for c, kind in self.changed[s]]
-        if all(e < _NEW for _, by_symbol in effects for e in by_symbol):
-            return []  # no run of 4+ and no new set, whatever the orientation
+        cell is looked at once per symbol, not once per orientation (bots ask this a lot).
+        `first`: only the first of them (whether there is one is all the caller asks)."""
+        memo = self.memo
+        effects = []
+        hot = False
+        for c, kind in self.changed[s]:  # none when the stack is full
+            by_symbol = memo[c * 2 + m] or self._effects(c, m)
+            effects.append((kind, by_symbol))
+            if by_symbol[4] >= _NEW:
+                hot = True
+        if not hot:
+            return []  # no run of 4+ and no new set, whatever the orientation (fields add up
+            # without carrying: a sum reaches _NEW only if one of its terms does)
         owned = self.owned[m]
         out: list[int] = []
         for o, shown in enumerate(_SHOWN):
             total = 0
             for kind, by_symbol in effects:
                 total += by_symbol[shown[kind]]
-            if total >= _RUN4:
+            if total >= _RUN4 or (
+                total >= _NEW
+                and owned - (total & _FIELD) + ((total >> 10) & _FIELD) + (total >> 20) >= 2
+            ):
                 out.append(o)
-            else:
-                new = total >> 20
-                if new and owned - (total & _FIELD) + ((total >> 10) & _FIELD) + new >= 2:
-                    out.append(o)
+                if first:
+                    break
         return out
 
     def wins(self, s: int, o: int, m: int, heights: list[int]) -> bool:
@@ -632,7 +732,17 @@ def _full_check(before: _Analysis, after: _Analysis, m: int) -> tuple[list[str],
 class EsoloeState(State):
     """A position: who owns each cube position, in which orientation, and the result if over."""
 
-    __slots__ = ("_an", "_edition", "_heights", "_legal", "_orient", "_owner", "_ply", "_result")
+    __slots__ = (
+        "_an",
+        "_edition",
+        "_heights",
+        "_legal",
+        "_orient",
+        "_owner",
+        "_parent",
+        "_ply",
+        "_result",
+    )
 
     def __init__(
         self,
@@ -650,6 +760,9 @@ class EsoloeState(State):
         self._ply = ply
         self._result = result
         self._an: _Analysis | None = None
+        self._parent: tuple[_Analysis, int, int] | None = None
+        """(the previous position's analysis, square, orientation) after `_place`: this
+        position's analysis is derived from it (`_Analysis.placed`), not built afresh."""
         self._legal: list[str] | None = None
 
     # -- contract -------------------------------------------------------------------------
@@ -788,7 +901,14 @@ class EsoloeState(State):
     def _analysis(self) -> _Analysis:
         an = self._an
         if an is None:
-            an = self._an = _Analysis(self._owner, self._orient, self._heights, self._edition)
+            parent = self._parent
+            if parent is None:
+                an = _Analysis(self._owner, self._orient, self._heights, self._edition)
+            else:
+                before, s, o = parent
+                an = before.placed(s, o, 1 - self._ply % 2, self._heights)
+                self._parent = None
+            self._an = an
         return an
 
     def winning_placements(self, seat: Seat) -> list[str]:
@@ -840,7 +960,10 @@ class EsoloeState(State):
         owner[p] = self._ply % 2
         orient[p] = o
         heights[s] += 1
-        return EsoloeState(owner, orient, heights, self._ply + 1, None, self._edition)
+        after = EsoloeState(owner, orient, heights, self._ply + 1, None, self._edition)
+        if self._an is not None:
+            after._parent = (self._an, s, o)
+        return after
 
 
 def views(state: EsoloeState) -> dict[str, JSON]:

@@ -179,7 +179,7 @@ def wins_now(state: EsoloeState, seat: int) -> bool:
         return False
     an = state._analysis()
     heights = state._heights
-    return any(an.winning(s, seat, heights) for s in range(NUM_SQUARES))
+    return any(an.winning(s, seat, heights, True) for s in range(NUM_SQUARES))
 
 
 def threat_squares(state: EsoloeState, seat: int) -> int:
@@ -188,7 +188,7 @@ def threat_squares(state: EsoloeState, seat: int) -> int:
         return 0
     an = state._analysis()
     heights = state._heights
-    return sum(1 for s in range(NUM_SQUARES) if an.winning(s, seat, heights))
+    return sum(1 for s in range(NUM_SQUARES) if an.winning(s, seat, heights, True))
 
 
 class OutOfBudget(Exception):

@@ -1251,6 +1251,41 @@ def test_fast_win_check_equals_the_reference(seed: int, edition: int) -> None:
     assert checked == 120 * positions > 0  # 5 squares x 12 orientations x 2 seats, each position
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**32), edition=st.sampled_from(RULES.editions))
+def test_a_derived_analysis_is_the_fresh_one(seed: int, edition: int) -> None:
+    """A position reached by a placement derives its analysis from the previous one's
+    (`_Analysis.placed`: only the lines through the cells the cube changed are looked at
+    again, the rest is kept, effects already worked out included): at every position of a
+    random game, for 6 placements from it, every part of the derived analysis and every
+    square's winning orientations for both seats are those of an analysis built afresh."""
+    rng = random.Random(seed)
+    state = RULES.new_game(0, edition=edition)
+    compared = 0
+    while state.to_act():
+        seat = state.to_act()[0]
+        before = state._analysis()
+        for s in rng.sample(range(5), 3):  # effects worked out before: some are kept
+            before.winning(s, rng.randrange(2), state._heights)
+        for move in rng.sample(state.legal_moves(seat), min(6, len(state.legal_moves(seat)))):
+            placement = parse_move(move)
+            s = placement.square
+            if state._heights[s] >= 3:
+                continue  # a winning 4th cube ends the game
+            after = state._place(s, ORIENTATIONS.index((placement.top, placement.front)))
+            derived = after._analysis()
+            fresh = type(derived)(after._owner, after._orient, after._heights, edition)
+            for part in ("cpos", "face", "sym", "own", "line_sets", "owned", "changed"):
+                assert getattr(derived, part) == getattr(fresh, part), (move, part)
+            for x in range(5):
+                for m in (0, 1):
+                    got = derived.winning(x, m, after._heights)
+                    assert got == fresh.winning(x, m, after._heights), (move, x, m)
+            compared += 1
+        state, _ = state.apply(seat, rng.choice(state.legal_moves(seat)))
+    assert compared > 0
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(min_value=0, max_value=2**32), plies=st.integers(0, 15))
 def test_edition_2_wins_are_edition_1_wins(seed: int, plies: int) -> None:
