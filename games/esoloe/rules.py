@@ -266,19 +266,24 @@ _SetKey = tuple[int, int, tuple[int, ...]]  # a set's identity: (line, symbol, c
 _NONE: Final = _NCELLS  # a sentinel cell: always empty
 
 
-def _windows() -> tuple[tuple[int, int, int, int, int, int, int], ...]:
-    """Every 3 consecutive cells of every line: (line, start, 3 cells, cell before, after)."""
-    out = []
-    for li, cells in enumerate(_LINE_CELLS):
-        n = len(cells)
-        for i in range(n - 2):
-            before = cells[i - 1] if i else _NONE
-            after = cells[i + 3] if i + 3 < n else _NONE
-            out.append((li, i, cells[i], cells[i + 1], cells[i + 2], before, after))
-    return tuple(out)
+def _windows(cells: tuple[int, ...]) -> tuple[tuple[int, int, int, int, int, int], ...]:
+    """Every 3 consecutive cells of a line: (start, 3 cells, cell before, cell after)."""
+    n = len(cells)
+    return tuple(
+        (
+            i,
+            cells[i],
+            cells[i + 1],
+            cells[i + 2],
+            cells[i - 1] if i else _NONE,
+            cells[i + 3] if i + 3 < n else _NONE,
+        )
+        for i in range(n - 2)
+    )
 
 
-_WINDOWS: Final = _windows()
+_WINDOWS_OF_LINE: Final = tuple(_windows(cells) for cells in _LINE_CELLS)
+"""Per line, its windows (see _windows)."""
 _Set = tuple[int, int, int, tuple[int, ...], int]  # symbol, start, end, positions, holder
 
 
@@ -385,12 +390,6 @@ def _line_table(own: tuple[int, ...], sym: tuple[int, ...], edition: int) -> _Li
     return table
 
 
-_WINDOWS_OF_LINE: Final = tuple(
-    tuple(w[1:] for w in _WINDOWS if w[0] == li) for li in range(len(_LINE_CELLS))
-)
-"""Per line, its windows (start, 3 cells, cell before, after)."""
-
-
 def _line_sets(li: int, sym: list[int], own: list[int], cpos: list[int]) -> list[_Set]:
     """E8: the sets (maximal runs of exactly 3 equal symbols) of line li, with their holders
     (whoever owns two of the three cubes)."""
@@ -407,7 +406,7 @@ def _changed_at(
     s: int, heights: list[int], leftmost: list[int], rightmost: list[int]
 ) -> tuple[tuple[int, int], ...]:
     """The cells (and their kinds) a new cube on square s would change: F, B, U always; L/R
-    when it would be the new leftmost/rightmost cube at its level (E4). None on a full stack."""
+    when it would be the new leftmost/rightmost cube at its level (E4). None on a stack of 4."""
     k = heights[s]
     if k >= LEVELS:
         return ()
@@ -609,8 +608,8 @@ class _Analysis:
         out = self.memo[key] = (*by_symbol, max(by_symbol))
         return out
 
-    def winning(self, s: int, m: int, heights: list[int], first: bool = False) -> list[int]:
-        """The orientations o for which wins(s, o, m, heights) holds, all at once: each changed
+    def winning(self, s: int, m: int, first: bool = False) -> list[int]:
+        """The orientations o for which wins(s, o, m) holds, all at once: each changed
         cell is looked at once per symbol, not once per orientation (bots ask this a lot).
         `first`: only the first of them (whether there is one is all the caller asks)."""
         memo = self.memo
@@ -639,7 +638,7 @@ class _Analysis:
                     break
         return out
 
-    def wins(self, s: int, o: int, m: int, heights: list[int]) -> bool:
+    def wins(self, s: int, o: int, m: int) -> bool:
         """Fast E9 check: does seat m win by placing orientation o on square s?
 
         Only the view cells the new cube changes are looked at (see cell_effect); when this
@@ -815,7 +814,7 @@ class EsoloeState(State):
             raise IllegalMove(f"stack {letter} holds 4 cubes; nothing can be placed on it (E3)")
         o = _ORIENT_INDEX[(placement.top, placement.front)]
         an = self._analysis()
-        wins = an.wins(s, o, mover, self._heights)
+        wins = an.wins(s, o, mover)
         if h >= MAX_STACK and not wins:
             raise IllegalMove(
                 f"stack {letter} already holds 3 cubes; a 4th cube may be placed there only "
@@ -919,9 +918,7 @@ class EsoloeState(State):
         if self._result is not None or self.cubes_left(seat) <= 0:
             return []
         an = self._analysis()
-        return [
-            _NOTATION[s][o] for s in range(NUM_SQUARES) for o in an.winning(s, seat, self._heights)
-        ]
+        return [_NOTATION[s][o] for s in range(NUM_SQUARES) for o in an.winning(s, seat)]
 
     def _can_move(self) -> bool:
         """E9: whether the mover has a legal placement. Cheap unless every stack is full."""
@@ -947,7 +944,7 @@ class EsoloeState(State):
                         if an is None:
                             an = self._analysis()
                         names = _NOTATION[s]
-                        legal += [names[o] for o in an.winning(s, mover, self._heights)]
+                        legal += [names[o] for o in an.winning(s, mover)]
             self._legal = legal
         return legal
 

@@ -178,8 +178,7 @@ def wins_now(state: EsoloeState, seat: int) -> bool:
     if state.cubes_left(seat) <= 0:
         return False
     an = state._analysis()
-    heights = state._heights
-    return any(an.winning(s, seat, heights, True) for s in range(NUM_SQUARES))
+    return any(an.winning(s, seat, True) for s in range(NUM_SQUARES))
 
 
 def threat_squares(state: EsoloeState, seat: int) -> int:
@@ -187,8 +186,7 @@ def threat_squares(state: EsoloeState, seat: int) -> int:
     if state.cubes_left(seat) <= 0:
         return 0
     an = state._analysis()
-    heights = state._heights
-    return sum(1 for s in range(NUM_SQUARES) if an.winning(s, seat, heights, True))
+    return sum(1 for s in range(NUM_SQUARES) if an.winning(s, seat, True))
 
 
 class OutOfBudget(Exception):

@@ -1214,7 +1214,7 @@ def check_fast_against_reference(state: EsoloeState) -> int:
             for o, (top, front) in enumerate(ORIENTATIONS):
                 after = _placed(before, s, (seat, top, front))
                 expect, sets = reference_check(old, _ref_views(after), seat, edition)
-                assert analysis.wins(s, o, seat, heights) == bool(expect), (seat, s, top, front)
+                assert analysis.wins(s, o, seat) == bool(expect), (seat, s, top, front)
                 checked += 1
                 text = f"{SQ[s]}{top}{front}"
                 if expect:
@@ -1266,7 +1266,7 @@ def test_a_derived_analysis_is_the_fresh_one(seed: int, edition: int) -> None:
         seat = state.to_act()[0]
         before = state._analysis()
         for s in rng.sample(range(5), 3):  # effects worked out before: some are kept
-            before.winning(s, rng.randrange(2), state._heights)
+            before.winning(s, rng.randrange(2))
         for move in rng.sample(state.legal_moves(seat), min(6, len(state.legal_moves(seat)))):
             placement = parse_move(move)
             s = placement.square
@@ -1275,12 +1275,15 @@ def test_a_derived_analysis_is_the_fresh_one(seed: int, edition: int) -> None:
             after = state._place(s, ORIENTATIONS.index((placement.top, placement.front)))
             derived = after._analysis()
             fresh = type(derived)(after._owner, after._orient, after._heights, edition)
-            for part in ("cpos", "face", "sym", "own", "line_sets", "owned", "changed"):
+            for part in (
+                *("cpos", "face", "sym", "own", "line_sets", "owned"),
+                *("leftmost", "rightmost", "changed"),
+            ):
                 assert getattr(derived, part) == getattr(fresh, part), (move, part)
             for x in range(5):
                 for m in (0, 1):
-                    got = derived.winning(x, m, after._heights)
-                    assert got == fresh.winning(x, m, after._heights), (move, x, m)
+                    got = derived.winning(x, m)
+                    assert got == fresh.winning(x, m), (move, x, m)
             compared += 1
         state, _ = state.apply(seat, rng.choice(state.legal_moves(seat)))
     assert compared > 0
