@@ -15,7 +15,6 @@ challenge lands on someone else's screen: an account answers for it).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import random
@@ -618,9 +617,3 @@ class Friends:
             except Exception as error:
                 log.warning("cannot expire tables", extra={"error": str(error)})
             await asyncio.sleep(self.settings.sweep_seconds)
-
-
-async def stop_sweeps(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task

@@ -35,10 +35,11 @@ from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
 from runtime.replicas import Replicas, following
 from runtime.server import Context, Server, answer, caller_of, run
+from runtime.tasks import stop_tasks
 from services.archive.reading import Archive
 from services.game.limits import Limits
 from services.game.store import GameStore
-from services.lobby.friends import Friends, FriendsSettings, stop_sweeps
+from services.lobby.friends import Friends, FriendsSettings
 from services.lobby.servicer import Lobby
 from services.lobby.store import LobbyStore
 from services.lobby.tables import TableStore
@@ -245,7 +246,7 @@ class LobbyService:
     async def close(self) -> None:
         """After the server stopped: the sweeps, the hub, the channels, the database and Redis
         clients."""
-        await stop_sweeps(self.sweeps)
+        await stop_tasks([self.sweeps])  # cancelled again if it swallows a cancellation
         await self.hub.stop()
         for replicas in self.channels.values():
             await replicas.close()
