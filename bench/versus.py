@@ -33,21 +33,23 @@ import statistics
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
 import uvloop
 
 from bench import sized
+from bench.echo import STREAM_METHOD
 from bench.gateway import SECRET, _cpu_seconds
 from client.session import Session, gateway_channel
 from engines.contract import Rules
 from games.esoloe.rules import RULES as ESOLOE
 from games.zoxso.rules import RULES as ZOXSO
 from runtime.launch import Launch
-from runtime.localredis import LocalRedis
+from runtime.localredis import LocalRedis, free_port
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
@@ -227,6 +229,43 @@ def bgio(moves: int, matches: int, warmup: float, seconds: float) -> Result:
     return Result(latencies, report["seconds"], report["bins"], cpu)
 
 
+class _Window:
+    """One round of one side: a warm-up, then the measured window; the moves answered in it,
+    their latencies, the moves in each tenth, and each process's CPU seconds over it."""
+
+    def __init__(self, warmup: float, seconds: float, pids: dict[str, int]) -> None:
+        self.start = time.perf_counter() + warmup
+        self.end = self.start + seconds
+        self.seconds = seconds
+        self.pids = pids
+        self.latencies: list[float] = []
+        self.bins = [0] * BINS
+        self.cpu: dict[str, float] = {}
+
+    def open(self) -> bool:
+        return time.perf_counter() < self.end
+
+    def answered(self, asked: float) -> None:
+        """A move asked at `asked` (perf_counter) has its answer now."""
+        now = time.perf_counter()
+        if self.start <= now < self.end:
+            self.latencies.append(now - asked)
+            self.bins[int(BINS * (now - self.start) / self.seconds)] += 1
+
+    async def run(self, slots: Sequence[Awaitable[None]]) -> Result:
+        """Drive `slots` (each keeps a game in play while the window is open) and read each
+        process's CPU over the window."""
+
+        async def clock() -> None:
+            await asyncio.sleep(self.start - time.perf_counter())
+            before = {name: _cpu_seconds(pid) for name, pid in self.pids.items()}
+            await asyncio.sleep(self.end - time.perf_counter())
+            self.cpu = {name: _cpu_seconds(pid) - before[name] for name, pid in self.pids.items()}
+
+        await asyncio.gather(clock(), *slots)
+        return Result(self.latencies, self.seconds, self.bins, self.cpu)
+
+
 async def ours(
     target: str,
     game: str,
@@ -250,12 +289,7 @@ async def ours(
         if stream:
             player.open_stream()
         players.append(player)
-    begin = time.perf_counter()
-    start = begin + warmup
-    end = start + seconds
-    latencies: list[float] = []
-    bins = [0] * BINS
-    cpu: dict[str, float] = {}
+    window = _Window(warmup, seconds, pids)
 
     async def slot(index: int) -> None:
         player = players[index // per_player]
@@ -263,13 +297,13 @@ async def ours(
         seats = [player.player_id] * 2  # one player holds both seats, and names each move's
         request = CREATE[game](players=seats, time_control=common_pb2.TimeControl())  # untimed
         games_played = 0
-        while time.perf_counter() < end:
+        while window.open():
             created = await stub.CreateGame(request, metadata=player.metadata)
             status = created.status
             for seat, move in plays[(index + games_played * matches) % len(plays)]:
-                if time.perf_counter() >= end:
+                if not window.open():
                     return
-                t0 = time.perf_counter()
+                asked = time.perf_counter()
                 reply = await stub.Play(
                     common_pb2.PlayRequest(
                         game_id=status.game_id,
@@ -279,34 +313,69 @@ async def ours(
                     ),
                     metadata=player.metadata,
                 )
-                t1 = time.perf_counter()
+                window.answered(asked)
                 status = reply.status
-                if start <= t1 < end:
-                    latencies.append(t1 - t0)
-                    bins[int(BINS * (t1 - start) / seconds)] += 1
             games_played += 1
 
-    async def window() -> None:
-        nonlocal cpu
-        await asyncio.sleep(start - time.perf_counter())
-        cpu = {name: _cpu_seconds(pid) for name, pid in pids.items()}
-        await asyncio.sleep(end - time.perf_counter())
-        cpu = {name: _cpu_seconds(pid) - cpu[name] for name, pid in pids.items()}
-
-    await asyncio.gather(window(), *(slot(index) for index in range(matches)))
+    result = await window.run([slot(index) for index in range(matches)])
     for player in players:
         await player.close()
-    return Result(latencies, seconds, bins, cpu)
+    return result
 
 
-async def _compare(target: str, pids: dict[str, dict[str, int]]) -> list[str]:
-    """Every setting, boardgame.io's run then ours, on one event loop (gRPC's asyncio calls
-    keep to the loop they started on)."""
+async def floor(
+    target: str, moves: int, matches: int, warmup: float, seconds: float, pids: dict[str, int]
+) -> Result:
+    """The shape's floor (bench/echo.py): `matches` games at once through a relay to an echo
+    server that stores each message in Redis, each on a stream (and connection) of its own; a
+    game is one message that stands for its creation (untimed) and `moves` timed ones, each
+    the size of a Play."""
+    message = common_pb2.PlayRequest(
+        game_id="zoxso-" + "0" * 26, move="d2-d3", expected_version=120, seat=1
+    ).SerializeToString()
+    channels = []
+    for _ in range(matches):
+        channel = grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+        await asyncio.wait_for(channel.channel_ready(), 60)
+        channels.append(channel)
+    window = _Window(warmup, seconds, pids)
+
+    async def slot(channel: grpc.aio.Channel) -> None:
+        stream = channel.stream_stream(
+            STREAM_METHOD, request_serializer=_same, response_deserializer=_same
+        )()
+        while window.open():
+            await stream.write(message)  # the game's creation
+            await stream.read()
+            for _ in range(moves):
+                if not window.open():
+                    break
+                asked = time.perf_counter()
+                await stream.write(message)
+                await stream.read()
+                window.answered(asked)
+        stream.cancel()
+
+    result = await window.run([slot(channel) for channel in channels])
+    for channel in channels:
+        await channel.close()
+    return result
+
+
+def _same(message: bytes) -> bytes:
+    return message
+
+
+async def _compare(
+    target: str, pids: dict[str, dict[str, int]], relay: str, floor_pids: dict[str, int]
+) -> list[str]:
+    """Every setting, boardgame.io's run, ours and the shape's floor, on one event loop (gRPC's
+    asyncio calls keep to the loop they started on)."""
     lines = []
     for moves, game in LENGTHS.items():
         plays = _plays(game, moves, int(sized(16, 4)))
         for matches in MATCHES:
-            runs: list[list[Result]] = [[], [], []]
+            runs: list[list[Result]] = [[], [], [], []]
             for _round in range(ROUNDS):
                 runs[0].append(await asyncio.to_thread(bgio, moves, matches, WARMUP, SECONDS))
                 for stream, side in ((False, runs[1]), (True, runs[2])):
@@ -315,15 +384,18 @@ async def _compare(target: str, pids: dict[str, dict[str, int]]) -> list[str]:
                             target, game, plays, matches, stream, WARMUP, SECONDS, pids[game]
                         )
                     )
-            theirs, unary, streamed = (Result.of(side) for side in runs)
+                runs[3].append(await floor(relay, moves, matches, WARMUP, SECONDS, floor_pids))
+            theirs, unary, streamed, least = (Result.of(side) for side in runs)
             lines.append(f"{moves}-move games ({game} for ours), {matches} at once:")
             lines.append(theirs.line("boardgame.io"))
             lines.append(unary.line("ours, unary", theirs))
             lines.append(streamed.line("ours, session", theirs))
+            lines.append(least.line("shape's floor", theirs))
             lines.append("  CPU ms per move:")
             lines.append(f"    boardgame.io: {theirs.cpu_line()}")
             lines.append(f"    ours, unary: {unary.cpu_line()}")
             lines.append(f"    ours, session: {streamed.cpu_line()}")
+            lines.append(f"    shape's floor: {least.cpu_line()}")
     return lines
 
 
@@ -344,6 +416,11 @@ def run() -> list[str]:
         bot_workers=0,
         quiet=True,
     )  # fmt: skip
+    echo_port, relay_port = free_port(), free_port()
+    echo = launch.add("echo", ["bench.echo", str(echo_port), "--redis", redis.url], launch.common)
+    relay = launch.add(
+        "relay", ["bench.echo", str(relay_port), "--relay", f"127.0.0.1:{echo_port}"], launch.common
+    )
     try:
         launch.start()
         if not launch.ready():
@@ -358,7 +435,15 @@ def run() -> list[str]:
             }
             for game, service in services.items()
         }
-        return uvloop.run(_compare(launch.gateway_targets[0], pids))
+        floor_pids = {
+            "relay": relay.pid,
+            "echo": echo.pid,
+            "redis": redis.process.pid,
+            "bench client": os.getpid(),
+        }
+        return uvloop.run(
+            _compare(launch.gateway_targets[0], pids, f"127.0.0.1:{relay_port}", floor_pids)
+        )
     finally:
         launch.stop()
         redis.stop()
