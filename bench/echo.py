@@ -27,7 +27,8 @@ _STORE = "redis.call('HSET', KEYS[1], 'message', ARGV[1]) return 1"
 """The stream's durable write: one script, one key, the message."""
 
 
-def _same(message: bytes) -> bytes:
+def same(message: bytes) -> bytes:
+    """The (de)serializer of raw messages."""
     return message
 
 
@@ -64,7 +65,7 @@ def _relayed(target: str) -> Any:
     passes each message on it."""
     channel = grpc.aio.insecure_channel(target)
     open_stream = channel.stream_stream(
-        STREAM_METHOD, request_serializer=_same, response_deserializer=_same
+        STREAM_METHOD, request_serializer=same, response_deserializer=same
     )
 
     async def handle(
@@ -88,10 +89,10 @@ async def serve(port: int, redis_url: str | None = None, relay: str | None = Non
         stream = _relayed(relay)
     else:
 
-        async def same(message: bytes) -> bytes:
+        async def itself(message: bytes) -> bytes:
             return message
 
-        stream = _stream(await _stored(redis_url) if redis_url else same)
+        stream = _stream(await _stored(redis_url) if redis_url else itself)
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     handler = grpc.method_handlers_generic_handler(
         "bench.Echo",

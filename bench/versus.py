@@ -10,12 +10,16 @@ games in play, each driven by a coroutine of its own, first with a gRPC call per
 then with every call on the player's session stream. Each game slot is a player of its own (it
 holds both seats) on a connection of its own, as each boardgame.io client has its socket.
 
-Per setting boardgame.io (a fresh server each time), ours unary and ours on sessions take
-turns, ROUNDS times, so that the machine's background load hits all three alike. Moves count
+The shape's floor (bench/echo.py) plays the same workloads through bare grpc.aio servers in our
+shape with none of its work: a relay in front of an echo server that writes each message to
+the same Redis; no server of this shape answers moves faster.
+
+Per setting boardgame.io (a fresh server each time), ours unary, ours on sessions and the floor
+take turns, ROUNDS times, so that the machine's background load hits all four alike. Moves count
 when answered inside a round's measured window (after a warm-up); moves/s comes with a 95%
 interval over the windows' tenths. CPU per move is read from /proc for every process:
 boardgame.io's server and load client; our gateway, game service, redis and this process (our
-load client).
+load client); the floor's relay, echo server, redis and this process.
 
 boardgame.io is installed by `make .bench/bgio/.installed` (`make bench` and `make test-tools`
 do it): `npm ci` of bench/bgio/package-lock.json into .bench/bgio (git-ignored).
@@ -42,7 +46,7 @@ import grpc
 import uvloop
 
 from bench import sized
-from bench.echo import STREAM_METHOD
+from bench.echo import STREAM_METHOD, same
 from bench.gateway import SECRET, _cpu_seconds
 from client.session import Session, gateway_channel
 from engines.contract import Rules
@@ -342,7 +346,7 @@ async def floor(
 
     async def slot(channel: grpc.aio.Channel) -> None:
         stream = channel.stream_stream(
-            STREAM_METHOD, request_serializer=_same, response_deserializer=_same
+            STREAM_METHOD, request_serializer=same, response_deserializer=same
         )()
         while window.open():
             await stream.write(message)  # the game's creation
@@ -360,10 +364,6 @@ async def floor(
     for channel in channels:
         await channel.close()
     return result
-
-
-def _same(message: bytes) -> bytes:
-    return message
 
 
 async def _compare(
