@@ -2,7 +2,9 @@
 [--budget SECONDS] [--seed S] [--jobs J] [--write]` (`make bot-ratings`).
 
 For each game with ratings (two seats: e-SOLO-e, ZoxSo, Solo with 2 players) it plays every pair
-of levels in the arena (games/arena.py: engines only, each deal from both sides), then rates the
+of levels in the arena (games/arena.py: engines only, each deal from both sides), each level
+thinking as long as on the platform relative to the others (`--budget` is strong's; expert
+thinks five times as long, random and greedy do not search: games.DEFAULT_BUDGETS), then rates the
 games, shuffled, with the platform's rating model (services/ratings/model.py), every level
 starting as a new player. It prints each level's rating and, with --write, writes them to
 services/ratings/bot_seeds.py, where the ratings consumer starts each level from them: a level
@@ -18,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from games import LEVELS
+from games import DEFAULT_BUDGETS, LEVELS
 from games.arena import run_match
 from services.ratings.model import Rating, update
 
@@ -31,14 +33,19 @@ def places(values: Sequence[tuple[int, float]]) -> list[int]:
     return [0 if value >= max(v for _, v in values) else 1 for _, value in values]
 
 
+def budgets_for(strong: float) -> dict[str, float]:
+    """Each level's seconds a decision when strong has `strong`, in the platform's proportions
+    (games.DEFAULT_BUDGETS: random and greedy do not search, expert has five times strong's)."""
+    scale = strong / DEFAULT_BUDGETS["strong"]
+    return {level: seconds * scale for level, seconds in DEFAULT_BUDGETS.items()}
+
+
 def seed_ratings(game: str, games: int, budget: float, seed: int, jobs: int) -> dict[str, Rating]:
     """Every level's rating after the arena's games of every pair, rated in a shuffled order."""
     played: list[tuple[list[str], list[int]]] = []
+    budgets = budgets_for(budget)
     for pair in itertools.combinations(LEVELS, 2):
-        report = run_match(
-            game, pair, games, seed=seed, budgets={**{lv: budget for lv in LEVELS}, "random": 0.0},
-            jobs=jobs,
-        )  # fmt: skip
+        report = run_match(game, pair, games, seed=seed, budgets=budgets, jobs=jobs)
         for record in report.records:
             seated = [pair[side] for side, _ in record.values]
             played.append((seated, places(record.values)))
@@ -74,7 +81,9 @@ def render(seeds: dict[str, dict[str, Rating]], command: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bot_ratings", description=__doc__)
     parser.add_argument("--games", type=int, default=40, help="games per pair of levels")
-    parser.add_argument("--budget", type=float, default=0.25, help="seconds per decision")
+    parser.add_argument(
+        "--budget", type=float, default=0.25, help="strong's seconds per decision (expert 5x)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2, help="processes to play games in")
     parser.add_argument("--write", action="store_true", help=f"write {SEEDS.name}")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.bot_ratings import places, render, seed_ratings
+from bench.bot_ratings import budgets_for, places, render, seed_ratings
 from services.ratings.bot_seeds import BOT_SEEDS
 from services.ratings.model import (
     MU,
@@ -181,18 +181,23 @@ def test_places_follow_scores_and_the_first_gains_the_last_loses(points: list[in
     assert all(c.after.sigma <= SIGMA for c in changes)
 
 
-def test_bot_levels_start_from_the_arena_and_people_as_new_players() -> None:
+def test_bot_levels_start_from_the_arena_and_people_as_new_players(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert set(BOT_SEEDS) == {"esoloe", "zoxso", "solo"}
     for game, seeds in BOT_SEEDS.items():
-        assert set(seeds) == {"bot-random", "bot-greedy", "bot-strong"}
+        assert set(seeds) == {"bot-random", "bot-greedy", "bot-strong", "bot-expert"}
         for level, (mu, sigma) in seeds.items():
             start = starting(game, level)
             assert (start.mu, start.sigma, start.games) == (mu, max(sigma, SEED_SIGMA), 0)
             assert held_rating(game, level, None) == start  # before its first counted game
         assert seeds["bot-random"][0] < min(seeds["bot-greedy"][0], seeds["bot-strong"][0])
-        # A level the arena has not rated (expert: the strong bot with more time) starts
-        # from strong's seed.
-        assert starting(game, "bot-expert") == starting(game, "bot-strong")
+        assert seeds["bot-greedy"][0] < seeds["bot-expert"][0]
+    # A level the arena has not rated starts from the next level below that it has.
+    unrated = {k: v for k, v in BOT_SEEDS["esoloe"].items() if k != "bot-expert"}
+    monkeypatch.setitem(BOT_SEEDS, "esoloe", unrated)
+    assert starting("esoloe", "bot-expert") == starting("esoloe", "bot-strong")
+    monkeypatch.undo()
     assert starting("esoloe", ALICE) == Rating()
     assert starting("solace", "bot-strong") == Rating()
     assert starting("solace", "bot-expert") == Rating()
@@ -201,6 +206,8 @@ def test_bot_levels_start_from_the_arena_and_people_as_new_players() -> None:
 
 
 def test_the_arena_seeding_rates_levels_from_their_games() -> None:
+    # Each level thinks as long as on the platform, relative to strong's budget.
+    assert budgets_for(0.25) == {"random": 0.0, "greedy": 0.0, "strong": 0.25, "expert": 1.25}
     assert places([(0, 1.0), (1, 0.0)]) == [0, 1]
     assert places([(1, 0.5), (0, 0.5)]) == [0, 0]
     found = seed_ratings("zoxso", games=2, budget=0.01, seed=3, jobs=1)
