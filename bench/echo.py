@@ -71,12 +71,13 @@ def _relayed(target: str) -> Any:
     async def handle(
         requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
     ) -> None:
-        upstream = open_stream()
+        upstream = open_stream(wait_for_ready=True)  # the echo server may still be starting
         try:
             async for message in requests:
                 await upstream.write(message)
                 answer = await upstream.read()
-                assert isinstance(answer, bytes), "the echo server ended the stream"
+                if not isinstance(answer, bytes):
+                    raise RuntimeError(f"the echo server at {target} ended the stream")
                 await context.write(answer)
         finally:
             upstream.cancel()

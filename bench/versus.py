@@ -126,7 +126,7 @@ class Result:
             r = self.rate / against.rate
             # The ratio's interval from both rates' (to first order, relative errors add).
             relative = (self.interval() / self.rate) ** 2 + (against.interval() / against.rate) ** 2
-            ratio = f"  ours/bgio {r:5.2f} ±{r * math.sqrt(relative):4.2f}"
+            ratio = f"  to bgio {r:5.2f} ±{r * math.sqrt(relative):4.2f}"
         p50, p99 = _percentile(self.latencies, 0.5), _percentile(self.latencies, 0.99)
         return (
             f"  {name:<14} moves/s {self.rate:6.0f} ±{self.interval():4.0f}"
