@@ -124,7 +124,8 @@ class Result:
         ratio = ""
         if against is not None and against.moves:
             r = self.rate / against.rate
-            # The ratio's interval from both rates' (to first order, relative errors add).
+            # The ratio's interval from both rates' (to first order, their relative errors add in
+            # quadrature).
             relative = (self.interval() / self.rate) ** 2 + (against.interval() / against.rate) ** 2
             ratio = f"  to bgio {r:5.2f} ±{r * math.sqrt(relative):4.2f}"
         p50, p99 = _percentile(self.latencies, 0.5), _percentile(self.latencies, 0.99)
