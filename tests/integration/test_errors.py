@@ -600,32 +600,45 @@ async def test_an_honest_players_bot_keeps_answering_while_another_player_churns
         churning = asyncio.create_task(churn())
         try:
             await eventually(lambda: churned >= 20, 10, "the churn under way")
-            game = await honest.lobby.PlayAgainstBots(
-                lobby_pb2.PlayAgainstBotsRequest(game="esoloe", seat=0), metadata=honest.metadata
-            )
-            game_id = game.status.game_id
             stub = honest.game("esoloe")
-            for version in (2, 4, 6):  # three moves of ours, each answered by the bot
 
-                async def my_moves() -> Any:
+            async def new_game() -> str:
+                game = await honest.lobby.PlayAgainstBots(
+                    lobby_pb2.PlayAgainstBotsRequest(game="esoloe", seat=0),
+                    metadata=honest.metadata,
+                )
+                return str(game.status.game_id)
+
+            game_id = await new_game()
+            # Three moves of ours, each answered by the bot. Our moves are the first legal ones,
+            # which the bot may beat by its 2nd cube: a game it won answered our move too, and
+            # the next move is played in a new game.
+            for _ in range(3):
+
+                async def my_moves(game_id: str = game_id) -> Any:
                     found = await stub.LegalMoves(
                         common_pb2.LegalMovesRequest(game_id=game_id), metadata=honest.metadata
                     )
                     return found if found.moves else None
 
                 legal = await eventually(my_moves, 2, "our turn")
-                await stub.Play(
+                played = await stub.Play(
                     common_pb2.PlayRequest(game_id=game_id, move=legal.moves[0]),
                     metadata=honest.metadata,
                 )
 
-                async def answered(at: int = version) -> bool:
+                async def answered(
+                    game_id: str = game_id, at: int = played.status.version + 1
+                ) -> Any:
                     view = await stub.GetView(
                         common_pb2.GetViewRequest(game_id=game_id), metadata=honest.metadata
                     )
-                    return bool(view.status.version >= at or view.status.finished)
+                    done = view.status.version >= at or view.status.finished  # ours may win
+                    return view.status if done else None
 
-                await eventually(answered, 2, "the bot's answer")
+                status = await eventually(answered, 2, "the bot's answer")
+                if status.finished:
+                    game_id = await new_game()
             before = churned
             await eventually(lambda: churned > before, 5, "the churn still going")
         finally:
