@@ -164,8 +164,8 @@ class LocalRedisSentinel:
     a few seconds. `sentinels_env` is what the platform's processes need to follow it
     (REDIS_SENTINELS, REDIS_SENTINEL_MASTER).
 
-    `link_port(primary_port)`: the port the replicas dial to reach the primary (default: the
-    primary's own), for a test to put something of its own in between."""
+    `link_port(primary_port)`: the port each replica, in turn, dials to reach the primary
+    (default: the primary's own), for a test to put something of its own in between."""
 
     MASTER_NAME = "tabletop"
 
@@ -184,8 +184,8 @@ class LocalRedisSentinel:
             # Replicas sync at once (the default waits 5 s for more replicas to sync together).
             primary = LocalRedis(appendonly=appendonly, config=["repl-diskless-sync-delay 0"])
             self.nodes.append(primary)
-            dial = link_port(primary.port) if link_port else primary.port
             for _ in range(replicas):
+                dial = link_port(primary.port) if link_port else primary.port
                 self.nodes.append(
                     LocalRedis(appendonly=appendonly, config=[f"replicaof 127.0.0.1 {dial}"])
                 )

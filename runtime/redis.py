@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+import hashlib
 import logging
 import os
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -16,7 +17,14 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import parse_url
 from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
-from redis.exceptions import ClusterError, RedisClusterException, RedisError, TryAgainError
+from redis.exceptions import (
+    ClusterError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -72,18 +80,38 @@ FOLLOW_SECONDS = 1.0
 failed (REDIS_FOLLOW_SECONDS): when it changes, every connection to the old one is closed, so
 that no command waits on a primary that is cut off."""
 
-DOUBT = frozenset({"s_down", "o_down", "failover_in_progress", "disconnected"})
-"""A Sentinel's flags for a primary that it may be about to replace, or cannot see."""
+FAILING_OVER = frozenset({"o_down", "failover_in_progress"})
+"""A Sentinel's flags for a primary that a failover is about to replace, or is replacing: any
+answering Sentinel with one of them refuses every confirmation. (`s_down` and `disconnected`,
+one Sentinel's own view that it cannot see the primary, do not: a failover needs a majority's
+votes, which the confirmation sees; see `Survey.confirms`.)"""
+
+VOTE_ASKER = "tabletop-asks-for-no-vote"
+"""The run id named in SENTINEL IS-MASTER-DOWN-BY-ADDR with epoch 0: a Sentinel then only
+tells the vote it cast last (it votes only for a newer epoch than its own), never votes."""
+
+
+@dataclass(frozen=True)
+class Vote:
+    """The vote a Sentinel cast last for a failover of the primary: for the Sentinel whose run id
+    is `leader`, in configuration epoch `epoch`."""
+
+    leader: str
+    epoch: int
 
 
 @dataclass(frozen=True)
 class SentinelAnswer:
     """What one Sentinel says of the primary: its address, the configuration epoch it was
-    named primary in (a failover makes a new, higher one), and the Sentinel's flags for it."""
+    named primary in (a failover makes a new, higher one), the Sentinel's flags for it, the
+    Sentinel's own run id, and the vote it cast last (None: not asked, because it names another
+    node than the one asked about)."""
 
     primary: tuple[str, int]
     epoch: int
     flags: frozenset[str]
+    runid: str = ""
+    vote: Vote | None = None
 
 
 @dataclass(frozen=True)
@@ -94,12 +122,14 @@ class Survey:
     asked: int
 
     @property
+    def newest_epoch(self) -> int:
+        return max((answer.epoch for answer in self.answers), default=0)
+
+    @property
     def newest(self) -> list[SentinelAnswer]:
         """The answers of the newest configuration epoch: older ones are Sentinels that have not
         heard of a failover yet (they adopt the newest configuration once they do)."""
-        if not self.answers:
-            return []
-        epoch = max(answer.epoch for answer in self.answers)
+        epoch = self.newest_epoch
         return [answer for answer in self.answers if answer.epoch == epoch]
 
     @property
@@ -109,57 +139,113 @@ class Survey:
         return named.most_common(1)[0][0] if named else None
 
     def confirms(self, address: tuple[str, int]) -> bool:
-        """Whether `address` is the primary and stays so: a majority of all the Sentinels name
-        it in the newest configuration, with no doubt about it, and no Sentinel of that
-        configuration names another node or doubts it. A write that replicas hold, confirmed
-        after it was made, survives any failover (docs/reliability.md)."""
-        newest = self.newest
-        if any(answer.primary != address or answer.flags & DOUBT for answer in newest):
+        """Whether `address` is the primary and no failover that could replace it can be under
+        way: no answering Sentinel has one under way or about to begin (FAILING_OVER), none of
+        the newest configuration names another node, and a majority of all the Sentinels name
+        it in the newest configuration with no vote of theirs outstanding (`settled`).
+
+        Why that is enough, asked after a write that every replica in sync holds: a failover
+        needs the votes of a majority of the Sentinels, and two majorities share a Sentinel. If
+        that one had voted before it answered, its vote is newer than the newest configuration
+        and not known to have ended, so it does not count; so the failover's election ended
+        after the write was held, and the replica it promotes holds the write
+        (docs/reliability.md, "Partitions")."""
+        epoch = self.newest_epoch
+        if any(answer.flags & FAILING_OVER for answer in self.answers):
             return False
-        return len(newest) > self.asked // 2
+        if any(answer.primary != address for answer in self.newest):
+            return False
+        confirming = [
+            answer
+            for answer in self.newest
+            if answer.vote is not None and self.settled(answer.vote, epoch)
+        ]
+        return len(confirming) > self.asked // 2
+
+    def settled(self, vote: Vote, epoch: int) -> bool:
+        """Whether the failover `vote` was cast for can no longer make a configuration newer than
+        `epoch`: the vote is not newer than it, or the Sentinel voted for answered that it has
+        no failover under way, that it cast its own vote in that epoch or later (so it did
+        begin that failover) and that its configuration is older than that epoch (so the
+        failover ended without promoting anyone: a leader adopts the epoch it won when its
+        replica takes the primary's role). A vote for a leader that does not answer may have
+        made a primary that only its side of a partition knows of."""
+        if vote.epoch <= epoch:
+            return True
+        leader = next((answer for answer in self.answers if answer.runid == vote.leader), None)
+        return (
+            leader is not None
+            and "failover_in_progress" not in leader.flags
+            and leader.vote is not None
+            and leader.vote.epoch >= vote.epoch
+            and leader.epoch < vote.epoch
+        )
 
 
 class _Sentinels(Sentinel):
     """The Sentinels, asked all at once; the primary is the newest configuration's."""
 
-    async def survey(self, service_name: str) -> Survey:
+    async def survey(self, service_name: str, about: tuple[str, int] | None = None) -> Survey:
+        """Every Sentinel's answer, asked all at once. `about`: a node whose confirmation is
+        wanted; each Sentinel that names it also tells its last vote (one round trip)."""
         timeout = env_float("REDIS_SENTINEL_TIMEOUT_SECONDS", SENTINEL_TIMEOUT)
 
         async def ask(sentinel: Redis) -> SentinelAnswer | None:
             try:
                 async with asyncio.timeout(timeout):
-                    state: Any = await sentinel.sentinel_master(service_name)
+                    async with sentinel.pipeline(transaction=False) as pipe:
+                        pipe.sentinel_master(service_name)
+                        pipe.execute_command("SENTINEL MYID")
+                        if about is not None:
+                            pipe.execute_command(
+                                "SENTINEL IS-MASTER-DOWN-BY-ADDR", *about, 0, VOTE_ASKER
+                            )
+                        replies: list[Any] = await pipe.execute()
             except (RedisError, OSError, TimeoutError):
                 return None
+            state = replies[0]
+            primary = (str(state["ip"]), int(state["port"]))
+            vote = None
+            if about is not None and primary == about:
+                leader = replies[2][1]
+                vote = Vote(leader.decode() if isinstance(leader, bytes) else str(leader),
+                            int(replies[2][2]))  # fmt: skip
+            runid = replies[1]
             return SentinelAnswer(
-                (str(state["ip"]), int(state["port"])),
+                primary,
                 int(state.get("config-epoch", 0)),
                 frozenset(str(state["flags"]).split(",")),
+                runid.decode() if isinstance(runid, bytes) else str(runid),
+                vote,
             )
 
         answers = await asyncio.gather(*(ask(sentinel) for sentinel in self.sentinels))
         return Survey(tuple(a for a in answers if a is not None), len(self.sentinels))
 
-    _waiting: asyncio.Future[Survey] | None = None
     _surveying = False
 
-    async def confirmations(self, service_name: str) -> Survey:
-        """A survey that began after this call: the confirmation of a write must be asked after
-        the write. Calls that arrive while one survey runs share the next one (one round trip
-        to the Sentinels serves every commit waiting at once)."""
-        if self._waiting is None:
-            self._waiting = asyncio.get_running_loop().create_future()
+    async def confirmations(self, service_name: str, about: tuple[str, int]) -> Survey:
+        """A survey about `about` that began after this call: the confirmation of a write must
+        be asked after the write. Calls that arrive while one survey runs share the next one
+        about their node (one round trip to the Sentinels serves every commit waiting at once)."""
+        waiting: dict[tuple[str, int], asyncio.Future[Survey]]
+        waiting = self.__dict__.setdefault("_waiting", {})
+        future = waiting.get(about)
+        if future is None:
+            future = waiting[about] = asyncio.get_running_loop().create_future()
             if not self._surveying:
-                asyncio.get_running_loop().create_task(self._rounds(service_name))
-        return await asyncio.shield(self._waiting)
+                asyncio.get_running_loop().create_task(self._rounds(service_name, waiting))
+        return await asyncio.shield(future)
 
-    async def _rounds(self, service_name: str) -> None:
+    async def _rounds(
+        self, service_name: str, waiting: dict[tuple[str, int], asyncio.Future[Survey]]
+    ) -> None:
         self._surveying = True
         try:
-            while self._waiting is not None:
-                round_, self._waiting = self._waiting, None
+            while waiting:
+                about, round_ = waiting.popitem()
                 try:
-                    round_.set_result(await self.survey(service_name))
+                    round_.set_result(await self.survey(service_name, about))
                 except Exception as error:  # every waiting commit is told
                     round_.set_exception(error)
                     round_.exception()  # retrieved here, whoever else awaits it
@@ -184,6 +270,11 @@ class _BlockingSentinelPool(SentinelConnectionPool, BlockingConnectionPool):
     on a node that is cut off, and the next ones go to the new primary."""
 
     _follower: asyncio.Task[None] | None = None
+    counts_replicas = False
+    """Whether the follower also asks the primary which replicas are in sync (a store whose
+    writes wait for them: `replicas_wanted`)."""
+    replicas_in_sync = 0
+    """How many, when last asked (0: not asked, or the primary did not answer)."""
 
     async def get_master_address(self) -> tuple[str, int]:
         if self._follower is None or self._follower.done():
@@ -204,6 +295,27 @@ class _BlockingSentinelPool(SentinelConnectionPool, BlockingConnectionPool):
                 )
                 self.master_address = primary
                 await self.disconnect(inuse_connections=True)
+            if self.counts_replicas:
+                self.replicas_in_sync = await self._in_sync()
+
+    async def _in_sync(self) -> int:
+        """How many replicas the primary has in sync (IN_SYNC_LAG_SECONDS); 0 when it does not
+        answer."""
+        try:
+            async with asyncio.timeout(
+                env_float("REDIS_SENTINEL_TIMEOUT_SECONDS", SENTINEL_TIMEOUT)
+            ):
+                info: dict[str, Any] = await Redis(connection_pool=self).info("replication")
+        except (RedisError, OSError, TimeoutError):
+            return 0
+        replicas = [value for name, value in info.items() if name.startswith("slave")
+                    and isinstance(value, dict)]  # fmt: skip
+        return sum(
+            1
+            for replica in replicas
+            if replica.get("state") == "online"
+            and int(replica.get("lag", 0)) <= IN_SYNC_LAG_SECONDS
+        )
 
     async def stop_following(self) -> None:
         if self._follower is not None:
@@ -222,37 +334,119 @@ class _SentinelMaster(Redis):
             await sentinel.aclose()
 
 
-async def wait_for_replicas(
-    redis: Redis, key: str, ttl_seconds: int, replicas: int, timeout_ms: int
-) -> tuple[int, tuple[str, int] | None]:
-    """Sets `key`'s TTL again (a write on this connection), then WAITs for `replicas` to hold
-    every write before it (WAIT covers the writes of its connection; the primary replicates its
-    writes in one ordered stream, so this covers other connections' earlier writes too). How
-    many replicas acknowledged, and the node it ran on (None: not under Sentinel)."""
+IN_SYNC_LAG_SECONDS = 2
+"""A replica whose last acknowledgement the primary received at most this many seconds ago is
+in sync (INFO replication's `lag`; replicas acknowledge every second)."""
+
+
+def replicas_wanted(redis: Redis, minimum: int) -> int:
+    """How many replicas a write waits for: every replica the primary had in sync when it was
+    last asked (each FOLLOW_SECONDS, under Sentinel), and never fewer than `minimum`
+    (REDIS_WAIT_REPLICAS). A write held by every replica survives whichever one a failover
+    promotes; one held by fewer only survives when the promoted one is among them."""
+    pool = redis.connection_pool
+    if not isinstance(pool, _BlockingSentinelPool):
+        return minimum
+    pool.counts_replicas = True
+    return max(minimum, pool.replicas_in_sync)
+
+
+@dataclass(frozen=True)
+class Script:
+    """A Lua script's call, for `on_primary`: sent by its digest, and as a whole when the node
+    does not know it yet (after a restart or a failover)."""
+
+    source: str
+    keys: Sequence[Any]
+    args: Sequence[Any]
+
+    @functools.cached_property
+    def digest(self) -> str:
+        return hashlib.sha1(self.source.encode()).hexdigest()  # the name Redis gives it
+
+    def command(self, by_digest: bool) -> tuple[Any, ...]:
+        head = ("EVALSHA", self.digest) if by_digest else ("EVAL", self.source)
+        return (*head, len(self.keys), *self.keys, *self.args)
+
+
+Command = tuple[Any, ...] | Script
+
+
+@dataclass(frozen=True)
+class Held:
+    """Where a write went and how many replicas hold it: `acknowledged` of the `wanted` ones
+    answered WAIT on `node`, the node the write itself went to (None: no Sentinels)."""
+
+    acknowledged: int
+    wanted: int
+    node: tuple[str, int] | None
+
+    @property
+    def enough(self) -> bool:
+        return self.acknowledged >= self.wanted
+
+
+async def on_primary(
+    redis: Redis,
+    commands: Sequence[Command],
+    *,
+    key: str,
+    ttl_seconds: int,
+    replicas: int,
+    timeout_ms: int,
+) -> tuple[list[Any], Held]:
+    """Sends `commands`, then sets `key`'s TTL again and WAITs for `replicas` replicas, on one
+    connection in one round trip: the node that answered the commands is the node whose
+    replicas held them, whatever the client learns of a failover meanwhile. (WAIT covers the
+    writes of its connection, and setting a TTL is one: so it covers every write the node made
+    before it, whichever connection made it, the primary's replication being one ordered
+    stream.) The commands' replies, errors included as values (a ResponseError), and what the
+    WAIT found."""
     pool = redis.connection_pool
     connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+    tail = [("EXPIRE", key, ttl_seconds), ("WAIT", replicas, timeout_ms)]
 
-    async def attempt() -> int:
-        await connection.send_packed_command(
-            connection.pack_commands([("EXPIRE", key, ttl_seconds), ("WAIT", replicas, timeout_ms)])
-        )
-        await connection.read_response()
-        return int(await connection.read_response())
+    async def send(batch: Sequence[tuple[Any, ...]]) -> list[Any]:
+        await connection.send_packed_command(connection.pack_commands(batch))
+        replies: list[Any] = []
+        for _ in batch:
+            try:
+                replies.append(await connection.read_response())
+            except ResponseError as error:
+                replies.append(error)
+        return replies
+
+    async def attempt() -> list[Any]:
+        replies = await send([*(c.command(True) if isinstance(c, Script) else c
+                                for c in commands), *tail])  # fmt: skip
+        unknown = [i for i, c in enumerate(commands) if isinstance(c, Script)
+                   and isinstance(replies[i], NoScriptError)]  # fmt: skip
+        if unknown:  # those did not run: sent again whole (which also teaches the node them)
+            again = await send([*(cast(Script, commands[i]).command(False) for i in unknown),
+                                *tail])  # fmt: skip
+            for index, reply in zip(unknown, again, strict=False):
+                replies[index] = reply
+            replies[-2:] = again[-2:]
+        return replies
 
     async def reconnect(error: BaseException) -> None:
         await connection.disconnect()  # as redis-py's own commands do before their retry
 
     try:
-        # A pooled connection that Redis closed meanwhile is opened again and the pair sent
-        # again, as for any command (WAIT and setting a TTL again are safe to repeat).
-        acknowledged = await connection.retry.call_with_retry(attempt, reconnect)
+        # A pooled connection that Redis closed meanwhile is opened again and everything sent
+        # again, as for any command.
+        replies = await connection.retry.call_with_retry(attempt, reconnect)
         host, port = connection.host, connection.port
     except BaseException:
         await connection.disconnect()
         raise
     finally:
         await pool.release(connection)
-    return acknowledged, (str(host), int(port)) if isinstance(pool, _BlockingSentinelPool) else None
+    acknowledged = replies[-1]
+    if isinstance(acknowledged, Exception):
+        raise acknowledged
+    node = (str(host), int(port)) if isinstance(pool, _BlockingSentinelPool) else None
+    return replies[: len(commands)], Held(int(acknowledged), replicas, node)
 
 
 def current_primary(redis: Redis) -> tuple[str, int] | None:
@@ -273,7 +467,7 @@ async def primary_confirmed(redis: Redis, address: tuple[str, int] | None) -> bo
     pool = redis.connection_pool
     assert isinstance(pool, _BlockingSentinelPool)
     manager: _Sentinels = pool.sentinel_manager
-    return (await manager.confirmations(pool.service_name)).confirms(address)
+    return (await manager.confirmations(pool.service_name, address)).confirms(address)
 
 
 def sentinels_from_env() -> list[tuple[str, int]]:

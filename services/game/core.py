@@ -460,13 +460,13 @@ class GameCore:
         )
         opening = [event.to_json() for event in state.opening_events()]
         stored_table = None if table is None else table.to_json()
-        await self.store.create(
+        written = await self.store.create(
             game_id, state.serialize(), meta, opening, status, table=stored_table, time_ms=now
         )
         loaded = Loaded(StoredGame(game_id, 0, b"", meta, None, stored_table), state, table)
         await self._index(loaded)
         await self._wake_bots(loaded)
-        await self.store.replicated(game_id)
+        await self.store.confirm(written)
         GAMES_CREATED.labels(self.game).inc()
         log.info("game created", extra={"game_id": game_id, "seats": len(players)})
         return self.adapter.create_response(status=status_message(game_id, 0, meta, status))
@@ -799,7 +799,7 @@ class GameCore:
                         **played.status["result"],
                     },
                 )
-            await self.store.replicated(game_id)
+            await self.store.confirm(commit.held)
             return Written(commit.outcome, commit.version)
         if commit.outcome == "STALE" and commit.current is not None:
             current = self._loaded(commit.current)
@@ -938,10 +938,9 @@ class GameCore:
         woken again, on the game as it is now (`loaded` may be the version the retry was judged
         on, from before its first try was committed)."""
         game_id = loaded.stored.game_id
-        entries = await self.store.entries(game_id, version, count=1)
-        if not entries or entries[0].version != version:
+        entry, held = await self.store.entry_held(game_id, version)
+        if entry is None:
             raise ApiError("UNAVAILABLE", "the game's log cannot be read right now; retry")
-        entry = entries[0]
         played = "resign" if move is None else move
         seat = entry.actor if seat is None else seat
         if (entry.actor, entry.move) != (seat, played):
@@ -952,7 +951,7 @@ class GameCore:
                 "a retry repeats the same move, a new move needs a new request id",
             )
         await self._wake_bots(await self._load(game_id))
-        await self.store.replicated(game_id)
+        await self.store.confirm(held)
         return self.adapter.play_response(
             status=status_message(game_id, version, loaded.stored.meta, entry.status),
             events=self._stored_events(entry.events, seat),

@@ -20,10 +20,14 @@ from runtime import game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
 from runtime.observability import PRIMARY_UNCONFIRMED, REPLICATION_LATE
 from runtime.redis import (
+    Command,
+    Held,
+    Script,
     current_primary,
+    on_primary,
     primary_confirmed,
+    replicas_wanted,
     unavailable_when_unreachable,
-    wait_for_replicas,
 )
 from services.game.limits import Limits, Load, levels_at, load_of, platform_refusal, refusal
 from services.ratings.model import held_rating, rated_seats
@@ -291,6 +295,9 @@ class Commit:
     """For OK: the new version's tag."""
     indexed: bool = False
     """For OK: the game's next deadline was indexed with the move (`GameStore.commit`)."""
+    held: Held | None = None
+    """Where the write went and which replicas hold it (None: writes do not wait for
+    replicas); `GameStore.confirm` says whether it may be acknowledged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,15 +339,14 @@ class GameStore:
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
     ) -> None:
-        """`wait_replicas`: answer a write only once this many replicas hold it (see
-        `replicated`), waiting at most `wait_timeout_ms`."""
+        """`wait_replicas`: answer a write only once every replica in sync, and at least this
+        many, hold it (see `confirm`), waiting at most `wait_timeout_ms`."""
         self.redis = redis
         self.cluster = isinstance(redis, RedisCluster)
         self.ttl_seconds = ttl_seconds
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms
-        self._commit = redis.register_script(_COMMIT)
-        self._create = redis.register_script(_CREATE)
+        self._scripts = {source: redis.register_script(source) for source in (_COMMIT, _CREATE)}
         self._load = redis.register_script(_LOAD)
         self._index = redis.register_script(_INDEX)
         self._due = redis.register_script(_DUE)
@@ -359,10 +365,13 @@ class GameStore:
         *,
         table: Mapping[str, Any] | None,
         time_ms: int,
-    ) -> bool:
-        created = await self._create(
-            keys=[keys.game_state(game_id), keys.game_events(game_id)],
-            args=[
+    ) -> Held | None:
+        """Write a new game; what holds it, for `confirm` before the game is made known to its
+        players. Its id is new (random): one that exists already is a mistake (ValueError)."""
+        script = Script(
+            _CREATE,
+            [keys.game_state(game_id), keys.game_events(game_id)],
+            [
                 snapshot,
                 _dumps(meta),
                 _dumps(events),
@@ -373,7 +382,30 @@ class GameStore:
                 _optional(table),
             ],
         )
-        return bool(created)
+        created, held = await self._written(game_id, script)
+        if not created:
+            raise ValueError(f"game {game_id} exists already")
+        return held
+
+    async def _written(self, game_id: str, command: Command) -> tuple[Any, Held | None]:
+        """Send `command` (a write to the game, or a read of what was written): when writes wait
+        for replicas, with the wait, on the same connection (runtime/redis.py, `on_primary`),
+        so that what the reply says is what the replicas waited for hold."""
+        if not self.wait_replicas:
+            assert isinstance(command, Script), "reads go through `on_primary` only to wait"
+            script = self._scripts[command.source]
+            return await script(keys=command.keys, args=command.args), None
+        replies, held = await on_primary(
+            self.redis,
+            [command],
+            key=keys.game_state(game_id),
+            ttl_seconds=self.ttl_seconds,
+            replicas=replicas_wanted(self.redis, self.wait_replicas),
+            timeout_ms=self.wait_timeout_ms,
+        )
+        if isinstance(replies[0], Exception):
+            raise replies[0]
+        return replies[0], held
 
     @unavailable_when_unreachable
     async def reserve(
@@ -705,14 +737,15 @@ class GameStore:
         game_keys = [keys.game_state(game_id), keys.game_events(game_id)]
         kind = keys.kind_of(game_id)
         indexed = deadline is not None and not self.cluster
-        reply = await self._commit(
-            keys=[
+        script = Script(
+            _COMMIT,
+            [
                 *game_keys,
                 keys.game_requests(game_id),
                 *([keys.FINISHED_GAMES] if record else []),
                 *([keys.deadlines(kind), keys.deadline_versions(kind)] if indexed else []),
             ],
-            args=[
+            [
                 expected_version,
                 snapshot,
                 request_id,
@@ -735,6 +768,7 @@ class GameStore:
                 _optional(deadline.at_ms if deadline is not None else None),
             ],
         )
+        reply, held = await self._written(game_id, script)
         outcome, version = reply[0].decode(), int(reply[1])
         if outcome == "OK" and finished is not None and self.cluster:
             await self.finish(game_id, finished)
@@ -752,6 +786,7 @@ class GameStore:
             current=current,
             tag=tag,
             indexed=indexed and outcome == "OK",
+            held=held,
         )
 
     @unavailable_when_unreachable
@@ -762,36 +797,23 @@ class GameStore:
         (runtime/bot_turns.py, `stalled`)."""
         await game_log.append_finished(self.redis, game_id, record)
 
-    @unavailable_when_unreachable
-    async def replicated(self, game_id: str) -> None:
-        """Return once `wait_replicas` replicas hold every write to the game so far; raise
-        UNAVAILABLE when they do not within `wait_timeout_ms` (the write stays on the primary:
-        the caller's retry, with the same request id, is answered from it, after this wait
-        again). A failover then loses no move a player was told was played.
-
-        WAIT covers the writes of the connection it is sent on: the game's TTL is set again
-        first, on the same connection, so that it covers every write before it, whichever
-        connection made them (the primary replicates its writes in one ordered stream). Under
-        Sentinel, the node it ran on must then be confirmed primary by a majority of the
-        Sentinels (runtime/redis.py, `Survey.confirms`): a deposed primary that still has a
-        replica cannot have a write acknowledged."""
-        if not self.wait_replicas:
+    async def confirm(self, held: Held | None) -> None:
+        """Return if a write may be acknowledged: the replicas it waited for hold it, and under
+        Sentinel the node it went to is confirmed primary, asked after the write
+        (runtime/redis.py, `Survey.confirms`); else raise UNAVAILABLE. The write stays where it
+        went: the caller's retry, with the same request id, is answered from what is stored
+        then, after this again. So no move a player was told was played is lost to a failover
+        or a partition (docs/reliability.md, "Partitions"). `held` None: writes do not wait."""
+        if held is None:
             return
-        acknowledged, node = await wait_for_replicas(
-            self.redis,
-            keys.game_state(game_id),
-            self.ttl_seconds,
-            self.wait_replicas,
-            self.wait_timeout_ms,
-        )
-        if acknowledged < self.wait_replicas:
+        if not held.enough:
             REPLICATION_LATE.inc()
             raise ApiError(
                 "UNAVAILABLE",
-                f"the move is not yet copied to {self.wait_replicas} Redis replica(s); retry "
-                "with the same request id",
+                f"the move is held by {held.acknowledged} of the {held.wanted} Redis replica(s) "
+                "it waits for; retry with the same request id",
             )
-        if not await primary_confirmed(self.redis, node):
+        if not await primary_confirmed(self.redis, held.node):
             PRIMARY_UNCONFIRMED.inc()
             raise ApiError(
                 "UNAVAILABLE",
@@ -823,6 +845,22 @@ class GameStore:
             keys.game_events(game_id), min=keys.event_entry_id(from_version), count=count
         )
         return [entry_of(entry_id, fields) for entry_id, fields in replies]
+
+    @unavailable_when_unreachable
+    async def entry_held(self, game_id: str, version: int) -> tuple[Entry | None, Held | None]:
+        """The stream entry of `version`, and (when writes wait for replicas) what holds it, read
+        on one connection: a retried move is acknowledged again only once its entry is held as
+        a new move's would be (`confirm`)."""
+        if not self.wait_replicas:
+            entries = await self.entries(game_id, version, count=1)
+            return next((e for e in entries if e.version == version), None), None
+        entry_id = keys.event_entry_id(version)
+        command = ("XRANGE", keys.game_events(game_id), entry_id, entry_id)
+        found, held = await self._written(game_id, command)
+        if not found:
+            return None, held
+        found_id, fields = found[0]  # as Redis sends it: the fields a flat list
+        return entry_of(found_id, dict(zip(fields[::2], fields[1::2], strict=True))), held
 
     @unavailable_when_unreachable
     async def wait_entries(

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
 
 import grpc
@@ -23,12 +23,13 @@ import games
 from client.session import Session
 from runtime import keys
 from runtime.localredis import LocalRedisSentinel, free_port
-from runtime.redis import connect_redis
+from runtime.redis import connect_redis, replicas_wanted
 from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import Platform, logged_in
-from tests.timing import patience
+from tests.timing import eventually, patience
+from wire.errors import ApiError
 
 pytestmark = pytest.mark.integration
 
@@ -188,6 +189,63 @@ async def test_a_failover_loses_no_accepted_move_when_commits_wait_for_a_replica
             assert held == 2
         for session in (alice, bob):
             await session.close()
+
+
+async def test_a_write_waits_for_every_replica_in_sync(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With two replicas in sync, a write is acknowledged only once both hold it (whichever a
+    failover promotes then holds it), though REDIS_WAIT_REPLICAS asks for one: the write one of
+    them does not get is refused (UNAVAILABLE, retried). A replica that is gone no longer
+    counts: then one replica is enough again."""
+    gate = Gate()
+    await gate.start()
+    dials: list[Callable[[int], int]] = [gate.bind, lambda primary: primary]
+
+    def dial(primary: int) -> int:  # the first replica through the gate, the second direct
+        return dials.pop(0)(primary)
+
+    redis = await asyncio.to_thread(LocalRedisSentinel, replicas=2, link_port=dial)
+    for name, value in redis.sentinels_env.items():
+        monkeypatch.setenv(name, value)
+    client = connect_redis(redis.url)
+    store = GameStore(client, wait_replicas=1, wait_timeout_ms=300)
+    try:
+        game_id = "esoloe-0123456789abcdef0123"
+        state = games.rules("esoloe").new_game(1, {})
+        meta = {"game": "esoloe", "seats": ["p-a", "p-b"], "options": {}, "seed": 1}
+
+        async def write() -> Any:
+            """A write to the game and what holds it, as a move's commit waits for it."""
+            _, held = await store._written(game_id, ("HSET", keys.game_state(game_id), "x", 1))
+            return held
+
+        created = await store.create(game_id, state.serialize(), meta, [], {}, table=None,
+                                     time_ms=0)  # fmt: skip
+        assert created is not None
+        assert created.wanted == 1, "no replica counted yet"
+        await eventually(lambda: replicas_wanted(client, 1) == 2, 10, "two replicas in sync")
+        held = await write()
+        assert (held.acknowledged, held.wanted) == (2, 2)
+        assert held.node == ("127.0.0.1", redis.primary().port), "the node the write went to"
+        await store.confirm(held)
+
+        gate.flowing.clear()  # the first replica hears nothing new, though it still answers
+        held = await write()
+        assert (held.acknowledged, held.wanted) == (1, 2)
+        with pytest.raises(ApiError) as refused:
+            await store.confirm(held)
+        assert refused.value.reason == "UNAVAILABLE"
+        assert "1 of the 2" in str(refused.value)
+
+        gate.cut()
+        redis.nodes[1].kill()  # that replica is gone for good
+        await eventually(lambda: replicas_wanted(client, 1) == 1, 15, "the lost replica dropped")
+        held = await write()
+        assert (held.acknowledged, held.wanted) == (1, 1)
+        await store.confirm(held)
+    finally:
+        await client.aclose()
+        await gate.close()
+        redis.stop()
 
 
 async def test_a_version_read_from_another_history_is_never_built_on(redis_url: str) -> None:

@@ -70,7 +70,7 @@ async def _stored_game(redis_url: str, spec: str, player: str) -> str:
         game_id = new_game_id("solace")
         meta = {"game": "solace", "seats": [player], "options": options, "seed": 1}
         await store.opened("solace", game_id)
-        assert await store.create(
+        await store.create(
             game_id, state.serialize(), meta, [], status_of(state), table=None, time_ms=0
         )
         return game_id

@@ -46,6 +46,7 @@ class Network:
         self.tag = f"tt{os.getpid() % 1000}{next(_networks)}"
         self.bridge = f"{self.tag}-br"
         self.hosts: list[Host] = []
+        self._cut = False
         self._numbers = itertools.count(2)
         _run("ip", "link", "add", self.bridge, "type", "bridge")
         try:
@@ -81,16 +82,40 @@ class Network:
         sides = [set(group) for group in groups]
         listed = set().union(*sides)
         sides += [{host} for host in self.hosts if host not in listed]
+        self.cut([(side, [h for h in self.hosts if h not in side]) for side in sides])
+
+    def cut(
+        self,
+        pairs: Sequence[tuple[Iterable[Host], Iterable[Host]]],
+        one_way: Sequence[tuple[Host, Host, int]] = (),
+    ) -> None:
+        """Only these links fail: no host of a pair's first set hears one of its second, and
+        the other way round; every other host hears everyone (a bridge: A and C both hear B,
+        but not each other). `one_way`: (a, b, port): b does not hear a on its `port` (calls
+        from a to b fail, while b's calls to a's ports are answered)."""
         self.heal()
-        for side in sides:
-            others = [h for h in self.hosts if h not in side]
-            for host in side:
-                for other in others:
-                    self._iptables(host, "-A", "INPUT", "-s", other.address, "-j", "DROP")
+        drops = set()
+        for first, second in pairs:
+            for a in first:
+                for b in second:
+                    drops |= {(a, b), (b, a)}
+        for host, other in sorted(drops, key=lambda d: (d[0].address, d[1].address)):
+            self._iptables(host, "-A", "INPUT", "-s", other.address, "-j", "DROP")
+        for source, target, port in one_way:
+            self._iptables(
+                target, "-A", "INPUT", "-s", source.address, "-p", "tcp", "--dport", str(port),
+                "-j", "DROP",
+            )  # fmt: skip
+        self._cut = bool(drops or one_way)
 
     def heal(self) -> None:
         for host in self.hosts:
             self._iptables(host, "-F", "INPUT")
+        self._cut = False
+
+    def cut_off(self) -> bool:
+        """Whether some link is down now."""
+        return self._cut
 
     def _iptables(self, host: Host, *rule: str) -> None:
         assert host.namespace is not None

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import itertools
 import os
 import random
 import secrets
@@ -34,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from tabletop.esoloe.v1 import esoloe_pb2
 from tests.leftovers import RUN_MARK, mark_this_run
 from tests.manifests import Host, ProdRedis
 from tests.partition.net import Network
+from tests.timing import patience
 from wire.api import api
 from wire.errors import error_info
 
@@ -126,6 +128,140 @@ def _quiet(roles: Roles, seconds: float, rng: random.Random) -> list[Step]:
     return [(None, seconds)]
 
 
+class Faults:
+    """What a shape does to the network, each change noted with when it began (the run's
+    availability is counted between them)."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.started = time.monotonic()
+        self.windows: list[tuple[str, float]] = [("before", self.started)]
+        """Each change: what it was and when it began (monotonic)."""
+
+    def note(self, what: str) -> None:
+        self.windows.append((what, time.monotonic()))
+
+    def partition(self, groups: list[list[Host]], what: str = "") -> None:
+        self.world.net.partition(groups)
+        self.note(what or " | ".join(",".join(_short(h) for h in g) for g in groups))
+
+    def cut(
+        self,
+        pairs: list[tuple[list[Host], list[Host]]],
+        what: str,
+        one_way: Sequence[tuple[Host, Host, int]] = (),
+    ) -> None:
+        self.world.net.cut(pairs, one_way)
+        self.note(what)
+
+    def heal(self) -> None:
+        self.world.net.heal()
+        self.note("healed")
+
+    async def steps(self, steps: list[Step]) -> None:
+        for groups, duration in steps:
+            if groups is None:
+                self.heal()
+            else:
+                self.partition(groups)
+            await asyncio.sleep(duration)
+
+
+def _short(host: Host) -> str:
+    return host.address.rsplit(".", 1)[1]
+
+
+Scripted = Callable[["World", Roles, float, random.Random, Faults], Awaitable[None]]
+
+
+async def _moved_during_failover(
+    world: World, roles: Roles, seconds: float, rng: random.Random, faults: Faults
+) -> None:
+    """The primary's pod cut off alone (both app hosts on the other side); the moment a
+    Sentinel logs that it has told a replica to become primary (its failover's
+    `+failover-state-wait-promotion`), the partition moves: the primary rejoins everyone and
+    that replica's pod is cut off alone for `seconds`. When the leading Sentinel is the one in
+    that pod, the replica is promoted there and the newer configuration exists only there,
+    while the other two Sentinels still name the old primary: every write the old primary
+    takes meanwhile is thrown away at the heal, unless refused. Twice, each after a settled
+    heal.
+
+    Which Sentinel leads is otherwise a race; the first round makes it the one beside the
+    replica it promotes: the primary is cut off from the other replica's pod STAGGER seconds
+    before the rest (so the replica beside the leader-to-be holds more of the stream and is
+    the one promoted), and the other replica's Sentinel cannot call the leader-to-be's (a
+    one-way cut of its port, while the calls the other way are answered): it cannot learn
+    that the primary is objectively down, so it never begins a failover of its own, and votes
+    for the one that asks. The second round leaves the race to the Sentinels."""
+    for steered in (True, False):
+        roles = world.roles()
+        lone = roles.with_sentinels([roles.primary])
+        rest = [h for h in _everyone(roles) if h not in lone]
+        marks = {a: _log_size(world, a) for a in world.redis.sentinel_addresses}
+        if steered:
+            leader, other = rng.sample(roles.replicas, 2)
+            others_sentinel, leaders_sentinel = roles.sentinels[other], roles.sentinels[leader]
+            block = [(others_sentinel, leaders_sentinel, world.redis.sentinel_port)]
+            faults.cut(
+                [(lone, roles.with_sentinels([other]))],
+                f"the primary's pod and .{_short(other)}'s apart, .{_short(other)}'s Sentinel "
+                f"cannot call .{_short(leader)}'s",
+                one_way=block,
+            )
+            await asyncio.sleep(STAGGER)
+            faults.cut([(lone, rest)], "the primary's pod cut off", one_way=block)
+        else:
+            faults.partition([lone, rest], "the primary's pod cut off")
+        leader_at, promoted = await _promotion(world, marks)
+        pod = [h for h in roles.with_sentinels(roles.replicas) if h.address == promoted]
+        beside = "in its pod" if leader_at == promoted else "in another pod"
+        faults.partition(
+            [pod, [h for h in _everyone(roles) if h not in pod]],
+            f"the promoted replica .{promoted.rsplit('.', 1)[1]} cut off (leader {beside})",
+        )
+        await asyncio.sleep(seconds)
+        faults.heal()
+        await asyncio.to_thread(world.redis.wait, world.following, "no primary after healing", 90)
+        await asyncio.sleep(8)
+
+
+STAGGER = 2.0
+
+
+def _log_size(world: World, address: str) -> int:
+    path = world.redis.log_path("sentinel", address)
+    return path.stat().st_size if path.exists() else 0
+
+
+async def _promotion(world: World, marks: dict[str, int]) -> tuple[str, str]:
+    """Wait for a Sentinel to log `+failover-state-wait-promotion` after `marks` (each log's
+    size when the fault began): that Sentinel's address (the leader) and the replica's."""
+    deadline = time.monotonic() + patience(90)
+    while time.monotonic() < deadline:
+        for address, mark in marks.items():
+            with world.redis.log_path("sentinel", address).open("rb") as log:
+                log.seek(mark)
+                text = log.read().decode(errors="replace")
+            for line in text.splitlines():
+                if "+failover-state-wait-promotion slave " in line:
+                    named = line.split("+failover-state-wait-promotion slave ", 1)[1]
+                    return address, named.split()[0].rsplit(":", 1)[0]
+        await asyncio.sleep(0.02)
+    raise AssertionError("no Sentinel began a promotion")
+
+
+async def _bridge(
+    world: World, roles: Roles, seconds: float, rng: random.Random, faults: Faults
+) -> None:
+    """The primary's pod and one replica's pod cannot reach each other, while both reach the
+    third pod and everything reaches the app hosts: that replica's Sentinel alone sees the
+    primary down (no majority does, so no failover), and its replica falls out of sync."""
+    near, far = roles.with_sentinels([roles.primary]), roles.with_sentinels([roles.replicas[0]])
+    faults.cut([(near, far)], f"the primary's pod and .{_short(roles.replicas[0])}'s apart")
+    await asyncio.sleep(seconds)
+    faults.heal()
+
+
 SHAPES: dict[str, Callable[[Roles, float, random.Random], list[Step]]] = {
     "primary-and-replica": _primary_and_replica,
     "primary-alone": _primary_alone,
@@ -133,7 +269,12 @@ SHAPES: dict[str, Callable[[Roles, float, random.Random], list[Step]]] = {
     "flapping": _flapping,
     "heal-during-failover": _heal_during_failover,
 }
+SCRIPTED: dict[str, Scripted] = {
+    "moved-during-failover": _moved_during_failover,
+    "bridge": _bridge,
+}
 QUIET = {"quiet": _quiet}
+EVERY = [*SHAPES, *SCRIPTED]
 
 
 def _everyone(roles: Roles) -> list[Host]:
@@ -264,6 +405,14 @@ class World:
     def settled(self) -> bool:
         """One primary all Sentinels name, which says it is, with both replicas following it
         and caught up."""
+        return self._settled(exact=True)
+
+    def following(self) -> bool:
+        """As `settled`, but with players writing: both replicas in sync (acknowledging), not
+        necessarily at the last write."""
+        return self._settled(exact=False)
+
+    def _settled(self, exact: bool) -> bool:
         primary = self.agreed_primary()
         if primary is None:
             return False
@@ -272,10 +421,11 @@ class World:
                 info = client.info("replication")
                 if info["role"] != "master" or info["connected_slaves"] != 2:
                     return False
+                replicas = [info[f"slave{i}"] for i in range(2)]
                 offset = info["master_repl_offset"]
                 return all(
-                    info[f"slave{i}"]["state"] == "online" and info[f"slave{i}"]["offset"] == offset
-                    for i in range(2)
+                    r["state"] == "online" and (r["offset"] == offset if exact else r["lag"] <= 1)
+                    for r in replicas
                 )
         except Exception:
             return False
@@ -306,6 +456,8 @@ class Tally:
     joined: list[Joined] = field(default_factory=list)
     errors: collections.Counter[str] = field(default_factory=collections.Counter)
     latencies: list[float] = field(default_factory=list)
+    answered: list[float] = field(default_factory=list)
+    """When each acknowledged move was answered (monotonic)."""
 
 
 class Writer:
@@ -405,6 +557,7 @@ class Writer:
                 lost_answers += 1
                 await asyncio.sleep(min(1.0, 0.05 * 2 ** min(lost_answers, 5)))
         self.tally.latencies.append(time.perf_counter() - started)
+        self.tally.answered.append(time.monotonic())
         joined.unknown.remove(request_id)
         joined.accepted.append(Move(reply.status.version, joined.seat, move, request_id))
 
@@ -424,6 +577,9 @@ class Result:
     steps: list[str]
     latencies: list[float]
     """Of the players' Play calls answered, from the first attempt to the answer."""
+    availability: list[tuple[str, float, float]] = field(default_factory=list)
+    """Each stretch of the run (before, each fault, each heal): moves acknowledged a second,
+    and its seconds."""
 
     @property
     def ok(self) -> bool:
@@ -438,6 +594,11 @@ class Result:
             f" {len(self.problems)} other problems; Play p50 {lat[len(lat) // 2] * 1e3:.1f} ms,"
             f" p99 {lat[int(0.99 * (len(lat) - 1))] * 1e3:.1f} ms; refusals seen: {errors}"
         )
+
+    def rates(self) -> str:
+        """Moves acknowledged a second in each stretch of the run."""
+        return "; ".join(f"{what} {rate:.0f}/s ({seconds:.1f} s)"
+                         for what, rate, seconds in self.availability)  # fmt: skip
 
 
 def run(
@@ -458,32 +619,25 @@ async def _run(
     rng = random.Random(seed)
     tally = Tally()
     channels = [grpc.aio.insecure_channel(target) for target in world.targets]
-    steps = {**SHAPES, **QUIET}[shape](world.roles(), seconds, rng)
-    total = 5 + sum(s for _, s in steps) + 40
-    until = time.monotonic() + total
+    until = time.monotonic() + 3600  # the players stop when the faults are over
     players = [  # half of them on each app host, whichever side of a partition it is on
         asyncio.create_task(
             Writer(f"w{i}", channels[i % len(channels)], tally, rng.randrange(10**9)).run(until)
         )
         for i in range(writers)
     ]
-    described = []
+    faults = Faults(world)
     try:
         await asyncio.sleep(5)  # play before anything happens
-        for groups, duration in steps:
-            if groups is None:
-                world.net.heal()
-                described.append(f"healed {duration:.1f} s")
-            else:
-                world.net.partition(groups)
-                described.append(
-                    " | ".join(",".join(h.address.rsplit(".", 1)[1] for h in g) for g in groups)
-                    + f" {duration:.1f} s"
-                )
-            await asyncio.sleep(duration)
-        world.net.heal()
-        await asyncio.to_thread(world.redis.wait, world.settled, "no primary after healing", 60)
+        if shape in SCRIPTED:
+            await SCRIPTED[shape](world, world.roles(), seconds, rng, faults)
+        else:
+            await faults.steps({**SHAPES, **QUIET}[shape](world.roles(), seconds, rng))
+        if world.net.cut_off():
+            faults.heal()
+        await asyncio.to_thread(world.redis.wait, world.following, "no primary after healing", 60)
         await asyncio.sleep(5)  # the players find the primary and play on
+        faults.note("end")
     finally:
         for player in players:
             player.cancel()
@@ -501,15 +655,22 @@ async def _run(
             told[joined.game_id, move.version].add(move.move)
     twice = [f"{g} version {v}: {sorted(m)}" for (g, v), m in told.items() if len(m) > 1]
     others = [p for p in found.problems if p not in lost]
+    windows = faults.windows
+    availability = []
+    for (what, begun), (_next, ended) in itertools.pairwise(windows):
+        answered = sum(1 for t in tally.answered if begun <= t < ended)
+        availability.append((what, answered / max(ended - begun, 1e-9), ended - begun))
+    steps = [f"{what} {ended - begun:.1f} s" for (what, begun), (_n, ended)
+             in itertools.pairwise(windows)][1:]  # fmt: skip
     return Result(
-        shape, topology, len(acknowledged), lost, twice, others, tally.errors, described,
-        tally.latencies,
+        shape, topology, len(acknowledged), lost, twice, others, tally.errors, steps,
+        tally.latencies, availability,
     )  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.partition.suite", description=__doc__)
-    parser.add_argument("--shape", choices=[*SHAPES, *QUIET, "all"], default="all")
+    parser.add_argument("--shape", choices=[*EVERY, *QUIET, "all"], default="all")
     parser.add_argument("--topology", choices=["sidecar", "separate"], default="sidecar")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=30.0, help="how long a partition lasts")
@@ -523,7 +684,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if RUN_MARK not in os.environ:
         mark_this_run()
-    shapes = list(SHAPES) if args.shape == "all" else [args.shape]
+    shapes = EVERY if args.shape == "all" else [args.shape]
     failed = False
     for shape in shapes:
         for index in range(args.runs):
@@ -532,6 +693,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(result.line(), flush=True)
             print("  steps: " + "; ".join(result.steps), flush=True)
+            print("  acknowledged: " + result.rates(), flush=True)
             for problem in [*result.lost, *result.twice, *result.problems][:10]:
                 print(f"  {problem}", flush=True)
             failed |= not result.ok

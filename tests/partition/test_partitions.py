@@ -36,11 +36,12 @@ def _root() -> None:
         pytest.fail(f"the partition suite cannot run here: {problem}")
 
 
-@pytest.mark.parametrize("shape", list(suite.SHAPES))
+@pytest.mark.parametrize("shape", suite.EVERY)
 def test_no_acknowledged_move_is_lost_in_a_partition(shape: str) -> None:
     result = suite.run(shape, "sidecar", SECONDS, seed=1)
     print(result.line())
     print("steps: " + "; ".join(result.steps))
+    print("acknowledged: " + result.rates())
     assert result.acknowledged > 0, "nothing was played: the run shows nothing"
     assert not result.lost, result.lost[:10]
     assert not result.twice, result.twice[:10]
