@@ -81,10 +81,10 @@ failed (REDIS_FOLLOW_SECONDS): when it changes, every connection to the old one 
 that no command waits on a primary that is cut off."""
 
 FAILING_OVER = frozenset({"o_down", "failover_in_progress"})
-"""A Sentinel's flags for a primary that a failover is about to replace, or is replacing: any
-answering Sentinel with one of them refuses every confirmation. (`s_down` and `disconnected`,
-one Sentinel's own view that it cannot see the primary, do not: a failover needs a majority's
-votes, which the confirmation sees; see `Survey.confirms`.)"""
+"""A Sentinel's flags for a primary that it is about to replace, or is replacing: it does not
+confirm the primary. (`s_down` and `disconnected`, its own view that it cannot see the primary,
+do not stop it: a failover needs a majority's votes, which the confirmation sees; see
+`Survey.confirms`.)"""
 
 VOTE_ASKER = "tabletop-asks-for-no-vote"
 """The run id named in SENTINEL IS-MASTER-DOWN-BY-ADDR with epoch 0: a Sentinel then only
@@ -140,25 +140,25 @@ class Survey:
 
     def confirms(self, address: tuple[str, int]) -> bool:
         """Whether `address` is the primary and no failover that could replace it can be under
-        way: no answering Sentinel has one under way or about to begin (FAILING_OVER), none of
-        the newest configuration names another node, and a majority of all the Sentinels name
-        it in the newest configuration with no vote of theirs outstanding (`settled`).
+        way: no Sentinel of the newest configuration names another node, and a majority of all
+        the Sentinels name it in the newest configuration, each with no failover of its own
+        under way or about to begin (FAILING_OVER) and no vote outstanding (`settled`).
 
         Why that is enough, asked after a write that every replica in sync holds: a failover
         needs the votes of a majority of the Sentinels, and two majorities share a Sentinel. If
-        that one had voted before it answered, its vote is newer than the newest configuration
-        and not known to have ended, so it does not count; so the failover's election ended
-        after the write was held, and the replica it promotes holds the write
-        (docs/reliability.md, "Partitions")."""
+        that one had voted before it answered, its vote is newer than its configuration and not
+        known to have ended, so it did not count; so the failover's election ended after the
+        write was held, and the replica it promotes holds the write (docs/reliability.md,
+        "Partitions"). The same holds of answers not in (yet): a majority decides."""
         epoch = self.newest_epoch
-        if any(answer.flags & FAILING_OVER for answer in self.answers):
-            return False
         if any(answer.primary != address for answer in self.newest):
             return False
         confirming = [
             answer
             for answer in self.newest
-            if answer.vote is not None and self.settled(answer.vote, epoch)
+            if not answer.flags & FAILING_OVER
+            and answer.vote is not None
+            and self.settled(answer.vote, epoch)
         ]
         return len(confirming) > self.asked // 2
 
@@ -186,8 +186,10 @@ class _Sentinels(Sentinel):
     """The Sentinels, asked all at once; the primary is the newest configuration's."""
 
     async def survey(self, service_name: str, about: tuple[str, int] | None = None) -> Survey:
-        """Every Sentinel's answer, asked all at once. `about`: a node whose confirmation is
-        wanted; each Sentinel that names it also tells its last vote (one round trip)."""
+        """The Sentinels' answers, asked all at once. `about`: a node whose confirmation is
+        wanted; each Sentinel that names it also tells its last vote (one round trip), and the
+        survey ends as soon as the answers so far confirm it (the others are not waited for:
+        one cut off would hold every commit for REDIS_SENTINEL_TIMEOUT_SECONDS)."""
         timeout = env_float("REDIS_SENTINEL_TIMEOUT_SECONDS", SENTINEL_TIMEOUT)
 
         async def ask(sentinel: Redis) -> SentinelAnswer | None:
@@ -219,8 +221,23 @@ class _Sentinels(Sentinel):
                 vote,
             )
 
-        answers = await asyncio.gather(*(ask(sentinel) for sentinel in self.sentinels))
-        return Survey(tuple(a for a in answers if a is not None), len(self.sentinels))
+        asked = [asyncio.ensure_future(ask(sentinel)) for sentinel in self.sentinels]
+        answers: list[SentinelAnswer] = []
+        for arrived in asyncio.as_completed(asked):
+            answer = await arrived
+            if answer is not None:
+                answers.append(answer)
+                if about is not None and Survey(tuple(answers), len(asked)).confirms(about):
+                    break
+        # Those not in finish by themselves, within their timeout (cancelled, a question would
+        # cost its connection); held here until then.
+        stragglers: set[asyncio.Future[SentinelAnswer | None]]
+        stragglers = self.__dict__.setdefault("_stragglers", set())
+        for task in asked:
+            if not task.done():
+                stragglers.add(task)
+                task.add_done_callback(stragglers.discard)
+        return Survey(tuple(answers), len(asked))
 
     _surveying = False
 

@@ -1,7 +1,8 @@
 """What the platform makes of the Sentinels' answers (runtime/redis.py): the primary is the
 newest configuration's, never the first answer's; a write is confirmed only by a majority of all
-the Sentinels naming its node in that configuration, with no failover under way or about to
-begin, and no vote of theirs for a failover that may have made a newer configuration."""
+the Sentinels naming its node in that configuration, none of them with a failover of its own
+under way or about to begin, nor a vote for a failover that may have made a newer
+configuration."""
 
 from __future__ import annotations
 
@@ -41,10 +42,13 @@ def test_a_newer_configuration_or_a_failover_begun_refuses_the_confirmation() ->
     # The deposed primary: the far side promoted another in a newer epoch.
     assert not Survey((answer(OLD, 3), answer(NEW, 4), answer(NEW, 4)), asked=3).confirms(OLD)
     assert not Survey((answer(OLD, 3), answer(OLD, 3), answer(NEW, 4)), asked=3).confirms(OLD)
-    # A failover under way (its leader says so) or about to begin, whoever reports it.
+    # A Sentinel with a failover under way (its leader) or about to begin does not confirm.
     for doubt in ("failover_in_progress", "o_down"):
-        survey = Survey((answer(OLD, 3), answer(OLD, 3), answer(OLD, 3, doubt)), asked=3)
+        survey = Survey((answer(OLD, 3), answer(OLD, 3, doubt)), asked=3)
         assert not survey.confirms(OLD), doubt
+        # ...nor stop two others that have not voted for it: its election needs one of them.
+        survey = Survey((answer(OLD, 3), answer(OLD, 3), answer(OLD, 3, doubt)), asked=3)
+        assert survey.confirms(OLD), doubt
     # A Sentinel that has not heard of the failover yet neither counts nor refuses.
     behind = Survey((answer(OLD, 3), answer(NEW, 4), answer(NEW, 4)), asked=3)
     assert behind.confirms(NEW)
@@ -91,5 +95,6 @@ def test_a_vote_counts_again_once_its_leader_says_the_failover_ended_unmade() ->
     assert Survey((voted, ended), asked=3).confirms(OLD)
     at_it = answer(OLD, 3, "failover_in_progress", runid="sentinel-q", vote=vote)
     assert not Survey((answer(OLD, 3), voted, at_it), asked=3).confirms(OLD)
+    assert not Survey((voted, at_it), asked=3).confirms(OLD)
     # The leader, alone with its outstanding vote, is settled by its own answer as well.
     assert Survey((answer(OLD, 3), ended), asked=3).confirms(OLD)
