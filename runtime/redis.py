@@ -466,16 +466,6 @@ async def on_primary(
     return replies[: len(commands)], Held(int(acknowledged), replicas, node)
 
 
-def current_primary(redis: Redis) -> tuple[str, int] | None:
-    """The node a client under Sentinel sends its commands to now (None: not under Sentinel, or
-    not connected yet)."""
-    pool = getattr(redis, "connection_pool", None)  # a cluster client has a pool per node
-    if isinstance(pool, _BlockingSentinelPool) and pool.master_address is not None:
-        host, port = pool.master_address
-        return str(host), int(port)
-    return None
-
-
 async def primary_confirmed(redis: Redis, address: tuple[str, int] | None) -> bool:
     """Whether the Sentinels confirm `address` as the primary (Survey.confirms); True for a
     Redis that no Sentinels watch (`address` None)."""

@@ -23,7 +23,6 @@ from runtime.redis import (
     Command,
     Held,
     Script,
-    current_primary,
     on_primary,
     primary_confirmed,
     replicas_wanted,
@@ -666,7 +665,6 @@ class GameStore:
         """The game's current version, snapshot and meta (and what an earlier call with the same
         request id produced), in one round trip."""
         seen: bytes | None = None
-        node = current_primary(self.redis)
         if request_id:
             version, snapshot, meta, table, seen, tag = await self._load(
                 keys=[keys.game_state(game_id), keys.game_requests(game_id)], args=[request_id]
@@ -676,7 +674,7 @@ class GameStore:
                 keys.game_state(game_id), ["version", "snapshot", "meta", "table", "tag"]
             )
         if version is None:
-            await self._confirm_absent(game_id, node)
+            await self._confirm_absent(game_id)
             return None
         return StoredGame(
             game_id=game_id,
@@ -688,15 +686,17 @@ class GameStore:
             tag=(tag or b"").decode(),
         )
 
-    async def _confirm_absent(self, game_id: str, node: tuple[str, int] | None) -> None:
-        """Under Sentinel with moves that wait for replicas: a game that the node read does not
-        hold is said not to exist only if that node is confirmed primary (`primary_confirmed`)
-        and the client did not move to another meanwhile. Right after a partition heals, a read
-        can still reach the old primary, which never had a game created since; answering
-        GAME_NOT_FOUND then would turn a retried move that was played into a refusal."""
-        if not self.wait_replicas or node is None:
+    async def _confirm_absent(self, game_id: str) -> None:
+        """Under Sentinel with moves that wait for replicas: a game that a read did not find is
+        said not to exist only if it is not on a node the Sentinels confirm as the primary,
+        read again on one connection (`_written`: the node that answered is the node
+        confirmed). Right after a failover or a heal, a read can reach the old primary, which
+        never had a game created since; answering GAME_NOT_FOUND then would turn a retried
+        move that was played into a refusal."""
+        if not self.wait_replicas:
             return
-        if current_primary(self.redis) != node or not await primary_confirmed(self.redis, node):
+        found, held = await self._written(game_id, ("EXISTS", keys.game_state(game_id)))
+        if found or held is None or not await primary_confirmed(self.redis, held.node):
             raise ApiError(
                 "UNAVAILABLE",
                 f"game {game_id} is not on the Redis node read, which the Sentinels do not "
@@ -732,7 +732,6 @@ class GameStore:
         game's next deadline after the move, indexed by the same script outside a Redis
         Cluster (`Commit.indexed`); the caller indexes it otherwise (`index_deadline`)."""
         tag = secrets.token_hex(8)
-        node = current_primary(self.redis)
         record = "" if finished is None or self.cluster else _dumps(finished)
         game_keys = [keys.game_state(game_id), keys.game_events(game_id)]
         kind = keys.kind_of(game_id)
@@ -773,7 +772,7 @@ class GameStore:
         if outcome == "OK" and finished is not None and self.cluster:
             await self.finish(game_id, finished)
         if outcome == "NOT_FOUND":
-            await self._confirm_absent(game_id, node)
+            await self._confirm_absent(game_id)
         current = None
         if outcome == "STALE":
             current = StoredGame(
