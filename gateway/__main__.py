@@ -11,6 +11,8 @@ from gateway.oidc import Issuer, issuers_from_json
 from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings, Network
 from gateway.session import MAX_CALLS as SESSION_MAX_CALLS
+from gateway.web import MAX_CONNECTIONS as WEB_MAX_CONNECTIONS
+from gateway.web import WebEdge, WebSettings
 from runtime.config import (
     env_bool,
     env_float,
@@ -91,9 +93,30 @@ def tls_from_env() -> TlsFiles | None:
     return TlsFiles(cert, key) if cert else None
 
 
+def web_from_env(tls: TlsFiles | None) -> WebSettings | None:
+    """WEB_LISTEN (host:port; unset: no web port), WEB_ROOT (the web client's built files),
+    WEB_ORIGINS (other origins whose pages may call the API, comma-separated),
+    WEB_MAX_CONNECTIONS; TLS as the gRPC port's (TLS_CERT_FILE, TLS_KEY_FILE)."""
+    listen = env_str("WEB_LISTEN", "")
+    if not listen:
+        return None
+    origins = tuple(o.strip() for o in env_str("WEB_ORIGINS", "").split(",") if o.strip())
+    return WebSettings(
+        listen,
+        root=env_str("WEB_ROOT", ""),
+        origins=origins,
+        tls=tls,
+        max_connections=env_int("WEB_MAX_CONNECTIONS", WEB_MAX_CONNECTIONS),
+    )
+
+
 async def main() -> None:
     gateway = Gateway(settings_from_env())
     await gateway.start()
+    web_settings = web_from_env(gateway.settings.tls)
+    web = None if web_settings is None else WebEdge(gateway.proxy, gateway.auth, web_settings)
+    if web is not None:
+        await web.start()
     serve_metrics(env_int("METRICS_PORT", 0))
     log.info(
         "listening",
@@ -102,9 +125,12 @@ async def main() -> None:
             "tls": gateway.settings.tls is not None,
             "health_port": gateway.base.health_port or None,
             "backends": sorted(gateway.relays),
+            "web_port": None if web is None else web.port,
         },
     )
     await wait_for_signal(gateway.settings.grace_seconds)
+    if web is not None:
+        await web.stop()
     await gateway.stop()
 
 

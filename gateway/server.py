@@ -844,17 +844,15 @@ class Gateway:
         session_pb2_grpc.add_SessionServiceServicer_to_server(
             SessionServicer(self.proxy, settings.session_max_calls), self.base.server
         )
-        lobby_pb2_grpc.add_AuthServiceServicer_to_server(
-            AuthServicer(
-                guard,
-                RateLimiter(settings.login_rate_per_second, settings.login_rate_burst),
-                settings.bot_key,
-                self.accounts,
-                settings.trusted_proxies,
-                Providers(list(settings.oidc_issuers)),
-            ),
-            self.base.server,
+        self.auth = AuthServicer(
+            guard,
+            RateLimiter(settings.login_rate_per_second, settings.login_rate_burst),
+            settings.bot_key,
+            self.accounts,
+            settings.trusted_proxies,
+            Providers(list(settings.oidc_issuers)),
         )
+        lobby_pb2_grpc.add_AuthServiceServicer_to_server(self.auth, self.base.server)
         self._watcher: asyncio.Task[None] | None = None
         self._revocations: asyncio.Task[None] | None = None
 

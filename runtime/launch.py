@@ -119,6 +119,9 @@ class Launch:
     redis_url: str
     env: Mapping[str, str]
     gateways: Sequence[int | None] = (None,)
+    web: Sequence[int | None] = ()
+    """The gateways' web ports, by index (None: a free one); fewer than `gateways`: the
+    others have none. Their files: WEB_ROOT in `env`."""
     games: Sequence[str] = ()
     replicas: int = 1
     lobby: bool = True
@@ -131,6 +134,7 @@ class Launch:
     backends: dict[str, str] = field(default_factory=dict)
     """<GAME>_ADDR (and LOBBY_ADDR) -> target, as every process is told."""
     gateway_targets: list[str] = field(default_factory=list)
+    web_urls: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         ports = Ports(self.base_port)
@@ -150,8 +154,13 @@ class Launch:
             self.add("lobby", ["services.lobby"], {**common, **self.backends, "LISTEN": target})
             self.backends["LOBBY_ADDR"] = target
         self.gateway_targets = [f"127.0.0.1:{port or free_port()}" for port in self.gateways]
-        for target in self.gateway_targets:
-            self.add("gateway", ["gateway"], {**common, **self.backends, "LISTEN": target})
+        webs = [f"127.0.0.1:{port or free_port()}" for port in self.web]
+        self.web_urls = [f"http://{listen}" for listen in webs]
+        for index, target in enumerate(self.gateway_targets):
+            env = {**common, **self.backends, "LISTEN": target}
+            if index < len(webs):
+                env["WEB_LISTEN"] = webs[index]
+            self.add("gateway", ["gateway"], env)
         for _ in range(self.matchmakers):
             listen = f"127.0.0.1:{ports.take()}"
             env = {**common, **self.backends, "LISTEN": listen}

@@ -12,8 +12,10 @@ gateway's address (`gateway`), which the `tabletop` client calls when given no a
 Environment: REDIS_URL and REDIS_PASSWORD (use this Redis instead of starting one),
 REDIS_PORT (the port of the Redis it starts; default: a free one, another each run),
 DATABASE_URL (use this PostgreSQL instead of starting one),
-GATEWAY_PORT (default 50050), SERVICE_BASE_PORT (default 50051: game services take consecutive
-ports, then the lobby, then the matchmaker's and the bot worker's health ports), TOKEN_SECRET
+GATEWAY_PORT (default 50050), WEB_PORT (the gateway's web port: the web client and the API for
+browsers, default 8080), WEB_ROOT (the web client's files, default web/dist), SERVICE_BASE_PORT
+(default 50051: game services take consecutive ports, then the lobby, then the matchmaker's and
+the bot worker's health ports), TOKEN_SECRET
 and BOT_KEY (default: keys made on the first run, kept in the state directory),
 TABLETOP_STATE_DIR, STARTUP_SECONDS (how long it waits for everything to report SERVING before
 it says so and carries on, default 120).
@@ -92,6 +94,7 @@ def main() -> int:
     if applied:
         print(f"database migrated: {', '.join(applied)}", flush=True)
     gateway_port = env_int("GATEWAY_PORT", 50050)
+    web_root = Path(__file__).resolve().parent.parent / "web" / "dist"
     launch = Launch(
         redis_url=redis_url,
         env={
@@ -100,8 +103,10 @@ def main() -> int:
             "REDIS_PASSWORD": redis_password,
             "DATABASE_URL": database_url,
             "GRACE_SECONDS": os.environ.get("GRACE_SECONDS", "5"),
+            "WEB_ROOT": os.environ.get("WEB_ROOT") or str(web_root),
         },
         gateways=[gateway_port],
+        web=[env_int("WEB_PORT", 8080)],
         base_port=env_int("SERVICE_BASE_PORT", 50051),
     )
     launch.start()
@@ -110,9 +115,9 @@ def main() -> int:
     if launch.ready(timeout=startup):
         announced_gateway().write_text(target + "\n")
         print(
-            f"tabletop is up: connect to the gateway at {target} "
-            f"(games: {', '.join(games.names())}; the `tabletop` command finds it by itself). "
-            "Ctrl-C stops everything.",
+            f"tabletop is up: play in a browser at {launch.web_urls[0]}, or connect to the "
+            f"gateway at {target} (games: {', '.join(games.names())}; the `tabletop` command "
+            "finds it by itself). Ctrl-C stops everything.",
             flush=True,
         )
     else:

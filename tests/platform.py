@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from client.session import Session, Tls
 from engines.contract import State
 from gateway.server import Gateway, GatewaySettings
+from gateway.web import WebEdge, WebSettings
 from runtime import keys
 from runtime.config import ServiceSettings
 from runtime.redis import connect_redis
@@ -63,10 +64,14 @@ class Platform:
         gateway_settings: Mapping[str, Any] | None = None,
         limits: Limits | None = None,
         friends: FriendsSettings | None = None,
+        web: WebSettings | None = None,
     ) -> None:
         """`limits`: the per-player limits of the game services and the lobby (default: the
         platform's defaults); `friends`: the lobby's bounds and waits of challenges, invites and
-        open tables (default: the platform's)."""
+        open tables (default: the platform's); `web`: the gateway's web edge too (its listen
+        address with port 0: a free one; `web_url` says where)."""
+        self.web_settings = web
+        self.web: WebEdge | None = None
         self.friends = friends or FriendsSettings()
         self.redis_url = redis_url
         self.limits = limits or Limits()
@@ -99,6 +104,11 @@ class Platform:
     def target(self) -> str:
         assert self.gateway is not None
         return f"127.0.0.1:{self.gateway.port}"
+
+    @property
+    def web_url(self) -> str:
+        assert self.web is not None, "the platform has no web edge"
+        return f"http://127.0.0.1:{self.web.port}"
 
     @property
     def replicas(self) -> list[Server]:
@@ -158,6 +168,9 @@ class Platform:
             )
         )
         await self.gateway.start()
+        if self.web_settings is not None:
+            self.web = WebEdge(self.gateway.proxy, self.gateway.auth, self.web_settings)
+            await self.web.start()
         for index in range(self.bot_workers):
             await self.start_bot_worker(f"test-worker-{index}")
         for index in range(self.matchmaker_count):
@@ -236,6 +249,8 @@ class Platform:
             stop.set()
             steps.append((f"matchmaker {matchmaker.consumer}", _ended(task)))
             steps.append(("its close", matchmaker.close()))
+        if self.web is not None:
+            steps.append(("the web edge's stop", self.web.stop()))
         if self.gateway is not None:
             steps.append(("the gateway's stop", self.gateway.stop(0.5)))
         if self.lobby is not None:

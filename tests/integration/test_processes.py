@@ -63,6 +63,7 @@ def _start_local(state: Path, gateway_port: int, base_port: int) -> subprocess.P
     env = {
         **os.environ,
         "GATEWAY_PORT": str(gateway_port),
+        "WEB_PORT": str(gateway_port + 1),
         "SERVICE_BASE_PORT": str(base_port),
         "TABLETOP_STATE_DIR": str(state),
     }
@@ -125,6 +126,7 @@ def test_make_run_starts_its_redis_on_the_port_asked(tmp_path: Path, database_ur
         "REDIS_PORT": str(port),
         "DATABASE_URL": database_url,
         "GATEWAY_PORT": str(free_port()),
+        "WEB_PORT": str(free_port()),
         "SERVICE_BASE_PORT": str(_free_ports_in_a_row(16)),
         "TABLETOP_STATE_DIR": str(state),
         "STARTUP_SECONDS": str(patience(60)),
@@ -157,7 +159,8 @@ async def test_local_platform_starts_serves_stops_and_keeps_its_games(tmp_path: 
     """`make run`: the client finds the gateway with no flag; when a child keeps crashing the
     supervisor stops everything but keeps Redis's and PostgreSQL's data, and after a restart
     the games, the players' tokens and the accounts are all still there."""
-    gateway_port, base_port = free_port(), _free_ports_in_a_row(16)
+    gateway_port = _free_ports_in_a_row(18)  # then its web port, then the services'
+    base_port = gateway_port + 2
     state = tmp_path / "state"
     try:
         await _local_platform_keeps_its_games(state, gateway_port, base_port)
@@ -207,6 +210,7 @@ async def _local_platform_keeps_its_games(state: Path, gateway_port: int, base_p
         if process.poll() is None:
             text = _stop_local(process)
     assert "tabletop is up" in text
+    assert f"play in a browser at http://127.0.0.1:{gateway_port + 1}" in text
     assert "tabletop stopped" in text
     assert not (state / "gateway").exists()
     assert any((state / "redis").iterdir()), "Redis's data directory was removed"

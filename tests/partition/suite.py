@@ -171,11 +171,12 @@ def _short(host: Host) -> str:
     return host.address.rsplit(".", 1)[1]
 
 
-Scripted = Callable[["World", Roles, float, random.Random, Faults], Awaitable[None]]
+Scripted = Callable[["World", Roles, float, random.Random, Faults, int], Awaitable[None]]
+"""A shape that watches what happens as it goes; the last argument: how many rounds."""
 
 
 async def _moved_during_failover(
-    world: World, roles: Roles, seconds: float, rng: random.Random, faults: Faults
+    world: World, roles: Roles, seconds: float, rng: random.Random, faults: Faults, rounds: int
 ) -> None:
     """The primary's pod cut off alone (both app hosts on the other side); the moment a
     Sentinel logs that it has told a replica to become primary (its failover's
@@ -183,8 +184,8 @@ async def _moved_during_failover(
     that replica's pod is cut off alone for `seconds`. When the leading Sentinel is the one in
     that pod, the replica is promoted there and the newer configuration exists only there,
     while the other two Sentinels still name the old primary: every write the old primary
-    takes meanwhile is thrown away at the heal, unless refused. Twice, each after a settled
-    heal.
+    takes meanwhile is thrown away at the heal, unless refused. `rounds` times, each after a
+    settled heal.
 
     Which Sentinel leads is otherwise a race; the first round makes it the one beside the
     replica it promotes: the primary is cut off from the other replica's pod STAGGER seconds
@@ -192,8 +193,8 @@ async def _moved_during_failover(
     the one promoted), and the other replica's Sentinel cannot call the leader-to-be's (a
     one-way cut of its port, while the calls the other way are answered): it cannot learn
     that the primary is objectively down, so it never begins a failover of its own, and votes
-    for the one that asks. The second round leaves the race to the Sentinels."""
-    for steered in (True, False):
+    for the one that asks. The next rounds leave the race to the Sentinels."""
+    for steered in [True] + [False] * (rounds - 1):
         roles = world.roles()
         lone = roles.with_sentinels([roles.primary])
         rest = [h for h in _everyone(roles) if h not in lone]
@@ -251,15 +252,18 @@ async def _promotion(world: World, marks: dict[str, int]) -> tuple[str, str]:
 
 
 async def _bridge(
-    world: World, roles: Roles, seconds: float, rng: random.Random, faults: Faults
+    world: World, roles: Roles, seconds: float, rng: random.Random, faults: Faults, rounds: int
 ) -> None:
     """The primary's pod and one replica's pod cannot reach each other, while both reach the
     third pod and everything reaches the app hosts: that replica's Sentinel alone sees the
-    primary down (no majority does, so no failover), and its replica falls out of sync."""
+    primary down (no majority does, so no failover), and its replica falls out of sync.
+    `rounds` times, with 5 s between."""
     near, far = roles.with_sentinels([roles.primary]), roles.with_sentinels([roles.replicas[0]])
-    faults.cut([(near, far)], f"the primary's pod and .{_short(roles.replicas[0])}'s apart")
-    await asyncio.sleep(seconds)
-    faults.heal()
+    for _ in range(rounds):
+        faults.cut([(near, far)], f"the primary's pod and .{_short(roles.replicas[0])}'s apart")
+        await asyncio.sleep(seconds)
+        faults.heal()
+        await asyncio.sleep(5)
 
 
 SHAPES: dict[str, Callable[[Roles, float, random.Random], list[Step]]] = {
@@ -602,19 +606,26 @@ class Result:
 
 
 def run(
-    shape: str, topology: str, seconds: float, seed: int, writers: int = 8, app_code: str = ""
+    shape: str,
+    topology: str,
+    seconds: float,
+    seed: int,
+    writers: int = 8,
+    app_code: str = "",
+    rounds: int = 2,
 ) -> Result:
+    """One run of `shape`; `rounds`: how many times a scripted shape does its faults."""
     tmp = Path(tempfile.mkdtemp(prefix="tabletop-partition-"))
     world = World(tmp, topology, app_code)
     try:
         world.start()
-        return asyncio.run(_run(world, shape, topology, seconds, seed, writers))
+        return asyncio.run(_run(world, shape, topology, seconds, seed, writers, rounds))
     finally:
         world.stop()
 
 
 async def _run(
-    world: World, shape: str, topology: str, seconds: float, seed: int, writers: int
+    world: World, shape: str, topology: str, seconds: float, seed: int, writers: int, rounds: int
 ) -> Result:
     rng = random.Random(seed)
     tally = Tally()
@@ -630,7 +641,7 @@ async def _run(
     try:
         await asyncio.sleep(5)  # play before anything happens
         if shape in SCRIPTED:
-            await SCRIPTED[shape](world, world.roles(), seconds, rng, faults)
+            await SCRIPTED[shape](world, world.roles(), seconds, rng, faults, rounds)
         else:
             await faults.steps({**SHAPES, **QUIET}[shape](world.roles(), seconds, rng))
         if world.net.cut_off():
@@ -677,6 +688,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--writers", type=int, default=8, help="players at once")
     parser.add_argument(
+        "--rounds", type=int, default=2, help="how many times a watching shape does its faults"
+    )
+    parser.add_argument(
         "--app-code",
         default="",
         help="PYTHONPATH for the game services and gateways (another tree)",
@@ -689,8 +703,9 @@ def main(argv: list[str] | None = None) -> int:
     for shape in shapes:
         for index in range(args.runs):
             result = run(
-                shape, args.topology, args.seconds, args.seed + index, args.writers, args.app_code
-            )
+                shape, args.topology, args.seconds, args.seed + index, args.writers,
+                args.app_code, args.rounds,
+            )  # fmt: skip
             print(result.line(), flush=True)
             print("  steps: " + "; ".join(result.steps), flush=True)
             print("  acknowledged: " + result.rates(), flush=True)
