@@ -265,7 +265,8 @@ class Archive:
             month_bounds(request.month)
         except ValueError:
             raise ApiError(
-                "INVALID_ARGUMENT", f"month is YYYY-MM; got {request.month[:20]!r}"
+                "INVALID_ARGUMENT",
+                f"month is YYYY-MM (UTC, years 0001 to 9998); got {request.month[:20]!r}",
             ) from None
         if request.game and request.game not in games.names():
             raise ApiError("INVALID_ARGUMENT", f"unknown game {request.game[:40]!r}")

@@ -4,6 +4,7 @@ and reading players' histories and archived games."""
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
+
+from runtime import keys
 
 COLUMNS = (
     "game_id", "game", "edition", "options", "time_control", "seed", "day", "rated", "public",
@@ -56,12 +59,19 @@ class Page:
 
     @staticmethod
     def of(token: str) -> Page | None:
-        """The page a token names; None for a malformed one."""
-        micros, _, game_id = token.partition(".")
-        if not micros.isdigit() or not game_id or len(token) > 120:
+        """The page a token names; None for a malformed one (a time out of range included)."""
+        found = _TOKEN.fullmatch(token)
+        if found is None:
             return None
-        at = datetime.datetime.fromtimestamp(int(micros) / 1_000_000, datetime.UTC)
-        return Page(at, game_id)
+        try:
+            at = datetime.datetime.fromtimestamp(int(found[1]) / 1_000_000, datetime.UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+        return Page(at, found[2])
+
+
+_TOKEN = re.compile(rf"([0-9]{{1,17}})\.({keys.GAME_ID_PATTERN.pattern})")
+"""A page token: microseconds since 1970 (UTC), a dot, a game id (runtime/keys.py)."""
 
 
 async def history(

@@ -282,8 +282,8 @@ class Friends:
             raise ApiError(
                 "ACCOUNTS_DISABLED", "this platform keeps no accounts: challenge by player id"
             )
-        if not 1 <= len(username) <= 40:
-            return None
+        if not (1 <= len(username) <= 40 and username.isascii() and username.isprintable()):
+            return None  # (no username has such a name: a NUL would not even reach the database)
         try:
             async with self.database.connection() as connection:
                 cursor = await connection.execute(
