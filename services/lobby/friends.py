@@ -226,7 +226,7 @@ class Friends:
         self, kind: str, request: Any, caller: Caller, *, seats: int,
         invited: Sequence[str] = (), seating: Sequence[str] = (), rematch_of: str = "",
     ) -> lobby_pb2.Challenge:  # fmt: skip
-        game, create, seats, _, tc = self.lobby.table_request(request, caller, seats)
+        game, create, seats, _, tc = self.lobby.table_request(request, caller, seats, waits=True)
         player = await self.lobby._seen(caller)
         if kind in ("challenge", "rematch") and seats != 1 + len(invited):
             raise ApiError(
