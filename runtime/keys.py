@@ -231,13 +231,35 @@ def table(table_id: str) -> str:
     """Hash: a table waiting for its players (services/lobby/tables.py, `Table`): kind, game,
     options (hex), seats, time_control, rated, host, invited and joined (JSON lists), seating,
     state (open, starting, started, declined, cancelled, expired), version, created_ms,
-    expires_ms, due_ms, code, game_id, seat_of, rematch_of."""
+    expires_ms, due_ms, code, game_id, seat_of, rematch_of, strangers (JSON list: the invited
+    players who did not know its maker)."""
     return f"lobby:{{lobby}}:table:{table_id}"
 
 
 def player_tables(player: str) -> str:
-    """Sorted set: the tables a player made, was invited to or joined, by their last change."""
+    """Sorted set: the tables a player made, was invited to by a player they know, or joined,
+    by their last change."""
     return f"lobby:{{lobby}}:player:{player}:tables"
+
+
+def player_stranger_tables(player: str) -> str:
+    """Sorted set: the challenges made to a player by players they did not know, by their last
+    change: apart from `player_tables`, so that they never push those out of the list."""
+    return f"lobby:{{lobby}}:player:{player}:stranger-tables"
+
+
+def challenges_to(player: str) -> str:
+    """Sorted set: the challenges (and rematch offers) that wait for a player's answer, by when
+    they expire; member `s` (from a player they did not know) or `f`, the table id (20 hex
+    digits), then its maker's player id (the bounds per maker and on strangers count them)."""
+    return f"lobby:{{lobby}}:player:{player}:challenges-to"
+
+
+def known_players(player: str) -> str:
+    """Sorted set: the players a player knows, by when last (those they challenged, whose
+    challenge they accepted, or played with at a challenge's, invite's or rematch's table):
+    their challenges are listed first and are not bounded as strangers' are."""
+    return f"lobby:{{lobby}}:player:{player}:known"
 
 
 def player_table_events(player: str) -> str:

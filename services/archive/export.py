@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from collections.abc import AsyncIterator
 
 from psycopg_pool import AsyncConnectionPool
@@ -19,11 +20,14 @@ CHUNK_BYTES = 256 * 1024
 
 
 def month_bounds(month: str) -> tuple[datetime.datetime, datetime.datetime]:
-    """[first instant, first instant of the next month) of `YYYY-MM`, UTC; ValueError else."""
-    if len(month) != 7:
+    """[first instant, first instant of the next month) of `YYYY-MM` (years 1 to 9998), UTC;
+    ValueError else."""
+    found = re.fullmatch(r"([0-9]{4})-([0-9]{2})", month)
+    if found is None or not 1 <= int(found[1]) <= 9998 or not 1 <= int(found[2]) <= 12:
         raise ValueError(month)
-    start = datetime.datetime.strptime(month, "%Y-%m").replace(tzinfo=datetime.UTC)
-    end = (start + datetime.timedelta(days=32)).replace(day=1)
+    year, number = int(found[1]), int(found[2])
+    start = datetime.datetime(year, number, 1, tzinfo=datetime.UTC)
+    end = datetime.datetime(year + number // 12, number % 12 + 1, 1, tzinfo=datetime.UTC)
     return start, end
 
 

@@ -22,6 +22,7 @@ from engines.contract import GameError
 from games.clock import TimeControl
 from games.records import game_text
 from games.replay import Position, Step, start, step
+from runtime import keys
 from runtime.db import database_failed
 from services.archive import store
 from services.archive.export import month_bounds, month_pieces
@@ -114,15 +115,18 @@ class Archive:
         return self.database
 
     async def _row(self, game_id: str, caller: Caller) -> dict[str, Any]:
-        if not game_id or len(game_id) > 80:
-            raise ApiError("INVALID_ARGUMENT", "give the game_id of a finished game")
+        if not keys.GAME_ID_PATTERN.fullmatch(game_id):
+            raise ApiError(
+                "INVALID_ARGUMENT", f"give the game_id of a finished game; got {game_id[:40]!r}"
+            )
         async with self._connection() as connection:
             row = await store.archived_game(connection, game_id)
         seated = row is not None and any(s["player_id"] == caller.player for s in row["seats"])
-        if row is None or not (row["public"] or (caller.player and seated)):
+        if row is None or not (store.shown(row, store.utc_today()) or (caller.player and seated)):
             raise ApiError(
                 "GAME_NOT_FOUND",
-                f"no archived game {game_id[:80]} (a game is archived once it ends)",
+                f"no archived game {game_id} (a game is archived once it ends; a deal of the "
+                "day is shown to others once its day is over, UTC)",
             )
         return row
 
@@ -265,7 +269,8 @@ class Archive:
             month_bounds(request.month)
         except ValueError:
             raise ApiError(
-                "INVALID_ARGUMENT", f"month is YYYY-MM; got {request.month[:20]!r}"
+                "INVALID_ARGUMENT",
+                f"month is YYYY-MM (UTC, years 0001 to 9998); got {request.month[:20]!r}",
             ) from None
         if request.game and request.game not in games.names():
             raise ApiError("INVALID_ARGUMENT", f"unknown game {request.game[:40]!r}")

@@ -4,6 +4,7 @@ and reading players' histories and archived games."""
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
+
+from runtime import keys
 
 COLUMNS = (
     "game_id", "game", "edition", "options", "time_control", "seed", "day", "rated", "public",
@@ -44,6 +47,20 @@ async def store(connection: AsyncConnection[Any], row: Mapping[str, Any]) -> boo
     return True
 
 
+SHOWN = "g.public AND (g.day IS NULL OR g.day < %(today)s)"
+"""The archived games others may read: public ones, but a deal of the day only once its day
+(UTC) is over, so that nobody copies it on their own try."""
+
+
+def utc_today() -> datetime.date:
+    return datetime.datetime.now(datetime.UTC).date()
+
+
+def shown(row: Mapping[str, Any], today: datetime.date) -> bool:
+    """Whether others may read an archived game (as SHOWN says)."""
+    return bool(row["public"]) and (row["day"] is None or row["day"] < today)
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     """Where a page of a history starts: after this game (the previous page's last)."""
@@ -56,12 +73,19 @@ class Page:
 
     @staticmethod
     def of(token: str) -> Page | None:
-        """The page a token names; None for a malformed one."""
-        micros, _, game_id = token.partition(".")
-        if not micros.isdigit() or not game_id or len(token) > 120:
+        """The page a token names; None for a malformed one (a time out of range included)."""
+        found = _TOKEN.fullmatch(token)
+        if found is None:
             return None
-        at = datetime.datetime.fromtimestamp(int(micros) / 1_000_000, datetime.UTC)
-        return Page(at, game_id)
+        try:
+            at = datetime.datetime.fromtimestamp(int(found[1]) / 1_000_000, datetime.UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+        return Page(at, found[2])
+
+
+_TOKEN = re.compile(rf"([0-9]{{1,17}})\.({keys.GAME_ID_PATTERN.pattern})")
+"""A page token: microseconds since 1970 (UTC), a dot, a game id (runtime/keys.py)."""
 
 
 async def history(
@@ -75,10 +99,10 @@ async def history(
     limit: int = 20,
     private_too: bool = False,
 ) -> list[dict[str, Any]]:
-    """A player's archived public games (and private ones, `private_too`: for the player), newest
-    first: each game's row (without its moves and seed), with the player's seat, outcome and
-    the number of moves."""
-    where = ["s.player_id = %(player)s"] + ([] if private_too else ["g.public"])
+    """A player's archived games as others see them (`private_too`: as the player does, private
+    tables' games and deals of the day not over yet included), newest first: each game's row
+    (without its moves and seed), with the player's seat, outcome and the number of moves."""
+    where = ["s.player_id = %(player)s"] + ([] if private_too else [SHOWN])
     if game:
         where.append("s.game = %(game)s")
     if outcome:
@@ -106,7 +130,7 @@ async def history(
     params = {
         "player": player, "game": game, "outcome": outcome, "opponent": opponent,
         "at": after.finished_at if after else None, "after": after.game_id if after else None,
-        "limit": limit,
+        "limit": limit, "today": utc_today(),
     }  # fmt: skip
     async with connection.cursor(row_factory=dict_row) as cursor:
         await cursor.execute(query, params)
@@ -136,13 +160,14 @@ async def finished_between(
     end: datetime.datetime,
     game: str = "",
 ) -> AsyncIterator[dict[str, Any]]:
-    """The public archived games (GAME_ROWS) that finished in [start, end), oldest first, read a
-    batch at a time (a server-side cursor: a month of games never sits in memory at once)."""
-    query = GAME_ROWS + " WHERE g.public AND g.finished_at >= %s AND g.finished_at < %s"
-    params: list[Any] = [start, end]
+    """The archived games others may read (SHOWN) that finished in [start, end), oldest first,
+    read a batch at a time (a server-side cursor: a month of games never sits in memory at
+    once)."""
+    query = GAME_ROWS + f" WHERE {SHOWN} AND g.finished_at >= %(start)s AND g.finished_at < %(end)s"
+    params: dict[str, Any] = {"start": start, "end": end, "today": utc_today()}
     if game:
-        query += " AND g.game = %s"
-        params.append(game)
+        query += " AND g.game = %(game)s"
+        params["game"] = game
     async with connection.cursor(name="export", row_factory=dict_row) as cursor:
         await cursor.execute(query + " ORDER BY g.finished_at, g.game_id", params)
         while rows := await cursor.fetchmany(500):

@@ -194,6 +194,18 @@ def check_deal_of_the_day(
         )
 
 
+def check_shown(meta: Mapping[str, Any], player: str) -> None:
+    """Refuse to show a deal of the day to anyone but its player until its day (UTC) is over:
+    another player could copy its moves on their own try."""
+    day = meta.get("day")
+    if day and player not in meta["seats"] and day >= utc_day(now_ms()):
+        raise ApiError(
+            "NOT_YOUR_GAME",
+            f"a deal of the day is shown to its player only, until its day ({day}) is over at "
+            "midnight UTC",
+        )
+
+
 def resolve_seat(
     seats: Sequence[str],
     player: str,
@@ -474,6 +486,7 @@ class GameCore:
     async def view(self, request: common_pb2.GetViewRequest, caller: Caller) -> Message:
         """GetView: what the caller's seat (or a spectator) sees now."""
         loaded = await self._load(request.game_id)
+        check_shown(loaded.stored.meta, caller.player)
         seat = (
             None
             if request.public
@@ -964,6 +977,7 @@ class GameCore:
     ) -> AsyncIterator[Message]:
         """Watch: every version from `from_version` on, then live, until the game ends."""
         loaded = await self._load(request.game_id)
+        check_shown(loaded.stored.meta, caller.player)
         own = (
             None
             if request.public

@@ -86,6 +86,12 @@ class FriendsSettings:
     """How often the lobby expires the tables that are due."""
     challenges: int = 5
     """Challenges and rematch offers a player has made that wait for an answer."""
+    challenges_per_player: int = 3
+    """Of those, how many may wait for one player's answer."""
+    from_strangers: int = 20
+    """Challenges and rematch offers that may wait for a player's answer from players they do
+    not know (keys.known_players): beyond, strangers' new ones are refused, so that strangers
+    never bury the challenges of players they know (those are listed first anyway)."""
     invites: int = 3
     open_tables: int = 2
     guest_challenges: int = 1
@@ -100,6 +106,8 @@ class FriendsSettings:
             invite_seconds=env_float("INVITE_SECONDS", 1800.0),
             table_seconds=env_float("OPEN_TABLE_SECONDS", 1800.0),
             challenges=env_int("MAX_OPEN_CHALLENGES", 5),
+            challenges_per_player=env_int("MAX_CHALLENGES_TO_PLAYER", 3),
+            from_strangers=env_int("MAX_CHALLENGES_FROM_STRANGERS", 20),
             invites=env_int("MAX_INVITES", 3),
             open_tables=env_int("MAX_OPEN_TABLES", 2),
             guest_invites=env_int("GUEST_MAX_INVITES", 1),
@@ -226,7 +234,7 @@ class Friends:
         self, kind: str, request: Any, caller: Caller, *, seats: int,
         invited: Sequence[str] = (), seating: Sequence[str] = (), rematch_of: str = "",
     ) -> lobby_pb2.Challenge:  # fmt: skip
-        game, create, seats, _, tc = self.lobby.table_request(request, caller, seats)
+        game, create, seats, _, tc = self.lobby.table_request(request, caller, seats, waits=True)
         player = await self.lobby._seen(caller)
         if kind in ("challenge", "rematch") and seats != 1 + len(invited):
             raise ApiError(
@@ -237,6 +245,8 @@ class Friends:
         await self.lobby._check_load(caller, [player])
         limit, bound = self.settings.bound(kind, caller.guest)
         expires = now_ms() + int(self.settings.seconds(kind) * 1000)
+        with _lobby_reachable():
+            strangers = await self.store.strangers(player, invited)
         outcome, held, table_id = "CODE", 0, ""
         while outcome == "CODE":  # an invite code already in use: draw another
             table_id = secrets.token_hex(10)
@@ -248,6 +258,8 @@ class Friends:
                     time_control=tc.to_json(), rated=request.rated, host=player, invited=invited,
                     seating=seating, expires_ms=expires, bound=bound,
                     code=code if kind == "invite" else "", rematch_of=rematch_of,
+                    strangers=strangers, per_maker=self.settings.challenges_per_player,
+                    from_strangers=self.settings.from_strangers,
                 )  # fmt: skip
         if outcome == "LIMIT":
             what = {"open_challenges": "challenges", "invites": "invites"}.get(limit, "tables")
@@ -258,6 +270,30 @@ class Friends:
                 limit=limit,
                 max=str(bound),
             )
+        if outcome == "MAKER":
+            most = self.settings.challenges_per_player
+            raise ApiError(
+                "LIMIT_REACHED",
+                f"you already have {most} challenges waiting for {invited[held]}'s answer: at "
+                "most that many to one player; cancel one or let it end first",
+                limit="challenges_to_player",
+                max=str(most),
+                player_id=invited[held],
+            )
+        if outcome == "STRANGERS":
+            most = self.settings.from_strangers
+            raise ApiError(
+                "LIMIT_REACHED",
+                f"{invited[held]} has {most} challenges waiting from players they have not "
+                "played with, as many as one may; try again later, or give them an invite "
+                "code (CreateInvite)",
+                limit="challenges_from_strangers",
+                max=str(most),
+                player_id=invited[held],
+            )
+        if invited:  # the maker chose them: from now on they know them
+            with _lobby_reachable():
+                await self.store.met(player, invited)
         return await self._answer(table_id, caller)
 
     async def _target(self, request: lobby_pb2.ChallengePlayerRequest) -> str:
@@ -282,8 +318,8 @@ class Friends:
             raise ApiError(
                 "ACCOUNTS_DISABLED", "this platform keeps no accounts: challenge by player id"
             )
-        if not 1 <= len(username) <= 40:
-            return None
+        if not (1 <= len(username) <= 40 and username.isascii() and username.isprintable()):
+            return None  # (no username has such a name: a NUL would not even reach the database)
         try:
             async with self.database.connection() as connection:
                 cursor = await connection.execute(
@@ -403,6 +439,9 @@ class Friends:
             raise _closed(state)
         if outcome == "FULL":
             raise _closed("starting")
+        if outcome == "OK" and player in table.invited:  # who accepts a challenge knows its maker
+            with _lobby_reachable():
+                await self.store.met(player, [table.host])
         if state == "starting" and outcome == "OK":
             await self._start(table.table_id, player)
         return await self._answer(table.table_id, caller)
@@ -445,6 +484,10 @@ class Friends:
             log.info("a table ended first; its game is dropped", extra={"game_id": game_id})
             raise _closed(state)
         log.info("table started", extra={"game_id": game_id, "table": table_id})
+        if table.kind != "open":  # people who chose to play together (not strangers at a table)
+            with _lobby_reachable():
+                for player in players:
+                    await self.store.met(player, players)
 
     async def answer_challenge(
         self, request: lobby_pb2.AnswerChallengeRequest, caller: Caller
@@ -509,7 +552,8 @@ class Friends:
     ) -> lobby_pb2.ListChallengesResponse:
         player = _player(caller)
         with _lobby_reachable():
-            tables = await self.store.mine(player)
+            known, strangers = await self.store.mine(player)
+        tables = known + strangers  # the challenges of players they know first
         if request.open_only:
             tables = [t for t in tables if t.state in WAITING]
         return lobby_pb2.ListChallengesResponse(challenges=await self.messages(tables, caller))
@@ -566,8 +610,8 @@ class Friends:
         player = _player(caller)
         with _lobby_reachable():
             after = await self.store.last_event(player)
-            tables = await self.store.mine(player)
-        return self._follow(player, caller, tables[::-1], after)
+            known, strangers = await self.store.mine(player)
+        return self._follow(player, caller, known[::-1] + strangers[::-1], after)
 
     async def _follow(
         self, player: str, caller: Caller, tables: list[Table], after: str
@@ -588,6 +632,7 @@ class Friends:
                 ids = list(dict.fromkeys(fields[b"table"].decode() for _, fields in events))
                 with _lobby_reachable():
                     changed = await self.store.get_many(ids)
+                changed.sort(key=lambda table: player in table.strangers)  # theirs first
                 for message in await self.messages(changed, caller):
                     yield message
         finally:

@@ -65,7 +65,7 @@ class LiveGames:
             (game_id, meta, last)
             for game_id, (meta, last) in zip(ids, latest, strict=True)
             if meta is not None and last is not None and not last.status.get("finished")
-            and not meta.get("private")
+            and not meta.get("private") and not meta.get("day")  # a deal of the day: its player's
         ]  # fmt: skip
         held = await self._held(found)
         ranked = sorted(

@@ -5,8 +5,8 @@ PlayAgainstBots creates its games, as for the matchmaker), DATABASE_URL (the arc
 PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView, and the accounts'
 usernames a challenge may name; empty: no archive), METRICS_PORT, GRACE_SECONDS; playing with
 friends: CHALLENGE_SECONDS, INVITE_SECONDS, OPEN_TABLE_SECONDS (how long each waits),
-MAX_OPEN_CHALLENGES, MAX_INVITES, MAX_OPEN_TABLES, GUEST_MAX_INVITES, GUEST_MAX_OPEN_TABLES
-(services/lobby/friends.py).
+MAX_OPEN_CHALLENGES, MAX_INVITES, MAX_OPEN_TABLES, GUEST_MAX_INVITES, GUEST_MAX_OPEN_TABLES,
+MAX_CHALLENGES_TO_PLAYER, MAX_CHALLENGES_FROM_STRANGERS (services/lobby/friends.py).
 """
 
 from __future__ import annotations

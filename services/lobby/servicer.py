@@ -32,7 +32,7 @@ from services.ratings.scores import ScoreCache, Scores
 from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
-from wire.clock import JUMP_IN_WINDOW, jump_in_window, requested
+from wire.clock import DEAL_OF_THE_DAY, JUMP_IN_WINDOW, deal_of_the_day, jump_in_window, requested
 from wire.errors import ApiError
 from wire.metadata import GUEST_METADATA, RATED_METADATA, SPONSOR_METADATA, Caller, rated_value
 from wire.players import PLAYER_ID_PATTERN, new_bot_id
@@ -77,6 +77,31 @@ def rated_game(game: str) -> str:
             "INVALID_ARGUMENT", f"{game} is played alone: it has no rating but a score table"
         )
     return game
+
+
+def check_table(game: str, create: Any, *, waits: bool) -> None:
+    """The one check of a game the lobby is asked to seat people at (FindMatch's ticket; a
+    challenge, invite, open table or rematch: a table that `waits` for others): refuse what it
+    could never start, saying how to play it instead. The deal of the day is made by its
+    player's own call only; a game played alone (Solace) has nobody to wait for."""
+    own_call = (
+        f"play it with LobbyService.PlayAgainstBots (game {game!r}) or "
+        f"{games.get(game).service}.CreateGame"
+    )
+    daily = DEAL_OF_THE_DAY in create.options.DESCRIPTOR.fields_by_name
+    if deal_of_the_day(create):
+        raise ApiError(
+            "INVALID_OPTIONS",
+            f"the deal of the day is never matched nor played at a table: {own_call}, with "
+            f"the option {DEAL_OF_THE_DAY}",
+        )
+    if waits and seat_count(game, create) < 2:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"{game} is played alone, so a table waiting for other players would never start: "
+            f"{own_call}"
+            + (f" (the option {DEAL_OF_THE_DAY}: the deal of the day)" if daily else ""),
+        )
 
 
 def scored_game(game: str) -> str:
@@ -290,12 +315,14 @@ class Lobby:
         return ticket
 
     def table_request(
-        self, request: Any, caller: Caller, seats: int
+        self, request: Any, caller: Caller, seats: int, *, waits: bool
     ) -> tuple[str, Any, int, dict[str, Any], TimeControl]:
         """What a request for a table asks for, checked: the game, its CreateGame request (the
         options, with `seats` where the game allows a range; 0: the options' count), the seat
-        count, the options with every default filled in, and the time control."""
+        count, the options with every default filled in, and the time control. `waits`: a table
+        that waits for other players (not a matchmaking ticket)."""
         game, create = self._game_request(request)
+        check_table(game, create, waits=waits)
         _check_rated(request.rated, caller)
         if request.rated:
             rated_game(game)
@@ -322,7 +349,9 @@ class Lobby:
     async def find_match(
         self, request: lobby_pb2.FindMatchRequest, caller: Caller
     ) -> lobby_pb2.Ticket:
-        game, create, seats, options, tc = self.table_request(request, caller, request.seats)
+        game, create, seats, options, tc = self.table_request(
+            request, caller, request.seats, waits=False
+        )
         player = await self._seen(caller)
         if request.bots not in _BOT_FILL:
             raise ApiError(

@@ -9,6 +9,11 @@ without them). It may end `declined` (by an invited player), `cancelled` (by its
 `expired` (by the lobby's sweep, once it is due). Each change is told to everyone at the table:
 an entry in each one's stream of table events (`keys.player_table_events`), which WatchChallenges
 follows through the process's fan-out hub. Ended tables are kept `keep_seconds`, then forgotten.
+
+A challenge from a player its invited player does not know (`keys.known_players`) is a
+stranger's: it goes to that player's list of strangers' tables, apart from the rest, and the
+script that makes it counts what waits for the player's answer (keys.challenges_to): so many
+from one maker, so many from strangers in all.
 """
 
 from __future__ import annotations
@@ -24,9 +29,14 @@ from redis.asyncio import Redis
 from runtime import keys
 
 TABLES_LISTED = 50
-"""A player's tables kept in their list (the most recently changed)."""
+"""A player's tables kept in each of their lists (the most recently changed): theirs and those
+of players they know; strangers' challenges."""
 STARTING_SECONDS = 60
 """A full table whose game was not made within this (its lobby stopped) expires."""
+KNOWN_KEPT = 1000
+"""The players a player knows, the most recent kept (keys.known_players)."""
+KNOWN_SECONDS = 365 * 86400
+"""How long a player's known players are kept after they last met one."""
 
 # Tells everyone at a table (KEYS from `first` on: each player's table list and events) of a
 # change; their keys live at least `life` ms.
@@ -44,34 +54,57 @@ local function tell(first, id, now, life)
 end
 """
 
-# KEYS: table, hosted, deadlines, listing (open tables or the invite code), then a player's
-# tables and events for each player at the table. ARGV: id, now ms, expires ms, the maker's
-# bound, keep ms, kind, then field/value pairs. Returns {"OK", 0}, {"LIMIT", held} or
-# {"CODE", 0} (the invite code is taken: draw another).
+# KEYS: table, hosted, deadlines, listing (open tables or the invite code), each invited
+# player's challenges waiting (keys.challenges_to), then a player's tables and events for each
+# player at the table. ARGV: id, now ms, expires ms, the maker's bound, keep ms, kind, the
+# number of invited players, their flags (one letter each: `s` for one who does not know the
+# maker, else `f`), the bound per maker and invited player, the bound on strangers' challenges
+# to a player, the maker, then field/value pairs. Returns {"OK", 0}, {"LIMIT", held},
+# {"CODE", 0} (the invite code is taken: draw another), {"MAKER", i} (the maker has as many
+# challenges waiting for invited player i as one may) or {"STRANGERS", i} (invited player i has
+# as many waiting from strangers as one may, and does not know the maker).
 _OPEN = (
     _TELL
     + """
 local id, now, expires, keep = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5])
+local invited, flags, host = tonumber(ARGV[7]), ARGV[8], ARGV[11]
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local held = redis.call('ZCARD', KEYS[2])
 if held >= tonumber(ARGV[4]) then return {'LIMIT', held} end
+for i = 1, invited do
+  redis.call('ZREMRANGEBYSCORE', KEYS[4 + i], '-inf', now)
+  local from, strangers = 0, 0
+  for _, waiting in ipairs(redis.call('ZRANGE', KEYS[4 + i], 0, -1)) do
+    if string.sub(waiting, 22) == host then from = from + 1 end
+    if string.sub(waiting, 1, 1) == 's' then strangers = strangers + 1 end
+  end
+  if from >= tonumber(ARGV[9]) then return {'MAKER', i} end
+  if string.sub(flags, i, i) == 's' and strangers >= tonumber(ARGV[10]) then
+    return {'STRANGERS', i}
+  end
+end
 local life = expires - now + keep
 if ARGV[6] == 'invite' then
   if not redis.call('SET', KEYS[4], id, 'NX', 'PX', life) then return {'CODE', 0} end
 end
 redis.call('HSET', KEYS[1], 'state', 'open', 'version', 1, 'created_ms', now,
-           'expires_ms', expires, 'due_ms', expires, unpack(ARGV, 7))
+           'expires_ms', expires, 'due_ms', expires, unpack(ARGV, 12))
 redis.call('PEXPIRE', KEYS[1], life)
 redis.call('ZADD', KEYS[2], expires, id)
 redis.call('PEXPIRE', KEYS[2], life)
 redis.call('ZADD', KEYS[3], expires, id)
 if ARGV[6] == 'open' then redis.call('ZADD', KEYS[4], now, id) end
-tell(5, id, now, life)
+for i = 1, invited do
+  redis.call('ZADD', KEYS[4 + i], expires, string.sub(flags, i, i) .. id .. host)
+  if redis.call('PTTL', KEYS[4 + i]) < life then redis.call('PEXPIRE', KEYS[4 + i], life) end
+end
+tell(5 + invited, id, now, life)
 return {'OK', 0}
 """
 )
 
-# KEYS: as _OPEN's. ARGV: id, the version read, op, player, now ms, keep ms, then per op:
+# KEYS: as _OPEN's (the invited players' waiting challenges: as many as the table invited).
+# ARGV: id, the version read, op, player, now ms, keep ms, then per op:
 # join (take a seat: `player`), unjoin (give the last seat back: the game could not be made),
 # start (game id, seat_of JSON), close (declined, cancelled or expired). Returns {"OK", state
 # after}, {"RETRY", ""} (changed since read), {"GONE", ""} or, refused, {"STATE", state},
@@ -81,10 +114,11 @@ _CHANGE = (
     + """
 local id, op, now, keep = ARGV[1], ARGV[3], tonumber(ARGV[5]), tonumber(ARGV[6])
 local t = redis.call('HMGET', KEYS[1], 'state', 'version', 'joined', 'seats', 'kind', 'due_ms',
-                     'expires_ms', 'created_ms')
+                     'expires_ms', 'created_ms', 'invited', 'strangers', 'host')
 if not t[1] then return {'GONE', ''} end
 if t[2] ~= ARGV[2] then return {'RETRY', ''} end
 local state, kind, joined = t[1], t[5], cjson.decode(t[3])
+local invited, strangers = cjson.decode(t[9]), cjson.decode(t[10] or '[]')
 local ended = false
 if op == 'join' then
   if state ~= 'open' then return {'STATE', state} end
@@ -130,9 +164,14 @@ if ended then
   redis.call('ZREM', KEYS[3], id)
   if kind == 'open' then redis.call('ZREM', KEYS[4], id) end
   if kind == 'invite' then redis.call('PEXPIRE', KEYS[4], life) end
+  for i, p in ipairs(invited) do
+    local flag = 'f'
+    for _, s in ipairs(strangers) do if s == p then flag = 's' end end
+    redis.call('ZREM', KEYS[4 + i], flag .. id .. t[11])
+  end
 end
 redis.call('HINCRBY', KEYS[1], 'version', 1)
-tell(5, id, now, life)
+tell(5 + #invited, id, now, life)
 return {'OK', state}
 """
 )
@@ -165,6 +204,8 @@ class Table:
     game_id: str = ""
     seat_of: dict[str, int] = field(default_factory=dict)
     rematch_of: str = ""
+    strangers: list[str] = field(default_factory=list)
+    """The invited players who did not know its maker when it was made."""
 
     @property
     def players(self) -> list[str]:
@@ -194,6 +235,7 @@ class Table:
             game_id=text.get("game_id", ""),
             seat_of=dict(json.loads(text.get("seat_of") or "{}")),
             rematch_of=text.get("rematch_of", ""),
+            strangers=list(json.loads(text.get("strangers") or "[]")),
         )
 
 
@@ -219,36 +261,48 @@ class TableStore:
 
     @staticmethod
     def _keys(
-        table_id: str, kind: str, host: str, game: str, code: str, players: Sequence[str]
-    ) -> list[str]:
+        table_id: str, kind: str, host: str, game: str, code: str, players: Sequence[str],
+        invited: Sequence[str], strangers: Sequence[str],
+    ) -> list[str]:  # fmt: skip
         listing = {"open": keys.open_tables(game), "invite": keys.invite_code(code)}
         return [
             keys.table(table_id), keys.hosted_tables(host, kind), keys.TABLE_DEADLINES,
             listing.get(kind, keys.table(table_id)),
+            *(keys.challenges_to(p) for p in invited),
             *(key for p in dict.fromkeys(players)
-              for key in (keys.player_tables(p), keys.player_table_events(p))),
+              for key in (keys.player_stranger_tables(p) if p in strangers
+                          else keys.player_tables(p), keys.player_table_events(p))),
         ]  # fmt: skip
 
     async def open(
         self, table_id: str, *, kind: str, game: str, options: bytes, seats: int,
         time_control: dict[str, Any], rated: bool, host: str, invited: Sequence[str] = (),
         seating: Sequence[str] = (), expires_ms: int, bound: int, code: str = "",
-        rematch_of: str = "",
+        rematch_of: str = "", strangers: Sequence[str] = (), per_maker: int = 0,
+        from_strangers: int = 0,
     ) -> tuple[str, int]:  # fmt: skip
         """("OK", 0) when opened; ("LIMIT", held) when the maker holds `bound` waiting tables of
-        the kind already; ("CODE", 0) when the invite code is taken."""
+        the kind already; ("CODE", 0) when the invite code is taken; ("MAKER", i) when the
+        maker has `per_maker` challenges waiting for invited[i] already; ("STRANGERS", i) when
+        invited[i], one of the `strangers` (invited players who do not know the maker), has
+        `from_strangers` challenges from strangers waiting already."""
         fields: dict[str, Any] = {
             "kind": kind, "game": game, "options": options.hex(), "seats": seats,
             "time_control": json.dumps(time_control, sort_keys=True), "rated": "1" if rated else "",
             "host": host, "invited": json.dumps(list(invited)), "joined": json.dumps([host]),
             "seating": json.dumps(list(seating)), "code": code, "rematch_of": rematch_of,
+            "strangers": json.dumps(list(strangers)),
         }  # fmt: skip
+        flags = "".join("s" if p in strangers else "f" for p in invited)
         outcome, held = await self._open(
-            keys=self._keys(table_id, kind, host, game, code, [host, *invited]),
-            args=[table_id, now_ms(), expires_ms, bound, self.keep_ms, kind,
+            keys=self._keys(table_id, kind, host, game, code, [host, *invited], invited,
+                            strangers),
+            args=[table_id, now_ms(), expires_ms, bound, self.keep_ms, kind, len(invited),
+                  flags, per_maker, from_strangers, host,
                   *(x for kv in fields.items() for x in kv)],
         )  # fmt: skip
-        return outcome.decode(), int(held)
+        found = outcome.decode()
+        return found, int(held) - (1 if found in ("MAKER", "STRANGERS") else 0)
 
     async def get(self, table_id: str) -> Table | None:
         fields: Any = await self.redis.hgetall(keys.table(table_id))
@@ -272,16 +326,45 @@ class TableStore:
                 return "GONE", "", None
             outcome, state = await self._change(
                 keys=self._keys(table_id, table.kind, table.host, table.game, table.code,
-                                [*table.players, player] if op == "join" else table.players),
+                                [*table.players, player] if op == "join" else table.players,
+                                table.invited, table.strangers),
                 args=[table_id, table.version, op, player, now_ms(), self.keep_ms, *extra],
             )  # fmt: skip
             if outcome != b"RETRY":
                 return outcome.decode(), state.decode(), table
 
-    async def mine(self, player: str) -> list[Table]:
-        """The player's tables, the most recently changed first."""
-        ids: Any = await self.redis.zrevrange(keys.player_tables(player), 0, TABLES_LISTED - 1)
-        return await self.get_many([i.decode() for i in ids])
+    async def mine(self, player: str) -> tuple[list[Table], list[Table]]:
+        """The player's tables, the most recently changed first: those they made, joined or
+        were invited to by players they know; then the challenges of players they did not
+        know (at most TABLES_LISTED of each)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrevrange(keys.player_tables(player), 0, TABLES_LISTED - 1)
+            pipe.zrevrange(keys.player_stranger_tables(player), 0, TABLES_LISTED - 1)
+            known, strangers = await pipe.execute()
+        return (
+            await self.get_many([i.decode() for i in known]),
+            await self.get_many([i.decode() for i in strangers]),
+        )
+
+    async def strangers(self, host: str, invited: Sequence[str]) -> list[str]:
+        """The invited players who do not know `host` (KNOWN_KEPT: the players each knows)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in invited:
+                pipe.zscore(keys.known_players(player), host)
+            found = await pipe.execute()
+        return [p for p, score in zip(invited, found, strict=True) if score is None]
+
+    async def met(self, player: str, others: Sequence[str]) -> None:
+        """`player` knows `others` from now on (the KNOWN_KEPT most recent are kept)."""
+        others = [p for p in others if p != player]
+        if not others:
+            return
+        key = keys.known_players(player)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(key, dict.fromkeys(others, now_ms()))
+            pipe.zremrangebyrank(key, 0, -KNOWN_KEPT - 1)
+            pipe.expire(key, KNOWN_SECONDS)
+            await pipe.execute()
 
     async def listed(self, game: str, limit: int) -> list[Table]:
         """A game's open tables, oldest first."""

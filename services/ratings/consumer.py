@@ -18,10 +18,14 @@ from redis.asyncio import Redis
 from runtime import keys
 from runtime.consumer import GroupConsumer
 from runtime.db import database_failed
-from services.ratings.scores import ScoreCache, count_score
+from services.ratings.scores import ScoreCache, count_score, day_counted
 from services.ratings.store import RatingCache, count, current
 
 log = logging.getLogger("tabletop.ratings")
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 class RatingsConsumer(GroupConsumer):
@@ -52,8 +56,8 @@ class RatingsConsumer(GroupConsumer):
         game = fields[b"game"].decode()
         game_id = fields[b"game_id"].decode()
         record = json.loads(fields[b"record"])
-        if record.get("scored"):
-            await self._count_score(game, game_id, record)
+        if record.get("scored"):  # (the entry's id says when the game finished, in ms)
+            await self._count_score(game, game_id, record, int(_text(entry_id).split("-")[0]))
         elif record.get("rated"):
             async with self.database.connection() as connection:
                 now, changes = await count(connection, game, game_id, record)
@@ -68,16 +72,19 @@ class RatingsConsumer(GroupConsumer):
                     extra={"game_id": game_id, "players": [c.player for c in changes]},
                 )
 
-    async def _count_score(self, game: str, game_id: str, record: dict[str, Any]) -> None:
+    async def _count_score(
+        self, game: str, game_id: str, record: dict[str, Any], finished_ms: int
+    ) -> None:
         """A game played alone onto its score tables (once), then Redis's copy."""
         async with self.database.connection() as connection:
-            counted = await count_score(connection, game, game_id, record)
+            counted = await count_score(connection, game, game_id, record, finished_ms)
+            day = await day_counted(connection, game_id) if counted and record.get("day") else None
         if counted is None:
             return
         now, player, score, scores = counted
         await self.scores.put(game, {player: scores})
-        if record.get("day"):
-            await self.scores.put_day(game, record["day"], {player: score})
+        if day:
+            await self.scores.put_day(game, day, {player: score})
         if now:
             self.counted += 1
             log.info("score counted", extra={"game_id": game_id, "players": [player]})

@@ -44,23 +44,56 @@ class Scores:
 
 
 async def count_score(
-    connection: AsyncConnection[Any], game: str, game_id: str, record: Mapping[str, Any]
+    connection: AsyncConnection[Any],
+    game: str,
+    game_id: str,
+    record: Mapping[str, Any],
+    finished_ms: int | None = None,
 ) -> tuple[bool, str, float, Scores] | None:
     """Count a finished game played alone on its score table, once: (whether it counted now,
     the player, the game's score, their scores as PostgreSQL sums them now); None for a game
-    that does not go to the table (a guest's, one without a result)."""
+    that does not go to the table (a guest's, one without a result). A deal of the day's row
+    keeps its day (its place on the day's table) only when `on_days_table` says so."""
     found = score_of(record)
     if found is None:
         return None
     player, score = found
+    day = record.get("day")
+    if day and not await on_days_table(connection, player, day, finished_ms):
+        day = None
     async with connection.transaction():
         cursor = await connection.execute(
             "INSERT INTO scores (game_id, game, player_id, score, day) VALUES (%s, %s, %s, %s, %s)"
             " ON CONFLICT (game_id) DO NOTHING RETURNING game_id",
-            (game_id, game, player, score, record.get("day")),
+            (game_id, game, player, score, day),
         )
         now = await cursor.fetchone() is not None
     return now, player, score, (await scores_of(connection, game, [player]))[player]
+
+
+async def on_days_table(
+    connection: AsyncConnection[Any], player: str, day: str, finished_ms: int | None
+) -> bool:
+    """Whether a deal of `day` counts on that day's table: an account's made before the day
+    began (an account made to scout the deal counts for nothing there), finished on its day
+    (UTC; `finished_ms`: when, if known): once the day is over others see its games."""
+    start = datetime.datetime.combine(
+        datetime.date.fromisoformat(day), datetime.time(), datetime.UTC
+    )
+    if finished_ms is not None and finished_ms >= (start.timestamp() + 86400) * 1000:
+        return False
+    cursor = await connection.execute(
+        "SELECT created_at < %s FROM accounts WHERE id = %s", (start, player)
+    )
+    row = await cursor.fetchone()
+    return bool(row and row[0])
+
+
+async def day_counted(connection: AsyncConnection[Any], game_id: str) -> str | None:
+    """The day whose deal-of-the-day table a counted game is on (YYYY-MM-DD), if any."""
+    cursor = await connection.execute("SELECT day FROM scores WHERE game_id = %s", (game_id,))
+    row = await cursor.fetchone()
+    return row[0].isoformat() if row and row[0] else None
 
 
 async def scores_of(

@@ -177,6 +177,11 @@ async def test_the_deal_of_the_day(
     await ann.register("ann", PASSWORD)
     await bob.register("bob", PASSWORD)
     await gus.login("gus")
+    with psycopg.connect(database_url) as conn:  # the day's table: accounts made before the day
+        conn.execute(
+            "UPDATE accounts SET created_at = now() - interval '2 days' WHERE id = ANY(%s)",
+            ([ann.player_id, bob.player_id],),
+        )
     daily = [await create(s, options=DAILY) for s in (ann, bob)]
     views = [
         await s.game("solace").GetView(common_pb2.GetViewRequest(game_id=g), metadata=s.metadata)
