@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from services.matchmaker.skill import Window, tables_by_skill
-from services.ratings.model import Rating, rate
+from services.ratings.model import PLAYED_MOVES, Rating, rate
 
 CHECKPOINTS = (5, 10, 20)
 STEEPNESS = 1.7
@@ -135,7 +135,12 @@ def simulate(
 
 
 def _play(a: Player, b: Player, winner: int, by_id: dict[str, Player]) -> None:
-    meta = {"seats": [a.player, b.player], "accounts": [0, 1], "rated": True}
+    meta = {
+        "seats": [a.player, b.player],
+        "accounts": [0, 1],
+        "rated": True,
+        "moves": [PLAYED_MOVES, PLAYED_MOVES],  # played, not resigned at once
+    }
     status = {
         "finished": True,
         "result": {"winners": [winner], "scores": {}, "detail": {"reason": "win"}},

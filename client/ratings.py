@@ -17,6 +17,9 @@ SCORED = ("solace",)
 """The games with a score table."""
 
 
+ESTABLISHED = "10 rated games or more, not provisional"
+
+
 def _line(info: lobby_pb2.RatingInfo) -> str:
     mark = "?" if info.provisional else ""
     place = f"#{info.place}" if info.HasField("place") else "unranked"
@@ -115,7 +118,8 @@ async def top(args: argparse.Namespace) -> int:
     if isinstance(board, int):
         return board
     if not board.entries:
-        print(f"no rated {args.game} games yet" if not args.me else "you have no rated game yet")
+        nobody = f"nobody on the {args.game} leaderboard yet" if not args.me else "you are not"
+        print(f"{nobody} (it lists established players: {ESTABLISHED})")
     for entry in board.entries:
         mark = "?" if entry.provisional else ""
         print(f"{entry.place:>4}. {entry.name:<24} {entry.rating}{mark}  ({entry.games} games)")

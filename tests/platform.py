@@ -386,6 +386,40 @@ async def resign_for_good(session: Session, game: str, game_id: str) -> None:
     await eventually(ended, 10, f"game {game_id} ended")
 
 
+def spread(moves: Sequence[str], played: int) -> str:
+    """The legal move to play after `played` moves: spread over the legal ones (the first legal
+    ones, played in turn, can end an e-SOLO-e game on its third ply: a 3-high stack of one
+    symbol seen from two sides)."""
+    return moves[(13 * played + 3) % len(moves)]
+
+
+async def play_moves(seated: Mapping[int, Session], game: str, game_id: str, each: int = 2) -> None:
+    """Each seat plays `each` moves (`spread`), whoever is to act; `seated`: each seat's
+    session. A game so played may count for ratings (services/ratings/model.py,
+    PLAYED_MOVES)."""
+    made = dict.fromkeys(seated, 0)
+    while min(made.values()) < each:
+        some = next(iter(seated.values()))
+        stub = some.game(game)
+        view = await stub.GetView(
+            common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=some.metadata
+        )
+        assert not view.status.finished, f"the game ended before each seat played {each}"
+        seat = view.status.to_act[0]
+        legal = await stub.LegalMoves(
+            common_pb2.LegalMovesRequest(game_id=game_id), metadata=seated[seat].metadata
+        )
+        await stub.Play(
+            common_pb2.PlayRequest(
+                game_id=game_id,
+                move=spread(legal.moves, sum(made.values())),
+                expected_version=legal.version,
+            ),
+            metadata=seated[seat].metadata,
+        )
+        made[seat] += 1
+
+
 def solo_progress(moves: list[str], rng: random.Random) -> str:
     """A random legal Solo move that makes progress: plays with the Solo call first (the only
     call there is, S12), then plays, then the rest (a player who draws at random can keep a

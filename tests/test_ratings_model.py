@@ -13,12 +13,16 @@ from bench.bot_ratings import budgets_for, places, render, seed_ratings
 from services.ratings.bot_seeds import BOT_SEEDS
 from services.ratings.model import (
     MU,
+    PLAYED_MOVES,
     SEED_SIGMA,
     SIGMA,
     Change,
     Rating,
     counts,
     held_rating,
+    off_standard,
+    on_the_board,
+    own_moves,
     ranks,
     rate,
     rated_player,
@@ -29,9 +33,20 @@ from services.ratings.model import (
 ALICE, BOB, CAROL = "a-" + "1" * 16, "a-" + "2" * 16, "p-" + "3" * 16
 
 
-def meta(seats: list[str], accounts: list[int] | None = None, rated: bool = True) -> dict[str, Any]:
+def meta(
+    seats: list[str],
+    accounts: list[int] | None = None,
+    rated: bool = True,
+    moves: list[int] | None = None,
+) -> dict[str, Any]:
+    """A finished game's record (the moves each seat made: PLAYED_MOVES each, unless given)."""
     found = [i for i, p in enumerate(seats) if not p.startswith("bot-")]
-    return {"seats": seats, "rated": rated, "accounts": found if accounts is None else accounts}
+    return {
+        "seats": seats,
+        "rated": rated,
+        "accounts": found if accounts is None else accounts,
+        "moves": [PLAYED_MOVES] * len(seats) if moves is None else moves,
+    }
 
 
 def finished(
@@ -109,13 +124,120 @@ def test_bots_are_rated_by_level() -> None:
     assert {c.player for c in changes} == {ALICE, "bot-strong"}
 
 
-def test_two_bots_of_one_level_move_its_rating_once_by_their_mean() -> None:
+def test_a_bot_levels_rating_is_fixed_and_established() -> None:
     bots = ["bot-greedy-" + "d" * 12, "bot-greedy-" + "e" * 12]
-    changes = rate(meta([ALICE, *bots]), finished([1], {0: 0, 1: 9, 2: 4}), {})
+    seed = starting("solo", "bot-greedy")
+    assert seed.fixed
+    assert not seed.provisional
+    changes = rate(meta([ALICE, *bots]), finished([1], {0: 0, 1: 9, 2: 4}), {"bot-greedy": seed})
     greedy = [c for c in changes if c.player == "bot-greedy"]
     assert len(greedy) == 2
-    assert greedy[0].after == greedy[1].after
-    assert greedy[0].after.games == 1
+    assert all(c.before == c.after == seed for c in greedy)  # won, and did not move
+    assert [c.after.games for c in changes if c.player == ALICE] == [1]  # the person did
+    # a level missing from the ratings given is fixed too
+    (bot,) = [c for c in rate(meta([ALICE, bots[0]]), finished([0]), {}) if c.seat == 1]
+    assert bot.after == bot.before
+    assert bot.after.fixed
+
+
+def test_twelve_resignations_against_a_bot_leave_its_level_where_the_arena_put_it() -> None:
+    seed = starting("zoxso", "bot-random")
+    bot = "bot-random-" + "f" * 12
+    for alt in range(12):
+        player = f"a-{alt:016x}"
+        for moves in ([0, 0], [1, 1], [PLAYED_MOVES, PLAYED_MOVES]):  # at once, then played
+            changes = rate(
+                meta([player, bot], moves=moves), finished([1], resigned=0), {"bot-random": seed}
+            )
+            assert all(c.after == seed for c in changes if c.player == "bot-random")
+    assert held_rating("zoxso", "bot-random", Rating(40.0, 2.0, 99).to_json()) == seed
+
+
+def test_a_game_not_played_rates_nobody() -> None:
+    resigned = finished([1], resigned=0)
+    assert counts(meta([ALICE, BOB]), resigned)
+    for moves in ([0, 0], [0, 7], [7, 0], [1, 2], [2, 1]):
+        assert not counts(meta([ALICE, BOB], moves=moves), resigned), moves
+        assert rate(meta([ALICE, BOB], moves=moves), resigned, {}) == []
+    unknown = {k: v for k, v in meta([ALICE, BOB]).items() if k != "moves"}
+    assert not counts(unknown, resigned)  # its log was not read: not seen played
+    assert not counts(meta([ALICE, BOB], moves=[2]), resigned)
+    solo = meta([ALICE, BOB, CAROL], accounts=[0, 1, 2], moves=[5, 5, 1])
+    assert not counts(solo, finished([0], {0: 9, 1: 3, 2: 1}))  # one seat never really played
+
+
+def test_a_seat_s_own_moves_are_its_players() -> None:
+    took = {"replaced": {"1": "bot-greedy-" + "a" * 12}}
+    log = [
+        (0, "c12", {}),
+        (1, "c3", {}),
+        (0, "c4", {}),
+        (1, "timeout", took),  # a bot takes seat 1 over: its moves are not seat 1's player's
+        (1, "c7", took),
+        (0, "c8", took),
+        (1, "c9", took),
+        (1, "take_seat", {}),
+        (1, "c10", {}),
+        (-1, "abort", {}),
+        (0, "resign", {}),
+    ]
+    assert own_moves(2, log) == [3, 2]
+    assert own_moves(2, []) == [0, 0]
+    assert own_moves(2, [(0, "resign", {})]) == [0, 0]
+
+
+def test_an_established_rating_does_not_move_against_a_provisional_opponent() -> None:
+    settled, new = Rating(35.0, 3.0, 40), Rating()
+    assert not settled.provisional
+    assert new.provisional
+    for winner in (0, 1):
+        changes = rate(meta([ALICE, BOB]), finished([winner]), {ALICE: settled, BOB: new})
+        by = {c.player: c for c in changes}
+        assert by[ALICE].after == settled  # not a point, and not a game, either way
+        assert by[BOB].after != new
+        assert by[BOB].after.games == 1
+    # the alt's eight played losses: the established main stays where it was
+    main = settled
+    for alt in range(8):
+        player = f"a-{alt:016x}"
+        changes = rate(meta([ALICE, player]), finished([0], resigned=1), {ALICE: main})
+        main = next(c.after for c in changes if c.player == ALICE)
+    assert main == settled
+
+
+def test_established_players_are_rated_among_the_established_seats() -> None:
+    first, second = Rating(30.0, 3.0, 40), Rating(28.0, 3.0, 40)
+    result = finished([2], {0: 9, 1: 5, 2: 20})  # the newcomer wins, ALICE second
+    changes = rate(
+        meta([ALICE, BOB, CAROL], accounts=[0, 1, 2]), result, {ALICE: first, BOB: second}
+    )
+    between_them = rate(meta([ALICE, BOB]), finished([0]), {ALICE: first, BOB: second})
+    by = {c.player: c.after for c in changes}
+    alone = {c.player: c.after for c in between_them}
+    assert by[ALICE] == alone[ALICE]
+    assert by[BOB] == alone[BOB]
+    assert by[CAROL].mu > MU  # the newcomer is rated against everyone
+
+
+def test_two_newcomers_rate_each_other() -> None:
+    changes = rate(meta([ALICE, BOB]), finished([0]), {})
+    assert [c.after.games for c in changes] == [1, 1]
+    assert changes[0].after.mu > MU > changes[1].after.mu
+
+
+def test_the_leaderboard_holds_established_accounts_only() -> None:
+    assert on_the_board(ALICE, Rating(30.0, 3.0, 40))
+    assert not on_the_board(ALICE, Rating(30.0, 3.0, 9))  # too few games
+    assert not on_the_board(ALICE, Rating(30.0, 7.5, 40))  # too uncertain
+    assert not on_the_board("bot-expert", starting("zoxso", "bot-expert"))
+
+
+def test_a_rated_table_has_the_standard_settings_but_its_seat_count() -> None:
+    standard = {"max_plies": 400, "time_control.clock_seconds": 600}
+    assert off_standard(standard, standard) == []
+    assert off_standard({**standard, "max_plies": 37}, standard) == ["max_plies 37 (standard: 400)"]
+    assert off_standard({"players": 3, "x": 1}, {"players": 4, "x": 1}) == []
+    assert off_standard({"extra": True}, {}) == ["extra True (standard: None)"]
 
 
 def test_a_timeout_or_a_resignation_ranks_last() -> None:
@@ -153,6 +275,9 @@ def test_provisional_until_settled_and_the_number_shown() -> None:
 def test_a_change_round_trips_through_json() -> None:
     change = Change(1, ALICE, 0, Rating(), Rating(27.0, 8.0, 1))
     assert Change.from_json(change.to_json()) == change
+    fixed = starting("solo", "bot-strong")
+    bot = Change(0, "bot-strong", 1, fixed, fixed)
+    assert Change.from_json(bot.to_json()) == bot
 
 
 @given(st.lists(st.integers(-50, 50), min_size=2, max_size=10))
@@ -181,7 +306,7 @@ def test_places_follow_scores_and_the_first_gains_the_last_loses(points: list[in
     assert all(c.after.sigma <= SIGMA for c in changes)
 
 
-def test_bot_levels_start_from_the_arena_and_people_as_new_players(
+def test_bot_levels_are_fixed_from_the_arena_and_people_start_as_new_players(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert set(BOT_SEEDS) == {"esoloe", "zoxso", "solo"}
@@ -189,7 +314,7 @@ def test_bot_levels_start_from_the_arena_and_people_as_new_players(
         assert set(seeds) == {"bot-random", "bot-greedy", "bot-strong", "bot-expert"}
         for level, (mu, sigma) in seeds.items():
             start = starting(game, level)
-            assert (start.mu, start.sigma, start.games) == (mu, max(sigma, SEED_SIGMA), 0)
+            assert start == Rating(mu, max(sigma, SEED_SIGMA), 0, fixed=True)
             assert held_rating(game, level, None) == start  # before its first counted game
         assert seeds["bot-random"][0] < min(seeds["bot-greedy"][0], seeds["bot-strong"][0])
         assert seeds["bot-greedy"][0] < seeds["bot-expert"][0]
@@ -199,10 +324,10 @@ def test_bot_levels_start_from_the_arena_and_people_as_new_players(
     assert starting("esoloe", "bot-expert") == starting("esoloe", "bot-strong")
     monkeypatch.undo()
     assert starting("esoloe", ALICE) == Rating()
-    assert starting("solace", "bot-strong") == Rating()
-    assert starting("solace", "bot-expert") == Rating()
+    assert starting("solace", "bot-strong") == Rating(fixed=True)  # no seed: a new player's
     held = Rating(30.0, 3.0, 12)
-    assert held_rating("esoloe", "bot-strong", held.to_json()) == held
+    assert held_rating("esoloe", ALICE, held.to_json()) == held
+    assert held_rating("esoloe", "bot-strong", held.to_json()) == starting("esoloe", "bot-strong")
 
 
 def test_the_arena_seeding_rates_levels_from_their_games() -> None:

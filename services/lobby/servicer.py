@@ -27,7 +27,7 @@ from services.game.limits import Limits, check_load, check_options, over
 from services.game.store import GameStore
 from services.lobby.live import LiveGames
 from services.lobby.store import LobbyStore, Ticket, pool_key
-from services.ratings.model import Rating
+from services.ratings.model import Rating, off_standard
 from services.ratings.scores import ScoreCache, Scores
 from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
@@ -164,6 +164,32 @@ def _check_rated(rated: bool, caller: Caller) -> None:
             "INVALID_ARGUMENT",
             "a guest plays casual games only: register (AuthService.Register) to play rated",
         )
+
+
+def _check_standard(game: str, create: Any) -> None:
+    """A rated game is made with the game's standard options, table settings and time control
+    (its seat count aside): else INVALID_OPTIONS, naming each setting that differs."""
+    found = games.get(game)
+    standard = dict(found.rules.default_options())
+    asked = {**standard, **found.adapter.options(create)}
+    try:
+        if found.out_of_turn:
+            standard[JUMP_IN_WINDOW] = found.jump_in_window_ms
+            asked[JUMP_IN_WINDOW] = jump_in_window(create, found.jump_in_window_ms)
+    except BadTimeControl as error:
+        raise ApiError("INVALID_OPTIONS", str(error)) from None
+    tc = requested(create, found.time_control)
+    differ = off_standard({**asked, **_timed(tc)}, {**standard, **_timed(found.time_control)})
+    if differ:
+        raise ApiError(
+            "INVALID_OPTIONS",
+            f"a rated {game} game is played with the standard options and time control, not "
+            f"{', '.join(differ)}: leave them unset, or play it casual",
+        )
+
+
+def _timed(tc: TimeControl) -> dict[str, Any]:
+    return {f"time_control.{name}": value for name, value in tc.to_json().items()}
 
 
 def rating_info(
@@ -344,6 +370,8 @@ class Lobby:
                 options[JUMP_IN_WINDOW] = jump_in_window(create, found.jump_in_window_ms)
         except BadTimeControl as error:
             raise ApiError("INVALID_OPTIONS", str(error)) from None
+        if request.rated:
+            _check_standard(game, create)
         return game, create, seat_count(game, create), options, tc
 
     async def find_match(
@@ -439,6 +467,7 @@ class Lobby:
             rated_game(game)
             if request.watch_only:
                 raise ApiError("INVALID_ARGUMENT", "a game of bots only is never rated")
+            _check_standard(game, create)
         player = await self._seen(caller)
         seats = seat_count(game, create)
         bots = [new_bot_id(request.level or "random") for _ in range(seats)]

@@ -222,8 +222,12 @@ def pool_key(
     table setting such as Solo's jump-in window counts as one),
     the same time control (likewise), and the same bots: level, and when to fill empty seats
     with them (so nobody who asked for random bots meets strong ones, and nobody waiting for
-    people gets bots at once); rated games apart from casual ones."""
-    wait = f"{bots_after:g}" if bots == "after" else ""
+    people gets bots at once); rated games apart from casual ones. A rated game's options and
+    time control are the standard ones, and its tickets wait in one pool whatever their bots:
+    a rare choice of bots makes no pool of its own (the matchmaker fills a table with the
+    bots its ticket asked for, and seats with them only people who asked for the same)."""
     compact = json.dumps(options, separators=(",", ":"), sort_keys=True)
-    rated_part = ":rated" if rated else ""
-    return f"{game}:{seats}:{compact}:{time_control.key()}:{level}:{bots}{wait}{rated_part}"
+    if rated:
+        return f"{game}:{seats}:{compact}:{time_control.key()}:rated"
+    wait = f"{bots_after:g}" if bots == "after" else ""
+    return f"{game}:{seats}:{compact}:{time_control.key()}:{level}:{bots}{wait}"

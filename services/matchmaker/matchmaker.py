@@ -145,8 +145,8 @@ class Matchmaker:
             t for t in waiting
             if t.bots == "now" or (t.bots == "after" and now - t.created_ms >= t.bots_after * 1000)
         ]  # fmt: skip
-        if ready:  # bots fill the table of whoever is ready, with the people who accept bots
-            people = [t for t in waiting if t.bots != "never"]
+        if ready:  # bots fill the table of whoever is ready, with the people who accept them
+            people = [t for t in waiting if t.bots != "never" and t.level == ready[0].level]
             if ready[0].rated:  # and sit with it by skill
                 others = [t for t in people if t is not ready[0]]
                 people = [ready[0], *within(ready[0], others, ratings, now, self.window)]

@@ -1,8 +1,9 @@
 """The ratings consumer: counts each finished rated game once. It reads the finished games'
-stream (keys.FINISHED_GAMES) with the consumer group `ratings` (several may run), counts each
-game in one PostgreSQL transaction that records its id (store.count: a game already counted is
-not counted again), then writes Redis's copy (leaderboard, ratings, the game's change) and
-only then acknowledges the entry. Should it stop anywhere before the acknowledgement, the entry
+stream (keys.FINISHED_GAMES) with the consumer group `ratings` (several may run), reads the
+game's log from Redis for the moves each seat made (model.own_moves), counts the game in one
+PostgreSQL transaction that records its id (store.count: a game already counted is not counted
+again), then writes Redis's copy (leaderboard, ratings, the game's change) and only then
+acknowledges the entry. Should it stop anywhere before the acknowledgement, the entry
 stays pending and is taken over (XAUTOCLAIM, after `claim_idle_seconds`) by a consumer that
 finds it counted and only writes Redis again: no game is counted twice, none is skipped."""
 
@@ -15,9 +16,10 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
-from runtime import keys
+from runtime import game_log, keys
 from runtime.consumer import GroupConsumer
 from runtime.db import database_failed
+from services.ratings.model import own_moves
 from services.ratings.scores import ScoreCache, count_score, day_counted
 from services.ratings.store import RatingCache, count, current
 
@@ -59,6 +61,7 @@ class RatingsConsumer(GroupConsumer):
         if record.get("scored"):  # (the entry's id says when the game finished, in ms)
             await self._count_score(game, game_id, record, int(_text(entry_id).split("-")[0]))
         elif record.get("rated"):
+            record = await with_moves(self.redis, game_id, record)
             async with self.database.connection() as connection:
                 now, changes = await count(connection, game, game_id, record)
                 ratings = await current(connection, game, sorted({c.player for c in changes}))
@@ -88,3 +91,16 @@ class RatingsConsumer(GroupConsumer):
         if now:
             self.counted += 1
             log.info("score counted", extra={"game_id": game_id, "players": [player]})
+
+
+async def with_moves(redis: Redis, game_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A finished game's record with the moves each seat made itself (`moves`, from the game's
+    log in Redis); without them when the log is gone (the game then counts for nobody)."""
+    meta, entries = await game_log.full(redis, game_id)
+    if meta is None or not entries or not entries[-1].status.get("finished"):
+        log.warning(
+            "a finished game's log was gone before it was rated", extra={"game_id": game_id}
+        )
+        return record
+    steps = [(e.actor, e.move, e.status) for e in entries if e.version > 0]
+    return {**record, "moves": own_moves(len(record["seats"]), steps)}

@@ -1,27 +1,23 @@
 """Ratings, without I/O: who a finished game counts for, how its seats rank, their new ratings
-(OpenSkill's Weng-Lin Plackett-Luce model), the conservative number shown and when a rating is
-still provisional. docs/ratings.md says the same in words.
+(OpenSkill's Weng-Lin Plackett-Luce model), the number shown and when a rating is still
+provisional. docs/ratings.md says the same in words.
 
-A game counts when it is rated, finished with a result (not aborted, stopped or abandoned) and
-at least one person in it is rated (an account that is not a bot account: guests are never
-rated; the game records which seats were accounts when it was made, `meta["accounts"]`). Its
-rated seats are the accounts' seats and the platform's bot seats (each bot level of each game
-is one rated player, `bot-<level>`); a guest's seat, and a bot that took a timed-out seat
-over, are not.
-A seat that resigned or ran out of time ranks last; the others rank by the result: winners
-first, then by score (Solo: its final standings), ties sharing a rank.
+A game counts when it is rated, finished with a result, played (every seat made PLAYED_MOVES
+moves of its own) and has a rated person and another rated seat. Bot levels' ratings are fixed;
+an established player's rating moves only with the other established seats' results.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from openskill.models import PlackettLuce
 
 import games
+from games.replay import PLATFORM_MOVES
 from services.ratings.bot_seeds import BOT_SEEDS
 from wire.players import plays_as_bot
 
@@ -40,8 +36,12 @@ PROVISIONAL_SIGMA = 7.0
 bring it to about 6.8)."""
 MAX_SEATS = 10
 SEED_SIGMA = 4.0
-"""A bot level starts at least this uncertain, whatever the arena found: its games against
-people, not the arena's against bots, decide where it ends up."""
+"""A bot level's fixed rating is at least this uncertain, whatever the arena found (the arena
+played bots against bots, not people)."""
+PLAYED_MOVES = 2
+"""A game counts only when every seat made at least this many moves of its own (a resignation,
+the platform's steps and a bot's moves for a seat it took over are not the seat's moves): a
+game resigned at once, or that one side never played, rates nobody."""
 
 MODEL = PlackettLuce(mu=MU, sigma=SIGMA)
 
@@ -55,6 +55,8 @@ class Rating:
     mu: float = MU
     sigma: float = SIGMA
     games: int = 0
+    fixed: bool = False
+    """A bot level's: games never move it, and it is never provisional."""
 
     @property
     def conservative(self) -> float:
@@ -67,10 +69,12 @@ class Rating:
 
     @property
     def provisional(self) -> bool:
+        if self.fixed:
+            return False
         return self.sigma > PROVISIONAL_SIGMA or self.games < PROVISIONAL_GAMES
 
     def to_json(self) -> str:
-        """As Redis holds it: `[mu, sigma, games]`."""
+        """As Redis holds it: `[mu, sigma, games]` (never a bot level's)."""
         return json.dumps([self.mu, self.sigma, self.games])
 
     @classmethod
@@ -105,13 +109,31 @@ class Change:
 
     @staticmethod
     def from_json(obj: Mapping[str, Any]) -> Change:
+        player = str(obj["player"])
+        fixed = is_bot_level(player)
         return Change(
             int(obj["seat"]),
-            str(obj["player"]),
+            player,
             int(obj["rank"]),
-            Rating(*obj["before"]),
-            Rating(*obj["after"]),
+            Rating(*_triple(obj["before"]), fixed=fixed),
+            Rating(*_triple(obj["after"]), fixed=fixed),
         )
+
+
+def _triple(values: Sequence[Any]) -> tuple[float, float, int]:
+    mu, sigma, games = values
+    return float(mu), float(sigma), int(games)
+
+
+def is_bot_level(player: str) -> bool:
+    """Whether a rated player is a bot level (`bot-<level>`), not an account."""
+    return player.startswith(BOT_RATING_PREFIX)
+
+
+def on_the_board(player: str, rating: Rating) -> bool:
+    """Whether a player is on the leaderboard: an established account (not provisional, not a
+    bot level)."""
+    return not is_bot_level(player) and not rating.provisional
 
 
 def rated_player(player: str, account: bool) -> str | None:
@@ -165,10 +187,50 @@ def score_of(record: Mapping[str, Any]) -> tuple[str, float] | None:
     return record["seats"][0], float(scores.get("0", 0.0))
 
 
+CHOSEN_SETTINGS = frozenset(("players",))
+"""The table settings a rated table may choose: the seat count (Solo's 2 to 10)."""
+
+
+def off_standard(asked: Mapping[str, Any], standard: Mapping[str, Any]) -> list[str]:
+    """The settings of a rated table (its options, table settings and time control, each by
+    name) that are not the standard ones, as `name value (standard: value)`: a rated game is
+    played with the standard settings, so that a rare choice makes no pool of the player's own
+    (where they would meet whom they chose). Only CHOSEN_SETTINGS may differ."""
+    return [
+        f"{name} {asked.get(name)} (standard: {standard.get(name)})"
+        for name in sorted(set(asked) | set(standard))
+        if name not in CHOSEN_SETTINGS and asked.get(name) != standard.get(name)
+    ]
+
+
+def own_moves(seats: int, steps: Iterable[tuple[int, str, Mapping[str, Any]]]) -> list[int]:
+    """How many moves each seat made itself, from a game's log after its creation: (the actor,
+    the move, the status after it) of each version. A resignation, the platform's steps
+    (timeouts, aborts, stops, take-backs) and the moves of a bot holding a timed-out seat are
+    not the seat's."""
+    made = [0] * seats
+    replaced: set[int] = set()
+    for actor, move, status in steps:
+        own = actor not in replaced and move not in (*PLATFORM_MOVES, "resign", "")
+        if own and 0 <= actor < seats:
+            made[actor] += 1
+        replaced = {int(seat) for seat in status.get("replaced") or {}}
+    return made
+
+
+def played(record: Mapping[str, Any]) -> bool:
+    """Whether every seat of a finished game made PLAYED_MOVES moves of its own (the record's
+    `moves`, own_moves; a record without them was not seen played)."""
+    moves = record.get("moves")
+    if not isinstance(moves, list) or len(moves) != len(record["seats"]):
+        return False
+    return all(isinstance(m, int) and m >= PLAYED_MOVES for m in moves)
+
+
 def counts(meta: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
-    """Whether a finished game changes ratings: rated, with a result, with a rated person and
-    another rated seat."""
-    if not meta.get("rated") or not has_result(status):
+    """Whether a finished game changes ratings: rated, with a result, played (`played`), with
+    a rated person and another rated seat."""
+    if not meta.get("rated") or not has_result(status) or not played(meta):
         return False
     seats: Sequence[str] = meta["seats"]
     if not 2 <= len(seats) <= MAX_SEATS:
@@ -198,48 +260,81 @@ def update(before: Sequence[Rating], places: Sequence[int]) -> list[tuple[float,
 
 
 def starting(game: str, player: str) -> Rating:
-    """The rating a player starts from: a bot level's is seeded from the arena
-    (services/ratings/bot_seeds.py, `make bot-ratings`), anyone else's is a new player's. A
-    level the arena has not rated starts from the next level below that it has (expert, the
-    strong bot with more time, from strong's): its games against people then move it."""
+    """The rating a player starts from: a new player's, or a bot level's fixed one, from the
+    arena (services/ratings/bot_seeds.py, `make bot-ratings`). A level the arena has not rated
+    has the next level's below that it has (expert, the strong bot with more time, strong's),
+    or a new player's when there is none."""
+    if not is_bot_level(player):
+        return Rating()
     seeds = BOT_SEEDS.get(game, {})
     seeded = seeds.get(player)
-    if seeded is None and player.startswith("bot-") and player[4:] in games.LEVELS:
+    if seeded is None and player[4:] in games.LEVELS:
         below = reversed(games.LEVELS[: games.LEVELS.index(player[4:])])
         seeded = next((seeds[f"bot-{level}"] for level in below if f"bot-{level}" in seeds), None)
-    return Rating() if seeded is None else Rating(seeded[0], max(seeded[1], SEED_SIGMA), 0)
+    mu, sigma = (MU, SIGMA) if seeded is None else (seeded[0], max(seeded[1], SEED_SIGMA))
+    return Rating(mu, sigma, 0, fixed=True)
 
 
 def held_rating(game: str, player: str, held: bytes | str | None) -> Rating:
-    """A rating as Redis holds it; the player's starting one when it holds none."""
-    return starting(game, player) if held is None else Rating.from_json(held)
+    """A rating as Redis holds it; the player's starting one when it holds none (a bot
+    level's is always its fixed one)."""
+    if held is None or is_bot_level(player):
+        return starting(game, player)
+    return Rating.from_json(held)
 
 
 def rate(
     meta: Mapping[str, Any], status: Mapping[str, Any], current: Mapping[str, Rating]
 ) -> list[Change]:
     """The changes a finished game makes to its rated seats' ratings (`current`: the players'
-    ratings now; a player missing starts new). Nothing for a game that does not count. Seats
-    of one rated player (two bots of a level) each move from its rating now; the player's new
-    rating is their mean."""
+    ratings now, bot levels' fixed ones included; a player missing starts new). Nothing for a
+    game that does not count.
+
+    A provisional player is rated against every seat. An established one (and bot levels count
+    as established) is rated against the other established seats only: a provisional
+    opponent's rating says too little to learn from (and a new account costs nothing), so
+    with no other established seat an established rating does not move. A bot level's fixed
+    rating never moves. A player at several seats takes the mean of their steps."""
     if not counts(meta, status):
         return []
     seats = rated_seats(meta)
     replaced = [int(s) for s in status.get("replaced", {})]
     places = ranks(len(meta["seats"]), status["result"], replaced)
     order = sorted(seats)
-    before = {seat: current.get(seats[seat], Rating()) for seat in order}
+    before = {seat: _now(current, seats[seat]) for seat in order}
+    steps = _steps(order, before, places)
+    settled = [s for s in order if not before[s].provisional]
+    if len(settled) >= 2:
+        among = _steps(settled, before, places)
+        steps |= {s: among[s] for s in settled}
+    else:
+        steps = {s: steps[s] for s in order if before[s].provisional}
     moved: dict[str, list[tuple[float, float]]] = {}
-    for seat, step in zip(
-        order, update([before[s] for s in order], [places[s] for s in order]), strict=True
-    ):
-        moved.setdefault(seats[seat], []).append(step)
+    for seat, step in steps.items():
+        if not before[seat].fixed:
+            moved.setdefault(seats[seat], []).append(step)
     after = {}
     for player, values in moved.items():
-        old = current.get(player, Rating())
+        old = _now(current, player)
         after[player] = Rating(
             sum(mu for mu, _ in values) / len(values),
             sum(sigma for _, sigma in values) / len(values),
             old.games + 1,
         )
-    return [Change(s, seats[s], places[s], before[s], after[seats[s]]) for s in order]
+    return [
+        Change(s, seats[s], places[s], before[s], after.get(seats[s], before[s])) for s in order
+    ]
+
+
+def _now(current: Mapping[str, Rating], player: str) -> Rating:
+    """A player's rating now: a new player's when missing; a bot level's is fixed."""
+    found = current.get(player, Rating())
+    return replace(found, fixed=True) if is_bot_level(player) else found
+
+
+def _steps(
+    seats: Sequence[int], before: Mapping[int, Rating], places: Sequence[int]
+) -> dict[int, tuple[float, float]]:
+    """Each of `seats`' (mu, sigma) after a game among those seats only."""
+    found = update([before[s] for s in seats], [places[s] for s in seats])
+    return dict(zip(seats, found, strict=True))

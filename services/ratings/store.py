@@ -18,6 +18,8 @@ from services.ratings.model import (
     Rating,
     counts,
     held_rating,
+    is_bot_level,
+    on_the_board,
     rate,
     rated_seats,
     starting,
@@ -28,7 +30,7 @@ CHANGE_TTL_SECONDS = 7 * 24 * 3600
 
 # KEYS: the players' values (hash), their table (sorted set).
 # ARGV: where a value (a JSON array) holds its count of games (1 for the first), then triples of
-# (player, value, its score on the table).
+# (player, value, its score on the table or "" to be off the table).
 # Sets each player's value unless Redis holds one counting more games already: two consumers'
 # writes of one player's successive values may arrive in either order; the later one wins.
 _PUT = """
@@ -38,7 +40,11 @@ for i = 2, #ARGV, 3 do
   local held = redis.call('HGET', KEYS[1], player)
   if not held or cjson.decode(held)[at] <= cjson.decode(value)[at] then
     redis.call('HSET', KEYS[1], player, value)
-    redis.call('ZADD', KEYS[2], ARGV[i + 2], player)
+    if ARGV[i + 2] == '' then
+      redis.call('ZREM', KEYS[2], player)
+    else
+      redis.call('ZADD', KEYS[2], ARGV[i + 2], player)
+    end
   end
 end
 return 1
@@ -55,11 +61,13 @@ class Held:
         """Where a value's JSON array holds its count of games (1 for the first)."""
         self._put = redis.register_script(_PUT)
 
-    async def put(self, values: str, table: str, entries: Iterable[tuple[str, str, float]]) -> None:
-        """Set (player, value JSON, score on the table) for each entry."""
+    async def put(
+        self, values: str, table: str, entries: Iterable[tuple[str, str, float | None]]
+    ) -> None:
+        """Set (player, value JSON, score on the table: None for off it) for each entry."""
         args: list[Any] = [self.games_at]
-        for player, value, score in sorted(entries):
-            args += [player, value, score]
+        for player, value, score in sorted(entries, key=lambda entry: entry[0]):
+            args += [player, value, "" if score is None else score]
         if len(args) > 1:
             await self._put(keys=[values, table], args=args)
 
@@ -85,8 +93,9 @@ async def count(
             )
             row = await cursor.fetchone()
             return False, [Change.from_json(c) for c in (row[0] if row else [])]
-        players = sorted(set(_players(record)))
-        current: dict[str, Rating] = {}
+        rated = sorted(set(_players(record)))
+        players = [p for p in rated if not is_bot_level(p)]  # a bot level's rating is fixed
+        current = {p: starting(game, p) for p in rated if is_bot_level(p)}
         if players:
             # Rows made first, then locked in one order: two games of one player wait for each
             # other instead of both starting from the same rating.
@@ -100,7 +109,7 @@ async def count(
                 " WHERE game = %s AND player_id = ANY(%s) ORDER BY player_id FOR UPDATE",
                 (game, players),
             )
-            current = {p: Rating(mu, sigma, games) async for p, mu, sigma, games in cursor}
+            current |= {p: Rating(mu, sigma, games) async for p, mu, sigma, games in cursor}
         changes = rate(record, record["status"], current)
         after = {c.player: c.after for c in changes}
         if after:
@@ -139,11 +148,16 @@ class RatingCache:
         self.held = Held(redis, games_at=3)
 
     async def put(self, game: str, ratings: Mapping[str, Rating]) -> None:
-        """Set these players' ratings (a rating counting fewer games than Redis's is left)."""
+        """Set these players' ratings (a rating counting fewer games than Redis's is left).
+        The leaderboard holds established players only: not a provisional rating, nor a bot
+        level."""
         await self.held.put(
             keys.ratings(game),
             keys.leaderboard(game),
-            ((p, r.to_json(), r.conservative) for p, r in ratings.items()),
+            (
+                (p, r.to_json(), r.conservative if on_the_board(p, r) else None)
+                for p, r in ratings.items()
+            ),
         )
 
     async def put_change(self, game_id: str, changes: Sequence[Change]) -> None:

@@ -17,14 +17,14 @@ from client.session import Session
 from runtime import keys
 from runtime.redis import connect_redis
 from services.matchmaker.skill import Window
-from services.ratings.model import Rating, starting
+from services.ratings.model import PLAYED_MOVES, Rating, starting
 from services.ratings.store import RatingCache
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tests.integration.test_accounts import PASSWORD, refused
 from tests.integration.test_client import state_dir, tabletop
 from tests.integration.test_ratings import Consumer, fresh_stream
-from tests.platform import Platform
+from tests.platform import Platform, play_moves
 from tests.timing import eventually
 
 pytestmark = pytest.mark.integration
@@ -99,10 +99,12 @@ async def test_a_rated_match_is_counted_once_and_shown(
     )
     assert left.state == lobby_pb2.TICKET_STATE_CANCELLED  # the casual one met nobody
     loser = ann if ann_ticket.seat == 0 else bob
+    winner = bob if loser is ann else ann
+    # played (it counts: docs/ratings.md), then resigned
+    await play_moves({0: loser, 1: winner}, "esoloe", ann_ticket.game_id, PLAYED_MOVES)
     await loser.game("esoloe").Resign(
         common_pb2.ResignRequest(game_id=ann_ticket.game_id), metadata=loser.metadata
     )
-    winner = bob if loser is ann else ann
     async with Consumer(redis_url, database_url, "ratings-1"):
 
         async def counted() -> Any:
@@ -119,24 +121,23 @@ async def test_a_rated_match_is_counted_once_and_shown(
     assert by_player[loser.player_id].place == 2
     assert by_player[winner.player_id].after > by_player[loser.player_id].after
     mine = await rating(winner)
-    assert (mine.games, mine.place) == (1, 1)
-    assert (await rating(winner, loser.player_id)).place == 2  # another's, by id
+    assert (mine.games, mine.provisional, mine.HasField("place")) == (1, True, False)
+    other = await rating(winner, loser.player_id)  # another's, by id
+    assert (other.games, other.HasField("place")) == (1, False)
+    # the leaderboard lists established players only: neither yet
     board = await ann.lobby.ListLeaderboard(
         lobby_pb2.ListLeaderboardRequest(game="esoloe"), metadata=ann.metadata
     )
-    assert [(e.player_id, e.place) for e in board.entries] == [
-        (winner.player_id, 1), (loser.player_id, 2),
-    ]  # fmt: skip
+    assert list(board.entries) == []
     around = await ann.lobby.ListLeaderboard(
         lobby_pb2.ListLeaderboardRequest(game="esoloe", around_player="me", limit=1),
         metadata=ann.metadata,
     )
-    assert [e.player_id for e in around.entries] == [ann.player_id]
-    # the terminal client, as ann (her place is her result's)
+    assert list(around.entries) == []
+    # the terminal client, as ann
     await tabletop(stack, "login", "ann", script=PASSWORD + "\n")
     shown = await tabletop(stack, "rating", "esoloe")
-    place = 1 if winner is ann else 2
-    assert shown.out.startswith(f"esoloe  {(await rating(ann)).rating}?  #{place}  1 rated game")
+    assert shown.out.startswith(f"esoloe  {(await rating(ann)).rating}?  unranked  1 rated game")
     # her seat at the finished game: the client says what it did to her rating
     back = await tabletop(stack, "play", "--game", ann_ticket.game_id)
     delta = by_player[ann.player_id].after - by_player[ann.player_id].before
@@ -145,9 +146,14 @@ async def test_a_rated_match_is_counted_once_and_shown(
     started = await tabletop(stack, "play", "esoloe", "--rated", "--seat", "0", script="quit\n")
     assert "rated game: you " in started.out, started.out + started.err
     top = await tabletop(stack, "top", "esoloe")
-    assert [line.split()[:2] for line in top.out.splitlines()] == [
-        ["1.", "ann" if winner is ann else "bob"], ["2.", "bob" if winner is ann else "ann"],
-    ]  # fmt: skip
+    assert "established" in top.out  # nobody on it yet
+    redis = connect_redis(redis_url)
+    try:  # cal, established, as the ratings consumer would have left him
+        await RatingCache(redis).put("esoloe", {cal.player_id: Rating(30.0, 3.0, 40)})
+    finally:
+        await redis.aclose()
+    top = await tabletop(stack, "top", "esoloe")
+    assert [line.split()[:3] for line in top.out.splitlines()] == [["1.", "cal", "1840"]]
     for session in (ann, bob, cal):
         await session.close()
 

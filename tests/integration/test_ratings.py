@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import json
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -21,11 +21,11 @@ from runtime import bot_turns, db, keys
 from runtime.consumer import GroupConsumer
 from runtime.redis import connect_redis
 from services.archive.archiver import ARCHIVE_GROUP
-from services.ratings.consumer import RatingsConsumer
-from services.ratings.model import MU
+from services.ratings.consumer import RatingsConsumer, with_moves
+from services.ratings.model import MU, PLAYED_MOVES
 from services.ratings.store import RatingCache, count
 from tabletop.common.v1 import common_pb2
-from tests.platform import TEST_INTERNAL_KEY, Platform
+from tests.platform import TEST_INTERNAL_KEY, Platform, spread
 from tests.timing import eventually, patience
 from wire.api import api
 from wire.metadata import PLAYER_METADATA, RATED_METADATA, rated_value
@@ -113,6 +113,33 @@ async def create(
     return str(created.status.game_id)
 
 
+async def play(platform: Platform, game: str, game_id: str, players: Sequence[str]) -> None:
+    """Each seat plays PLAYED_MOVES moves (`spread`), whoever is to act: a game played, which
+    may count (docs/ratings.md)."""
+    target = platform.replica_target(0, game)
+    made = [0] * len(players)
+    async with platform_channel(target, api(game).full_name, TEST_INTERNAL_KEY) as channel:
+        stub = api(game).stub(channel)
+        while min(made) < PLAYED_MOVES:
+            as_first = ((PLAYER_METADATA, players[0]),)
+            view = await stub.GetView(
+                common_pb2.GetViewRequest(game_id=game_id, public=True), metadata=as_first
+            )
+            assert not view.status.finished, "the game ended before each seat played twice"
+            seat = view.status.to_act[0]
+            player = ((PLAYER_METADATA, players[seat]),)
+            legal = await stub.LegalMoves(
+                common_pb2.LegalMovesRequest(game_id=game_id), metadata=player
+            )
+            move = spread(legal.moves, sum(made))
+            await stub.Play(
+                common_pb2.PlayRequest(game_id=game_id, move=move, expected_version=legal.version),
+                metadata=player,
+                timeout=patience(10),
+            )
+            made[seat] += 1
+
+
 async def resign(platform: Platform, game: str, game_id: str, player: str) -> None:
     target = platform.replica_target(0, game)
     async with platform_channel(target, api(game).full_name, TEST_INTERNAL_KEY) as channel:
@@ -174,6 +201,7 @@ async def test_a_rated_game_counts_once_through_a_crash_and_a_replay(
     platform, redis = stack
     alice, bob = account(), account()
     game_id = await create(platform, "esoloe", [alice, bob], [0, 1])
+    await play(platform, "esoloe", game_id, [alice, bob])
     await resign(platform, "esoloe", game_id, alice)
     entry_id, fields = await finished_entry(redis, game_id)
     # A consumer counted the game and was killed before it acknowledged the entry: the
@@ -183,7 +211,8 @@ async def test_a_rated_game_counts_once_through_a_crash_and_a_replay(
     await redis.xreadgroup(keys.RATINGS_GROUP, "killed", {keys.FINISHED_GAMES: "0"}, count=1)
     await redis.xclaim(keys.FINISHED_GAMES, keys.RATINGS_GROUP, "killed", 0, [entry_id])
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        first, _ = await count(conn, "esoloe", game_id, json.loads(fields[b"record"]))
+        record = await with_moves(redis, game_id, json.loads(fields[b"record"]))
+        first, _ = await count(conn, "esoloe", game_id, record)
     assert first
     after_crash = ratings(database_url, "esoloe", alice, bob)
     assert after_crash[bob][0] > MU > after_crash[alice][0]
@@ -200,21 +229,27 @@ async def test_a_rated_game_counts_once_through_a_crash_and_a_replay(
     assert after_crash[alice][1] == after_crash[bob][1] == 1
     assert counted(database_url, game_id) == 1
     board = await cache.board("esoloe", 0, 10_000)
-    assert {alice, bob} <= {p for p, _ in board}
+    assert not {alice, bob} & {p for p, _ in board}  # provisional: not on the leaderboard
     rating, place = await cache.rating("esoloe", bob)
     assert rating.games == 1
-    assert place is not None
+    assert place is None
     pending: Any = await redis.xpending(keys.FINISHED_GAMES, keys.RATINGS_GROUP)
     assert pending["pending"] == 0
     # Redis loses the ratings: they are written again from PostgreSQL.
     await redis.delete(keys.leaderboard("esoloe"), keys.ratings("esoloe"))
-    assert (await cache.rating("esoloe", bob))[1] is None
+    assert (await cache.rating("esoloe", bob))[0].games == 0
+    carol = account()  # an established player, as PostgreSQL keeps one
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        await conn.execute(
+            "INSERT INTO ratings (game, player_id, mu, sigma, games) VALUES (%s, %s, 30, 3, 40)",
+            ("esoloe", carol),
+        )
         written = await cache.rebuild(conn)
-    assert written["esoloe"] >= 2
+    assert written["esoloe"] >= 3
     rebuilt, place = await cache.rating("esoloe", bob)
     assert rebuilt == rating
-    assert place is not None
+    assert place is None
+    assert (await cache.rating("esoloe", carol))[1] is not None  # back on the leaderboard
 
 
 async def test_what_counts_for_nobody_and_what_counts_as_a_loss(
@@ -225,6 +260,8 @@ async def test_what_counts_for_nobody_and_what_counts_as_a_loss(
     guests = ["p-" + secrets.token_hex(8), account()]
     bots = ["bot-random-" + secrets.token_hex(6), "bot-greedy-" + secrets.token_hex(6)]
     aborted = [account(), account()]
+    at_once = [account(), account()]
+    idle = [account(), account()]
     late, prompt = account(), account()
     solo = [account(), account(), account()]
     async with Consumer(redis_url, database_url, "counter"):
@@ -232,13 +269,22 @@ async def test_what_counts_for_nobody_and_what_counts_as_a_loss(
         ids.append(await create(platform, "esoloe", casual, None))
         await resign(platform, "esoloe", ids[-1], casual[0])
         ids.append(await create(platform, "esoloe", guests, [1]))  # seat 0 a guest
+        await play(platform, "esoloe", ids[-1], guests)
         await resign(platform, "esoloe", ids[-1], guests[1])
         aborting = common_pb2.TimeControl(abort_seconds=1)
         ids.append(await create(platform, "esoloe", aborted, [0, 1], time_control=aborting))
+        ids.append(await create(platform, "esoloe", at_once, [0, 1]))  # not played
+        await resign(platform, "esoloe", ids[-1], at_once[1])
         timed = common_pb2.TimeControl(move_seconds=1)
-        ids.append(await create(platform, "esoloe", [late, prompt], [0, 1], time_control=timed))
+        ids.append(await create(platform, "esoloe", idle, [0, 1], time_control=timed))
+        # Seat 0 runs out of time after both played (a move limit no busy machine exceeds
+        # between the moves, which follow each other at once).
+        played = common_pb2.TimeControl(move_seconds=int(patience(2)))
+        ids.append(await create(platform, "esoloe", [late, prompt], [0, 1], time_control=played))
+        await play(platform, "esoloe", ids[-1], [late, prompt])
         options = api("solo").pb2.Options(players=3)
         ids.append(await create(platform, "solo", solo, [0, 1, 2], options=options))
+        await play(platform, "solo", ids[-1], solo)
         await resign(platform, "solo", ids[-1], solo[1])
         bot_game = await create(platform, "esoloe", bots, [])
         for game_id in ids:
@@ -246,7 +292,8 @@ async def test_what_counts_for_nobody_and_what_counts_as_a_loss(
         await eventually(
             lambda: all(counted(database_url, g) for g in ids[1:]), 20, "the rated games counted"
         )
-    assert ratings(database_url, "esoloe", *casual, *guests, *aborted, "bot-random") == {}
+    nobody = (*casual, *guests, *aborted, *at_once, *idle, "bot-random")
+    assert ratings(database_url, "esoloe", *nobody) == {}
     assert counted(database_url, bot_game) == 0
     loss = ratings(database_url, "esoloe", late, prompt)
     assert loss[prompt][0] > MU > loss[late][0]  # seat 0 was to move and ran out of time
@@ -265,6 +312,7 @@ async def test_a_finished_game_left_on_the_live_list_is_appended_by_the_bots_swe
     platform, redis = stack
     alice, bob = account(), account()
     game_id = await create(platform, "esoloe", [alice, bob], [0, 1])
+    await play(platform, "esoloe", game_id, [alice, bob])
     await resign(platform, "esoloe", game_id, alice)
     entry_id, _ = await finished_entry(redis, game_id)
     await redis.xdel(keys.FINISHED_GAMES, entry_id)  # never appended, still listed
