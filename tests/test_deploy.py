@@ -1111,17 +1111,18 @@ def test_prod_redis_and_sentinels_start_and_fail_over_the_way_the_manifests_say(
         assert empty.returncode != 0, f"{workload} started without a password"
 
 
-# --- The public surface: only the gateway's gRPC port, over TLS in prod ------------------------
+# --- The public surface: only the gateway's gRPC and web ports, over TLS in prod -------------
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_metrics_are_never_public(overlay: str) -> None:
     """A Service reachable from outside the cluster (LoadBalancer, NodePort) exposes the
-    gateway's gRPC port and nothing else; the gateway's own Service carries only that port,
-    and its metrics (and in prod the plaintext health port) are on a ClusterIP Service."""
+    gateway's gRPC and web ports and nothing else; the gateway's own Service carries only
+    those, and its metrics (and in prod the plaintext health port) are on a ClusterIP Service."""
     docs = render(overlay)
     gateway = container(docs, "gateway")
     grpc_port = next(p["containerPort"] for p in gateway["ports"] if p["name"] == "grpc")
+    web_port = next(p["containerPort"] for p in gateway["ports"] if p["name"] == "web")
     public = [
         d
         for d in docs
@@ -1132,7 +1133,8 @@ def test_metrics_are_never_public(overlay: str) -> None:
     for service in [*public, find(docs, "Service", "gateway")]:
         assert service["spec"]["selector"] == {"app.kubernetes.io/name": "gateway"}
         assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [
-            (grpc_port, "grpc")
+            (grpc_port, "grpc"),
+            (web_port, "web"),
         ]
     internal = find(docs, "Service", "gateway-internal")
     assert internal["spec"]["type"] == "ClusterIP"
@@ -1141,11 +1143,12 @@ def test_metrics_are_never_public(overlay: str) -> None:
     published = {name: service.get("ports", []) for name, service in compose()["services"].items()}
     published = {name: ports for name, ports in published.items() if ports}
     assert list(published) == ["gateway"]
-    (mapping,) = published["gateway"]
-    # The gateway's port, on the host's 50050 or the one GATEWAY_PORT names (default 50050).
-    host, container_port = mapping.rsplit(":", 1)
-    assert container_port == "50050"
-    assert host in ("50050", "${GATEWAY_PORT:-50050}"), mapping
+    # The gateway's gRPC port, on the host's 50050 or the one GATEWAY_PORT names; its web port,
+    # on 8080 or WEB_PORT.
+    assert [mapping.rsplit(":", 1) for mapping in published["gateway"]] == [
+        ["${GATEWAY_PORT:-50050}", "50050"],
+        ["${WEB_PORT:-8080}", "8080"],
+    ]
 
 
 def test_prod_gateway_speaks_tls_and_bot_workers_check_its_name() -> None:
@@ -1558,7 +1561,8 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
         internal.add(("redis", "redis", 6379, "TCP"))
         internal.add(("redis", "redis", *sentinel))
     ingress = set(internal)
-    ingress |= {(peer, "gateway", *grpc("gateway")) for peer in cluster.everyone()}
+    public = (grpc("gateway"), cluster.pods["gateway"][1]["web"])  # the gRPC and the web port
+    ingress |= {(peer, "gateway", *port) for peer in cluster.everyone() for port in public}
     processes = _running(PROCESSES, accounts)
     ingress |= {("monitoring/prometheus", name, 9464, "TCP") for name in processes}
     if overlay == "prod":
@@ -1598,7 +1602,9 @@ def test_probes_from_nodes_component_opens_only_the_probed_ports(
     (rule,) = policy["spec"]["ingress"]
     (peer,) = rule["from"]
     nodes = f"ip:{peer['ipBlock']['cidr']}"
-    probed: set[Edge] = {(nodes, "gateway", *cluster.pods["gateway"][1]["grpc"])}
+    probed: set[Edge] = {
+        (nodes, "gateway", *cluster.pods["gateway"][1][name]) for name in ("grpc", "web")
+    }
     for workload in workloads(docs):
         for probed_container in workload["spec"]["template"]["spec"]["containers"]:
             ports = {p["name"]: p["containerPort"] for p in probed_container["ports"]}
@@ -1613,14 +1619,17 @@ def test_probes_from_nodes_component_opens_only_the_probed_ports(
 
 
 def test_dockerfile_builds_from_what_the_repository_has() -> None:
-    """No Docker engine here: check the Dockerfile's shape instead. Two stages, the project's
-    own proto target in the first, a non-root user in the slim runtime stage, and a command
+    """No Docker engine here: check the Dockerfile's shape instead. Three stages, the project's
+    own proto target in the Python build, the web client built from its lockfile (`npm ci`) and
+    served from the image (WEB_ROOT), a non-root user in the slim runtime stage, and a command
     that names a real process."""
     text = (DEPLOY / "Dockerfile").read_text()
     stages = re.findall(r"^FROM (\S+)", text, re.M)
-    assert len(stages) == 2
+    assert len(stages) == 3  # the web client's bundle, the Python build, the runtime
     assert all(stage.endswith("-slim") or " AS " in stage for stage in stages)
     assert "make proto" in text
+    assert "npm ci" in text and "COPY --from=web /src/web/dist /opt/web" in text
+    assert "WEB_ROOT=/opt/web" in text
     assert re.search(r"^USER 10001", text, re.M)
     entry = json.loads(re.search(r"^ENTRYPOINT (.+)$", text, re.M).group(1))  # type: ignore[union-attr]
     command = json.loads(re.search(r"^CMD (.+)$", text, re.M).group(1))  # type: ignore[union-attr]
