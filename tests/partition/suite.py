@@ -30,6 +30,7 @@ import collections
 import itertools
 import os
 import random
+import re
 import secrets
 import subprocess
 import sys
@@ -460,8 +461,8 @@ class Tally:
     joined: list[Joined] = field(default_factory=list)
     errors: collections.Counter[str] = field(default_factory=collections.Counter)
     latencies: list[float] = field(default_factory=list)
-    answered: list[float] = field(default_factory=list)
-    """When each acknowledged move was answered (monotonic)."""
+    answered: dict[str, float] = field(default_factory=dict)
+    """When each acknowledged move was answered (monotonic), by request id."""
 
 
 class Writer:
@@ -561,7 +562,7 @@ class Writer:
                 lost_answers += 1
                 await asyncio.sleep(min(1.0, 0.05 * 2 ** min(lost_answers, 5)))
         self.tally.latencies.append(time.perf_counter() - started)
-        self.tally.answered.append(time.monotonic())
+        self.tally.answered[request_id] = time.monotonic()
         joined.unknown.remove(request_id)
         joined.accepted.append(Move(reply.status.version, joined.seat, move, request_id))
 
@@ -659,17 +660,27 @@ async def _run(
     os.environ.update(world.sentinel_env)
     found = await audit("redis://sentinel/0", False, tally.joined)
     acknowledged = [m for j in tally.joined for m in j.accepted]
-    lost = [p for p in found.problems if "is not in the log" in p or "is gone" in p]
+    windows = faults.windows
+
+    def stretch(problem: str) -> str:
+        """The stretch of the run in which the move a problem names was acknowledged."""
+        named = re.search(r"request_id='([^']+)'", problem)
+        answered = tally.answered.get(named.group(1)) if named else None
+        if answered is None:
+            return problem
+        what = max((w for w in windows if w[1] <= answered), key=lambda w: w[1])[0]
+        return f"{problem} (acknowledged {answered - faults.started:.1f} s in, during: {what})"
+
+    lost = [stretch(p) for p in found.problems if "is not in the log" in p or "is gone" in p]
     told: dict[tuple[str, int], set[str]] = collections.defaultdict(set)
     for joined in tally.joined:
         for move in joined.accepted:
             told[joined.game_id, move.version].add(move.move)
     twice = [f"{g} version {v}: {sorted(m)}" for (g, v), m in told.items() if len(m) > 1]
-    others = [p for p in found.problems if p not in lost]
-    windows = faults.windows
+    others = [p for p in found.problems if "is not in the log" not in p and "is gone" not in p]
     availability = []
     for (what, begun), (_next, ended) in itertools.pairwise(windows):
-        answered = sum(1 for t in tally.answered if begun <= t < ended)
+        answered = sum(1 for t in tally.answered.values() if begun <= t < ended)
         availability.append((what, answered / max(ended - begun, 1e-9), ended - begun))
     steps = [f"{what} {ended - begun:.1f} s" for (what, begun), (_n, ended)
              in itertools.pairwise(windows)][1:]  # fmt: skip
