@@ -67,9 +67,11 @@ def run(*command: str, timeout: float = 600, check: bool = True) -> str:
 
 @dataclass
 class Stack:
-    """The running Compose project: the gateway's published port and the compose command."""
+    """The running Compose project: the gateway's published ports (gRPC, web) and the compose
+    command."""
 
     port: int
+    web_port: int
     env: dict[str, str]
 
     @property
@@ -172,6 +174,7 @@ def stack() -> Iterator[Stack]:
     env = {
         **os.environ,
         "GATEWAY_PORT": str(free_port()),
+        "WEB_PORT": str(free_port()),
         "TOKEN_SECRET": secrets.token_urlsafe(32),
         "BOT_KEY": secrets.token_urlsafe(24),
         "INTERNAL_KEY": secrets.token_urlsafe(32),
@@ -180,7 +183,7 @@ def stack() -> Iterator[Stack]:
         # Solo's bots wait 2.5 s after each move at a table with a person: a game takes minutes.
         "BOT_MAX_JUMP_IN_WINDOW_MS": "100",
     }
-    stack = Stack(port=int(env["GATEWAY_PORT"]), env=env)
+    stack = Stack(port=int(env["GATEWAY_PORT"]), web_port=int(env["WEB_PORT"]), env=env)
     stack.remove()  # what an interrupted run left
     try:
         stack.compose("up", "-d")

@@ -1,7 +1,8 @@
-"""The Compose stack, built and run with podman: health through the published port, a game of
-each kind against the bots, an account that outlives a restart of its database, every container
-stopped with its stop signal while a player plays on, and a game service scaled to three whose
-new replicas get calls."""
+"""The Compose stack, built and run with podman: health through the published port, the web
+client and the API for browsers on the published web port, a game of each kind against the
+bots, an account that outlives a restart of its database, every container stopped with its stop
+signal while a player plays on, and a game service scaled to three whose new replicas get
+calls."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 
 import grpc
 import pytest
@@ -22,6 +24,8 @@ from tabletop.solo.v1 import solo_pb2
 from tests.containers.conftest import IMAGE, LABEL, PORTS, STOP_SIGNALS, Stack, run
 from tests.platform import play_until_finished
 from tests.timing import eventually, patience
+from tests.web import PROTOCOLS, Call
+from wire.api import AUTH_SERVICE
 
 pytestmark = pytest.mark.containers
 
@@ -43,6 +47,22 @@ def test_health_through_the_published_port(stack: Stack) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SERVING" in done.stdout
+
+
+def test_the_web_client_and_the_api_for_browsers_on_the_published_web_port(stack: Stack) -> None:
+    """The image carries the built web client and the gateway serves it, with its
+    Content-Security-Policy, beside the API over Connect and gRPC-Web."""
+    base = f"http://127.0.0.1:{stack.web_port}"
+    with urllib.request.urlopen(base + "/", timeout=patience(30)) as page:
+        assert page.status == 200
+        assert page.headers["content-type"].startswith("text/html")
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        assert "<script" in page.read().decode()
+    for protocol in PROTOCOLS:
+        request = lobby_pb2.LoginRequest(name=f"e2e-web-{protocol}").SerializeToString()
+        answer = Call(base, f"/{AUTH_SERVICE}/Login", request, protocol=protocol).run()
+        assert answer.code == "ok", answer
+        assert lobby_pb2.LoginResponse.FromString(answer.messages[0]).player_id.startswith("p-")
 
 
 async def _play_against_bots(session: Session, game: str) -> lobby_pb2.PlayAgainstBotsResponse:
