@@ -1628,7 +1628,8 @@ def test_dockerfile_builds_from_what_the_repository_has() -> None:
     assert len(stages) == 3  # the web client's bundle, the Python build, the runtime
     assert all(stage.endswith("-slim") or " AS " in stage for stage in stages)
     assert "make proto" in text
-    assert "npm ci" in text and "COPY --from=web /src/web/dist /opt/web" in text
+    assert "npm ci" in text
+    assert "COPY --from=web /src/web/dist /opt/web" in text
     assert "WEB_ROOT=/opt/web" in text
     assert re.search(r"^USER 10001", text, re.M)
     entry = json.loads(re.search(r"^ENTRYPOINT (.+)$", text, re.M).group(1))  # type: ignore[union-attr]
