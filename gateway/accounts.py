@@ -23,6 +23,7 @@ import logging
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -35,6 +36,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from gateway.auth import Identity, TokenIssuer
+from gateway.fairness import FairSlots
 from gateway.oidc import External
 from wire.errors import ApiError
 from wire.players import BOT_ACCOUNT_PREFIX
@@ -58,6 +60,10 @@ TOKEN_PREFIX = "tt_"
 HASHES_AT_ONCE = 2
 """Password hashes computed at once by one gateway (each takes 64 MiB and ~70 ms of a core):
 more logins wait their turn instead of taking every core."""
+HASHES_PER_CALLER = 4
+"""Password hashes one client address may have computed or waiting at once on a gateway (one
+more is refused, RATE_LIMITED); the places go round robin across addresses, so one address
+sending checks as fast as it may delays another's login by a hash or two at most."""
 
 
 def _now() -> datetime:
@@ -68,12 +74,58 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+RESERVED_NAMES = frozenset(
+    {
+        "admin",
+        "administrator",
+        "root",
+        "system",
+        "moderator",
+        "mod",
+        "support",
+        "staff",
+        "tabletop",
+        "bot",
+        "bots",
+        "guest",
+        "null",
+        "none",
+        "anonymous",
+    }
+)
+"""Usernames nobody may take (whatever the case): they would pass for the platform's own."""
+RESERVED_PATTERN = re.compile(r"bot[-_0-9].*|bot(random|greedy|strong|expert).*")
+"""Usernames that would pass for the platform's bots (whose seats are named bot-<level>-<hex>)."""
+
+
+def name_key(name: str) -> str:
+    """The form two names are compared in: NFKC, then case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def is_reserved(name: str) -> bool:
+    key = name_key(name)
+    return key in RESERVED_NAMES or RESERVED_PATTERN.fullmatch(key) is not None
+
+
+def visible(text: str) -> str:
+    """`text` without control and format characters (bidi overrides, zero widths...), NFKC."""
+    kept = "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+    return unicodedata.normalize("NFKC", kept)
+
+
 def check_username(username: str) -> str:
     if not USERNAME_PATTERN.fullmatch(username):
         raise ApiError(
             "INVALID_ARGUMENT",
             "a username is 2 to 20 letters, digits, '-' or '_', starting with a letter or digit"
             f"; got {username[:40]!r}",
+        )
+    if is_reserved(username):
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"the username {username!r} is reserved (it would pass for the platform's own "
+            "staff or bots); choose another",
         )
     return username
 
@@ -83,6 +135,11 @@ def check_password(password: str) -> str:
         raise ApiError(
             "INVALID_ARGUMENT",
             f"a password is {PASSWORD_MIN} to {PASSWORD_MAX} characters; got {len(password)}",
+        )
+    if any(unicodedata.category(c) == "Cc" for c in password):
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            "a password may not hold control characters (NUL, tabs, line breaks...)",
         )
     return password
 
@@ -108,13 +165,14 @@ class Accounts:
         access_ttl_seconds: int = ACCESS_TTL_SECONDS,
         refresh_ttl_seconds: int = REFRESH_TTL_SECONDS,
         hashes_at_once: int = HASHES_AT_ONCE,
+        hashes_per_caller: int = HASHES_PER_CALLER,
     ) -> None:
         self.pool = pool
         self.issuer = issuer
         self.access_ttl = access_ttl_seconds
         self.refresh_ttl = refresh_ttl_seconds
         self.hasher = PasswordHasher()  # argon2id, RFC 9106's second choice: t=3, 64 MiB, p=4
-        self._hashing = asyncio.Semaphore(hashes_at_once)
+        self._hashing = FairSlots(hashes_at_once, hashes_per_caller)
         self._decoy = self.hasher.hash(secrets.token_urlsafe(16))
         """Verified against when the username is unknown: a login takes as long either way."""
 
@@ -130,30 +188,32 @@ class Accounts:
                 "UNAVAILABLE", "the account database cannot be reached now; retry"
             ) from None
 
-    async def _hashed(self, work: Callable[[], T]) -> T:
-        """`work` (a password hash) in a thread, at most HASHES_AT_ONCE at a time: a place is
-        freed when the hash is done, not when its caller gives up (a call cancelled at its
-        deadline leaves its thread hashing; counting it as done would let more run at once)."""
-        await self._hashing.acquire()
+    async def _hashed(self, work: Callable[[], T], caller: str) -> T:
+        """`work` (a password hash) in a thread, at most HASHES_AT_ONCE at a time, given in turn
+        across callers (`caller`: the client's address; gateway/fairness.py), each holding or
+        waiting for HASHES_PER_CALLER at most. A place is freed when the hash is done, not when
+        its caller gives up (a call cancelled at its deadline leaves its thread hashing;
+        counting it as done would let more run at once)."""
+        await self._hashing.acquire(caller)
         try:
             running = asyncio.ensure_future(asyncio.to_thread(work))
         except BaseException:
-            self._hashing.release()
+            self._hashing.release(caller)
             raise
-        running.add_done_callback(lambda _: self._hashing.release())
+        running.add_done_callback(lambda _: self._hashing.release(caller))
         return await asyncio.shield(running)
 
-    async def _hash(self, password: str) -> str:
-        return await self._hashed(lambda: self.hasher.hash(password))
+    async def _hash(self, password: str, caller: str = "") -> str:
+        return await self._hashed(lambda: self.hasher.hash(password), caller)
 
-    async def _verify(self, stored: str, password: str) -> bool:
+    async def _verify(self, stored: str, password: str, caller: str = "") -> bool:
         def verify() -> bool:
             try:
                 return self.hasher.verify(stored, password)
             except (VerificationError, InvalidHashError):
                 return False
 
-        return await self._hashed(verify)
+        return await self._hashed(verify, caller)
 
     # ------------------------------------------------------------------ logins
 
@@ -169,7 +229,7 @@ class Accounts:
                 "INVALID_ARGUMENT",
                 "a guest's games are a person's: register a bot account without a guest's token",
             )
-        stored = await self._hash(password)
+        stored = await self._hash(password, client)
         account_id = guest or f"{BOT_ACCOUNT_PREFIX if bot else 'a-'}{secrets.token_hex(8)}"
         async with self._connection() as connection:
             try:
@@ -201,11 +261,11 @@ class Accounts:
             ).fetchone()
         # unknown, or without a password (an identity provider's): as long as a wrong password
         stored = row[2] if row and row[2] else self._decoy
-        if not await self._verify(stored, password) or row is None:
+        if not await self._verify(stored, password, client) or row is None:
             raise ApiError("UNAUTHENTICATED", "wrong username or password")
         account_id, name, bot = row[0], row[1], row[3]
         if self.hasher.check_needs_rehash(stored):
-            await self._set_password(account_id, await self._hash(password))
+            await self._set_password(account_id, await self._hash(password, client))
         async with self._connection() as connection, connection.transaction():
             return await self._open_session(connection, account_id, name, client, bot)
 
@@ -253,8 +313,8 @@ class Accounts:
 
     @staticmethod
     async def _free_username(connection: psycopg.AsyncConnection[Any], hint: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9_-]", "", hint).lstrip("_-")[:15]
-        if len(base) < 2:
+        base = re.sub(r"[^A-Za-z0-9_-]", "", visible(hint)).lstrip("_-")[:15]
+        if len(base) < 2 or is_reserved(base):
             base = "player"
         for candidate in [base, *(f"{base}-{secrets.token_hex(2)}" for _ in range(5))]:
             taken = await (
@@ -376,8 +436,11 @@ class Accounts:
             )
             return await cursor.fetchall()
 
-    async def change_password(self, identity: Identity, old: str, new: str) -> int:
-        """The new password; every other session of the account ends (how many did)."""
+    async def change_password(
+        self, identity: Identity, old: str, new: str, client: str = ""
+    ) -> int:
+        """The new password; every other session of the account ends (how many did). `client`:
+        the caller's address (whose turn the hashes take)."""
         check_password(new)
         async with self._connection() as connection:
             row = await (
@@ -385,9 +448,9 @@ class Accounts:
                     "SELECT password_hash FROM accounts WHERE id = %s", (identity.player_id,)
                 )
             ).fetchone()
-        if row is None or not await self._verify(row[0], old):
+        if row is None or not row[0] or not await self._verify(row[0], old, client):
             raise ApiError("UNAUTHENTICATED", "the old password is wrong")
-        await self._set_password(identity.player_id, await self._hash(new))
+        await self._set_password(identity.player_id, await self._hash(new, client))
         async with self._connection() as connection:
             return await self._end(
                 connection,

@@ -76,6 +76,11 @@ log = logging.getLogger("tabletop.gateway")
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
+FAILED_LOGINS_BURST = 10
+FAILED_LOGINS_PER_HOUR = 60
+"""Wrong passwords an account may be given (AccountLogin, and ChangePassword's old password)
+on one gateway: a burst of FAILED_LOGINS_BURST, then one a minute; beyond, password checks of
+that account are refused (RATE_LIMITED) without a hash. Its sessions go on."""
 DEFAULT_TIMEOUT = 10.0
 """The deadline of a call whose caller set none (CALL_TIMEOUT_SECONDS)."""
 LOBBY_DESCRIPTOR: ServiceDescriptor = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
@@ -299,6 +304,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         self.login_limiter = login_limiter
         self.bot_key = bot_key
         self.accounts = accounts
+        self.failed_logins = RateLimiter(FAILED_LOGINS_PER_HOUR / 3600, FAILED_LOGINS_BURST)
 
     def _client(self, context: Context) -> str:
         forwarded = [
@@ -322,6 +328,29 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     f"too many logins; retry in {wait:.1f}s",
                     retry_after_ms=str(int(wait * 1000) + 1),
                 )
+
+    def _limit_guesses(self, username: str) -> None:
+        """An account given too many wrong passwords lately takes no more password checks for
+        a while (RATE_LIMITED): its password cannot be guessed faster."""
+        wait = self.failed_logins.wait("account:" + username.lower())
+        if wait:
+            raise ApiError(
+                "RATE_LIMITED",
+                f"too many wrong passwords for this account lately; retry in {wait:.0f}s",
+                retry_after_ms=str(int(wait * 1000) + 1),
+            )
+
+    @contextlib.contextmanager
+    def _guessing(self, username: str) -> Iterator[None]:
+        """A password check of `username`'s: refused when it had too many wrong ones lately;
+        a wrong one (UNAUTHENTICATED) counts."""
+        self._limit_guesses(username)
+        try:
+            yield
+        except ApiError as error:
+            if error.reason == "UNAUTHENTICATED":
+                self.failed_logins.take("account:" + username.lower())
+            raise
 
     def _accounts(self) -> Accounts:
         if self.accounts is None:
@@ -429,8 +458,10 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
     async def AccountLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
             accounts = self._accounts()
-            self._limit_logins(context, request.username[:40])
-            grant = await accounts.login(request.username, request.password, self._client(context))
+            username = request.username[:40]
+            self._limit_logins(context, username)
+            with self._guessing(username):
+                grant = await accounts.login(username, request.password, self._client(context))
         except ApiError as error:
             await abort(context, error)
         return _grant_response(grant)
@@ -470,9 +501,10 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         try:
             identity = self._account_caller(context)
             self._limit_logins(context, identity.name)
-            ended = await self._accounts().change_password(
-                identity, request.old_password, request.new_password
-            )
+            with self._guessing(identity.name):
+                ended = await self._accounts().change_password(
+                    identity, request.old_password, request.new_password, self._client(context)
+                )
         except ApiError as error:
             await abort(context, error)
         return lobby_pb2.LogoutResponse(sessions_ended=ended)
