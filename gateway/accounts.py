@@ -12,6 +12,11 @@ scopes and an expiry, listed and revoked by the account. A program exchanges one
 token (TokenLogin) as a person logs in; the access token names the API token as its session, so
 revoking the API token ends its access tokens as logging out does. A bot account is shown as a
 bot and plays only with an API token of the `bot` scope.
+
+A guest's token (gateway/auth.py) ends like a session: when its guest registers (in the same
+transaction as the account is made) and when a Refresh replaces it (a guest has one token that
+works at a time); `Revocations` reads those endings with the sessions'. Accounts made are
+counted per client address and day (ACCOUNTS_PER_ADDRESS_DAY).
 """
 
 from __future__ import annotations
@@ -60,10 +65,16 @@ TOKEN_PREFIX = "tt_"
 HASHES_AT_ONCE = 2
 """Password hashes computed at once by one gateway (each takes 64 MiB and ~70 ms of a core):
 more logins wait their turn instead of taking every core."""
-HASHES_PER_CALLER = 4
+ACCOUNTS_PER_ADDRESS_DAY = 10
+"""Accounts one client address may make (Register) in a day (UTC), on every gateway together:
+plenty for a household or an office behind one address; one more is refused (LIMIT_REACHED)."""
+GUEST_REGISTERED = "its guest became an account (Register): log in to the account (AccountLogin)"
+GUEST_REPLACED = "a newer token of this guest replaced it (Refresh): use the newest"
+HASHES_PER_CALLER = 16
 """Password hashes one client address may have computed or waiting at once on a gateway (one
-more is refused, RATE_LIMITED); the places go round robin across addresses, so one address
-sending checks as fast as it may delays another's login by a hash or two at most."""
+more is refused, RATE_LIMITED). The places go round robin across addresses, so one address
+sending checks as fast as it may delays another's login by a hash or two at most, and only its
+own wait grows."""
 
 
 def _now() -> datetime:
@@ -218,10 +229,18 @@ class Accounts:
     # ------------------------------------------------------------------ logins
 
     async def register(
-        self, username: str, password: str, client: str, guest: str = "", bot: bool = False
+        self,
+        username: str,
+        password: str,
+        client: str,
+        guest: str = "",
+        bot: bool = False,
+        guest_token: str = "",
+        per_address_day: int = ACCOUNTS_PER_ADDRESS_DAY,
     ) -> Grant:
-        """A new account (with `guest`'s player id when a guest claims it; a `bot` account:
-        shown as a bot), logged in."""
+        """A new account (with `guest`'s player id when a guest claims it, whose token
+        `guest_token` ends with it; a `bot` account: shown as a bot), logged in. At most
+        `per_address_day` accounts are made from one address (`client`) a day."""
         check_username(username)
         check_password(password)
         if bot and guest:
@@ -234,6 +253,15 @@ class Accounts:
         async with self._connection() as connection:
             try:
                 async with connection.transaction():
+                    await self._count_creation(connection, client, per_address_day)
+                    if guest and not await self._end_guest_token(
+                        connection, guest_token, guest, GUEST_REGISTERED
+                    ):
+                        raise ApiError(
+                            "UNAUTHENTICATED",
+                            "this guest token has ended already (replaced by a Refresh, or "
+                            "its guest registered): use the newest",
+                        )
                     await connection.execute(
                         "INSERT INTO accounts (id, username, username_key, password_hash, bot)"
                         " VALUES (%s, %s, %s, %s, %s)",
@@ -248,6 +276,51 @@ class Accounts:
                 raise ApiError(
                     "INVALID_ARGUMENT", "this guest has claimed an account already; log in to it"
                 ) from None
+
+    @staticmethod
+    async def _count_creation(
+        connection: psycopg.AsyncConnection[Any], address: str, most: int
+    ) -> None:
+        """One more account made from `address` today (in the caller's transaction: an account
+        not made is not counted); raises ApiError (LIMIT_REACHED) beyond `most`."""
+        row = await (
+            await connection.execute(
+                "INSERT INTO account_creations (address, day, made)"
+                " VALUES (%s, (now() AT TIME ZONE 'UTC')::date, 1)"
+                " ON CONFLICT (address, day) DO UPDATE SET made = account_creations.made + 1"
+                " RETURNING made",
+                (address[:100],),
+            )
+        ).fetchone()
+        if row is not None and row[0] > most:
+            raise ApiError(
+                "LIMIT_REACHED",
+                f"{most} accounts were made from your address today: at most {most} a day; "
+                "retry tomorrow (UTC)",
+                limit="accounts_per_address",
+                max=str(most),
+            )
+
+    @staticmethod
+    async def _end_guest_token(
+        connection: psycopg.AsyncConnection[Any], token_id: str, player_id: str, why: str
+    ) -> bool:
+        """Ends the guest token `token_id` (in the caller's transaction); False when it had
+        ended already (of two ends at once, exactly one is True)."""
+        cursor = await connection.execute(
+            "INSERT INTO ended_guest_tokens (id, player_id, why) VALUES (%s, %s, %s)"
+            " ON CONFLICT (id) DO NOTHING",
+            (token_id, player_id, why),
+        )
+        return cursor.rowcount == 1
+
+    async def replace_guest_token(self, identity: Identity) -> bool:
+        """Ends the guest's token `identity` for the next (Refresh); False when it had ended
+        already (replaced before, or its guest registered)."""
+        async with self._connection() as connection:
+            return await self._end_guest_token(
+                connection, identity.guest_token, identity.player_id, GUEST_REPLACED
+            )
 
     async def login(self, username: str, password: str, client: str) -> Grant:
         if len(password) > PASSWORD_MAX:  # no account has one so long: not worth a hash
@@ -608,46 +681,71 @@ def may_act(identity: Identity) -> str:
 
 
 class Revocations:
-    """The sessions (and API tokens) that ended, as this gateway knows them: loaded from the
-    database when it starts and polled every `poll_seconds` after (one indexed query per poll,
-    whatever the traffic). An access token of an ended session is refused from the poll after
-    it ended (`ended`); tokens live `access_ttl` at most, so older endings are forgotten."""
+    """The sessions, API tokens and guest tokens that ended, as this gateway knows them: loaded
+    from the database when it starts and polled every `poll_seconds` after (one indexed query
+    per poll, whatever the traffic). An access token of an ended session, or a guest token
+    that ended, is refused from the poll after it ended (`ended`); access tokens live
+    `access_ttl` at most and guest tokens `guest_ttl`, so older endings are forgotten."""
 
-    def __init__(self, pool: AsyncConnectionPool, access_ttl: int, poll_seconds: float) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        access_ttl: int,
+        poll_seconds: float,
+        guest_ttl: int = 24 * 3600,
+    ) -> None:
         self.pool = pool
         self.access_ttl = access_ttl
+        self.guest_ttl = guest_ttl
         self.poll_seconds = poll_seconds
-        self._ended: dict[str, float] = {}  # session id -> when its last token expires at latest
+        self._ended: dict[str, float] = {}  # id -> when its last token expires at latest
+        self._why: dict[str, str] = {}  # a guest token's id -> why it ended
         self.polls = 0
 
     def ended(self, session: str) -> bool:
         return session in self._ended
 
-    def end(self, session: str) -> None:
-        """Known here at once (the session was ended through this gateway)."""
-        self._ended[session] = time.time() + self.access_ttl + 60
+    def why(self, token_id: str) -> str | None:
+        """Why the guest token `token_id` ended; None: it has not."""
+        return self._why.get(token_id)
+
+    def end(self, session: str, why: str = "") -> None:
+        """Known here at once (the session, or guest token with `why`, ended through this
+        gateway)."""
+        if why:
+            self._ended[session] = time.time() + self.guest_ttl + 60
+            self._why[session] = why
+        else:
+            self._ended[session] = time.time() + self.access_ttl + 60
 
     async def poll(self) -> None:
-        """Reads the sessions ended lately (by the database's clock: the first poll looks back
-        as long as a token lives, later ones a minute, so that an ending committed late by a
-        slow transaction is still read)."""
+        """Reads the sessions and guest tokens ended lately (by the database's clock: the first
+        poll looks back as long as a token lives, later ones a minute, so that an ending
+        committed late by a slow transaction is still read)."""
         now = time.time()
         back = self.access_ttl + 60 if self.polls == 0 else 60
+        guests_back = self.guest_ttl + 60 if self.polls == 0 else 60
         async with self.pool.connection() as connection:
             rows = await (
                 await connection.execute(
-                    "SELECT id, revoked_at FROM sessions"
+                    "SELECT id, revoked_at, '' FROM sessions"
                     " WHERE revoked_at >= now() - make_interval(secs => %s)"
-                    " UNION ALL SELECT id, revoked_at FROM api_tokens"
-                    " WHERE revoked_at >= now() - make_interval(secs => %s)",
-                    (back, back),
+                    " UNION ALL SELECT id, revoked_at, '' FROM api_tokens"
+                    " WHERE revoked_at >= now() - make_interval(secs => %s)"
+                    " UNION ALL SELECT id, ended_at, why FROM ended_guest_tokens"
+                    " WHERE ended_at >= now() - make_interval(secs => %s)",
+                    (back, back, guests_back),
                 )
             ).fetchall()
-        for session, revoked_at in rows:
-            self._ended[session] = revoked_at.timestamp() + self.access_ttl + 60  # clock skew
-        for session, until in list(self._ended.items()):
+        for ended, at, why in rows:
+            lives = self.guest_ttl if why else self.access_ttl
+            self._ended[ended] = at.timestamp() + lives + 60  # clock skew
+            if why:
+                self._why[ended] = why
+        for ended, until in list(self._ended.items()):
             if until < now:
-                del self._ended[session]
+                del self._ended[ended]
+                self._why.pop(ended, None)
         self.polls += 1
 
     async def first_poll(self, seconds: float) -> None:
