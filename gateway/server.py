@@ -347,28 +347,29 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     retry_after_ms=str(int(wait * 1000) + 1),
                 )
 
-    def _limit_guesses(self, username: str) -> None:
-        """An account given too many wrong passwords lately takes no more password checks for
-        a while (RATE_LIMITED): its password cannot be guessed faster."""
-        wait = self.failed_logins.wait("account:" + username.lower())
+    @contextlib.contextmanager
+    def _guessing(self, username: str) -> Iterator[None]:
+        """A password check of `username`'s: it takes one of the account's wrong passwords
+        (refused, RATE_LIMITED, when there is none left lately: its password cannot be guessed
+        faster), given back unless the password is wrong (UNAUTHENTICATED). Taken before the
+        check, so checks at once cannot go beyond the limit."""
+        key = "account:" + username.lower()
+        wait = self.failed_logins.take(key)
         if wait:
             raise ApiError(
                 "RATE_LIMITED",
                 f"too many wrong passwords for this account lately; retry in {wait:.0f}s",
                 retry_after_ms=str(int(wait * 1000) + 1),
             )
-
-    @contextlib.contextmanager
-    def _guessing(self, username: str) -> Iterator[None]:
-        """A password check of `username`'s: refused when it had too many wrong ones lately;
-        a wrong one (UNAUTHENTICATED) counts."""
-        self._limit_guesses(username)
+        wrong = False
         try:
             yield
         except ApiError as error:
-            if error.reason == "UNAUTHENTICATED":
-                self.failed_logins.take("account:" + username.lower())
+            wrong = error.reason == "UNAUTHENTICATED"
             raise
+        finally:
+            if not wrong:
+                self.failed_logins.give_back(key)
 
     def _accounts(self) -> Accounts:
         if self.accounts is None:

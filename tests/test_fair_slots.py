@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from gateway.fairness import FairSlots
+from gateway.ratelimit import RateLimiter
 from wire.errors import ApiError
 
 
@@ -75,3 +76,14 @@ async def test_a_waiter_that_gives_up_leaves_no_place_behind() -> None:
         assert slots.free == 0
     assert slots.free == 1
     assert slots.held("c") == 0
+
+
+def test_a_limiter_gives_back_what_did_not_count() -> None:
+    limiter = RateLimiter(rate=1 / 3600, burst=2)
+    assert limiter.take("k") == 0.0
+    assert limiter.take("k") == 0.0
+    assert limiter.take("k") > 0
+    limiter.give_back("k")
+    assert limiter.wait("k") == 0.0
+    assert limiter.take("k") == 0.0
+    assert limiter.take("k") > 0
