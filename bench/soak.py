@@ -200,6 +200,7 @@ class Stack:
                 "DATABASE_URL": self.postgres.url,
                 "ACCESS_TOKEN_TTL_SECONDS": str(settings.access_ttl_seconds),
                 "REVOCATION_POLL_SECONDS": str(settings.revocation_poll_seconds),
+                "TRUSTED_PROXIES": "127.0.0.1/32",  # each player names its address
                 **sentinels,
             },
             gateways=[None, None],

@@ -47,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import hashlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -193,6 +194,12 @@ async def refusal(
         await asyncio.sleep(0.1)
 
 
+def address_of(username: str) -> str:
+    """A client address of the player's own (10.x.y.z, from its name)."""
+    digest = hashlib.sha256(username.encode()).digest()
+    return f"10.{digest[0]}.{digest[1]}.{digest[2]}"
+
+
 class Keeper:
     """Holds one player's account session through the run: registers, refreshes the access
     token once half its life is gone, logs in again and out of the first session once at
@@ -278,11 +285,16 @@ class Keeper:
     async def _register(self, as_guest: bool) -> None:
         account = self.account
         auth = self.session.auth
-        metadata: tuple[tuple[str, str], ...] = ()
+        # Players come from addresses of their own (the gateways trust the soak as their
+        # proxy): accounts and guests made are bounded per address.
+        address = (("x-forwarded-for", address_of(account.username)),)
+        metadata: tuple[tuple[str, str], ...] = address
         if as_guest:
-            guest = await self._call(auth.Login, lobby_pb2.LoginRequest(name=account.username))
+            guest = await self._call(
+                auth.Login, lobby_pb2.LoginRequest(name=account.username), address
+            )
             account.guest = guest.player_id
-            metadata = bearer(guest.token)
+            metadata = (*bearer(guest.token), *address)
         request = lobby_pb2.RegisterRequest(username=account.username, password=account.password)
         unanswered = False
         for attempt in range(ATTEMPTS):
@@ -295,7 +307,12 @@ class Keeper:
                     await backoff(attempt)
                     continue
                 # A lost answer had made the account: the retry is refused as a second one.
-                if unanswered and error_info(error)[0] in ("USERNAME_TAKEN", "INVALID_ARGUMENT"):
+                # (A guest's token ends when its guest registers: its retry is UNAUTHENTICATED.)
+                if unanswered and error_info(error)[0] in (
+                    "USERNAME_TAKEN",
+                    "INVALID_ARGUMENT",
+                    *(("UNAUTHENTICATED",) if as_guest else ()),
+                ):
                     await self._login()
                     break
                 raise

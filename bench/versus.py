@@ -56,6 +56,7 @@ from runtime.launch import Launch
 from runtime.localredis import LocalRedis, free_port
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
+from tabletop.lobby.v1 import lobby_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,7 +291,13 @@ async def ours(
         # A connection of its own (no subchannel shared with the other players' channels).
         channel = gateway_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
         player = Session(target, channel=channel)
-        await player.login(f"versus{index}")
+        # from an address of its own (the gateway trusts the bench as its proxy): guests
+        # made are bounded per address
+        address = (("x-forwarded-for", f"10.9.{index // 250}.{index % 250}"),)
+        reply = await player.auth.Login(
+            lobby_pb2.LoginRequest(name=f"versus{index}"), metadata=address
+        )
+        player.token, player.player_id = reply.token, reply.player_id
         if stream:
             player.open_stream()
         players.append(player)
@@ -410,7 +417,8 @@ def run() -> list[str]:
         env={"TOKEN_SECRET": SECRET,
              "RATE_LIMIT_PER_SECOND": "1000000", "RATE_LIMIT_BURST": "1000000",
              "LOGIN_RATE_LIMIT_PER_SECOND": "1000000", "LOGIN_RATE_LIMIT_BURST": "1000000",
-             "MAX_LIVE_GAMES": "1000000", "GUEST_MAX_LIVE_GAMES": "1000000"},
+             "MAX_LIVE_GAMES": "1000000", "GUEST_MAX_LIVE_GAMES": "1000000",
+             "TRUSTED_PROXIES": "127.0.0.1/32"},
         games=list(LENGTHS.values()),
         lobby=False,
         matchmakers=0,

@@ -12,6 +12,11 @@ scopes and an expiry, listed and revoked by the account. A program exchanges one
 token (TokenLogin) as a person logs in; the access token names the API token as its session, so
 revoking the API token ends its access tokens as logging out does. A bot account is shown as a
 bot and plays only with an API token of the `bot` scope.
+
+A guest's token (gateway/auth.py) ends like a session: when its guest registers (in the same
+transaction as the account is made) and when a Refresh replaces it (a guest has one token that
+works at a time); `Revocations` reads those endings with the sessions'. Accounts made are
+counted per client address and day (ACCOUNTS_PER_ADDRESS_DAY).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import logging
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -35,6 +41,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from gateway.auth import Identity, TokenIssuer
+from gateway.fairness import FairSlots
 from gateway.oidc import External
 from wire.errors import ApiError
 from wire.players import BOT_ACCOUNT_PREFIX
@@ -58,6 +65,16 @@ TOKEN_PREFIX = "tt_"
 HASHES_AT_ONCE = 2
 """Password hashes computed at once by one gateway (each takes 64 MiB and ~70 ms of a core):
 more logins wait their turn instead of taking every core."""
+ACCOUNTS_PER_ADDRESS_DAY = 10
+"""Accounts one client address may make (Register) in a day (UTC), on every gateway together:
+plenty for a household or an office behind one address; one more is refused (LIMIT_REACHED)."""
+GUEST_REGISTERED = "its guest became an account (Register): log in to the account (AccountLogin)"
+GUEST_REPLACED = "a newer token of this guest replaced it (Refresh): use the newest"
+HASHES_PER_CALLER = 16
+"""Password hashes one client address may have computed or waiting at once on a gateway (one
+more is refused, RATE_LIMITED). The places go round robin across addresses, so one address
+sending checks as fast as it may delays another's login by a hash or two at most, and only its
+own wait grows."""
 
 
 def _now() -> datetime:
@@ -68,12 +85,58 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+RESERVED_NAMES = frozenset(
+    {
+        "admin",
+        "administrator",
+        "root",
+        "system",
+        "moderator",
+        "mod",
+        "support",
+        "staff",
+        "tabletop",
+        "bot",
+        "bots",
+        "guest",
+        "null",
+        "none",
+        "anonymous",
+    }
+)
+"""Usernames nobody may take (whatever the case): they would pass for the platform's own."""
+RESERVED_PATTERN = re.compile(r"bot[-_0-9].*|bot(random|greedy|strong|expert).*")
+"""Usernames that would pass for the platform's bots (whose seats are named bot-<level>-<hex>)."""
+
+
+def name_key(name: str) -> str:
+    """The form two names are compared in: NFKC, then case-folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def is_reserved(name: str) -> bool:
+    key = name_key(name)
+    return key in RESERVED_NAMES or RESERVED_PATTERN.fullmatch(key) is not None
+
+
+def visible(text: str) -> str:
+    """`text` without control and format characters (bidi overrides, zero widths...), NFKC."""
+    kept = "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+    return unicodedata.normalize("NFKC", kept)
+
+
 def check_username(username: str) -> str:
     if not USERNAME_PATTERN.fullmatch(username):
         raise ApiError(
             "INVALID_ARGUMENT",
             "a username is 2 to 20 letters, digits, '-' or '_', starting with a letter or digit"
             f"; got {username[:40]!r}",
+        )
+    if is_reserved(username):
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            f"the username {username!r} is reserved (it would pass for the platform's own "
+            "staff or bots); choose another",
         )
     return username
 
@@ -83,6 +146,11 @@ def check_password(password: str) -> str:
         raise ApiError(
             "INVALID_ARGUMENT",
             f"a password is {PASSWORD_MIN} to {PASSWORD_MAX} characters; got {len(password)}",
+        )
+    if any(unicodedata.category(c) == "Cc" for c in password):
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            "a password may not hold control characters (NUL, tabs, line breaks...)",
         )
     return password
 
@@ -108,13 +176,14 @@ class Accounts:
         access_ttl_seconds: int = ACCESS_TTL_SECONDS,
         refresh_ttl_seconds: int = REFRESH_TTL_SECONDS,
         hashes_at_once: int = HASHES_AT_ONCE,
+        hashes_per_caller: int = HASHES_PER_CALLER,
     ) -> None:
         self.pool = pool
         self.issuer = issuer
         self.access_ttl = access_ttl_seconds
         self.refresh_ttl = refresh_ttl_seconds
         self.hasher = PasswordHasher()  # argon2id, RFC 9106's second choice: t=3, 64 MiB, p=4
-        self._hashing = asyncio.Semaphore(hashes_at_once)
+        self._hashing = FairSlots(hashes_at_once, hashes_per_caller)
         self._decoy = self.hasher.hash(secrets.token_urlsafe(16))
         """Verified against when the username is unknown: a login takes as long either way."""
 
@@ -130,38 +199,48 @@ class Accounts:
                 "UNAVAILABLE", "the account database cannot be reached now; retry"
             ) from None
 
-    async def _hashed(self, work: Callable[[], T]) -> T:
-        """`work` (a password hash) in a thread, at most HASHES_AT_ONCE at a time: a place is
-        freed when the hash is done, not when its caller gives up (a call cancelled at its
-        deadline leaves its thread hashing; counting it as done would let more run at once)."""
-        await self._hashing.acquire()
+    async def _hashed(self, work: Callable[[], T], caller: str) -> T:
+        """`work` (a password hash) in a thread, at most HASHES_AT_ONCE at a time, given in turn
+        across callers (`caller`: the client's address; gateway/fairness.py), each holding or
+        waiting for HASHES_PER_CALLER at most. A place is freed when the hash is done, not when
+        its caller gives up (a call cancelled at its deadline leaves its thread hashing;
+        counting it as done would let more run at once)."""
+        await self._hashing.acquire(caller)
         try:
             running = asyncio.ensure_future(asyncio.to_thread(work))
         except BaseException:
-            self._hashing.release()
+            self._hashing.release(caller)
             raise
-        running.add_done_callback(lambda _: self._hashing.release())
+        running.add_done_callback(lambda _: self._hashing.release(caller))
         return await asyncio.shield(running)
 
-    async def _hash(self, password: str) -> str:
-        return await self._hashed(lambda: self.hasher.hash(password))
+    async def _hash(self, password: str, caller: str = "") -> str:
+        return await self._hashed(lambda: self.hasher.hash(password), caller)
 
-    async def _verify(self, stored: str, password: str) -> bool:
+    async def _verify(self, stored: str, password: str, caller: str = "") -> bool:
         def verify() -> bool:
             try:
                 return self.hasher.verify(stored, password)
             except (VerificationError, InvalidHashError):
                 return False
 
-        return await self._hashed(verify)
+        return await self._hashed(verify, caller)
 
     # ------------------------------------------------------------------ logins
 
     async def register(
-        self, username: str, password: str, client: str, guest: str = "", bot: bool = False
+        self,
+        username: str,
+        password: str,
+        client: str,
+        guest: str = "",
+        bot: bool = False,
+        guest_token: str = "",
+        per_address_day: int = ACCOUNTS_PER_ADDRESS_DAY,
     ) -> Grant:
-        """A new account (with `guest`'s player id when a guest claims it; a `bot` account:
-        shown as a bot), logged in."""
+        """A new account (with `guest`'s player id when a guest claims it, whose token
+        `guest_token` ends with it; a `bot` account: shown as a bot), logged in. At most
+        `per_address_day` accounts are made from one address (`client`) a day."""
         check_username(username)
         check_password(password)
         if bot and guest:
@@ -169,11 +248,20 @@ class Accounts:
                 "INVALID_ARGUMENT",
                 "a guest's games are a person's: register a bot account without a guest's token",
             )
-        stored = await self._hash(password)
+        stored = await self._hash(password, client)
         account_id = guest or f"{BOT_ACCOUNT_PREFIX if bot else 'a-'}{secrets.token_hex(8)}"
         async with self._connection() as connection:
             try:
                 async with connection.transaction():
+                    await self._count_creation(connection, client, per_address_day)
+                    if guest and not await self._end_guest_token(
+                        connection, guest_token, guest, GUEST_REGISTERED
+                    ):
+                        raise ApiError(
+                            "UNAUTHENTICATED",
+                            "this guest token has ended already (replaced by a Refresh, or "
+                            "its guest registered): use the newest",
+                        )
                     await connection.execute(
                         "INSERT INTO accounts (id, username, username_key, password_hash, bot)"
                         " VALUES (%s, %s, %s, %s, %s)",
@@ -189,6 +277,51 @@ class Accounts:
                     "INVALID_ARGUMENT", "this guest has claimed an account already; log in to it"
                 ) from None
 
+    @staticmethod
+    async def _count_creation(
+        connection: psycopg.AsyncConnection[Any], address: str, most: int
+    ) -> None:
+        """One more account made from `address` today (in the caller's transaction: an account
+        not made is not counted); raises ApiError (LIMIT_REACHED) beyond `most`."""
+        row = await (
+            await connection.execute(
+                "INSERT INTO account_creations (address, day, made)"
+                " VALUES (%s, (now() AT TIME ZONE 'UTC')::date, 1)"
+                " ON CONFLICT (address, day) DO UPDATE SET made = account_creations.made + 1"
+                " RETURNING made",
+                (address[:100],),
+            )
+        ).fetchone()
+        if row is not None and row[0] > most:
+            raise ApiError(
+                "LIMIT_REACHED",
+                f"{most} accounts were made from your address today: at most {most} a day; "
+                "retry tomorrow (UTC)",
+                limit="accounts_per_address",
+                max=str(most),
+            )
+
+    @staticmethod
+    async def _end_guest_token(
+        connection: psycopg.AsyncConnection[Any], token_id: str, player_id: str, why: str
+    ) -> bool:
+        """Ends the guest token `token_id` (in the caller's transaction); False when it had
+        ended already (of two ends at once, exactly one is True)."""
+        cursor = await connection.execute(
+            "INSERT INTO ended_guest_tokens (id, player_id, why) VALUES (%s, %s, %s)"
+            " ON CONFLICT (id) DO NOTHING",
+            (token_id, player_id, why),
+        )
+        return cursor.rowcount == 1
+
+    async def replace_guest_token(self, identity: Identity) -> bool:
+        """Ends the guest's token `identity` for the next (Refresh); False when it had ended
+        already (replaced before, or its guest registered)."""
+        async with self._connection() as connection:
+            return await self._end_guest_token(
+                connection, identity.guest_token, identity.player_id, GUEST_REPLACED
+            )
+
     async def login(self, username: str, password: str, client: str) -> Grant:
         if len(password) > PASSWORD_MAX:  # no account has one so long: not worth a hash
             raise ApiError("UNAUTHENTICATED", "wrong username or password")
@@ -201,11 +334,11 @@ class Accounts:
             ).fetchone()
         # unknown, or without a password (an identity provider's): as long as a wrong password
         stored = row[2] if row and row[2] else self._decoy
-        if not await self._verify(stored, password) or row is None:
+        if not await self._verify(stored, password, client) or row is None:
             raise ApiError("UNAUTHENTICATED", "wrong username or password")
         account_id, name, bot = row[0], row[1], row[3]
         if self.hasher.check_needs_rehash(stored):
-            await self._set_password(account_id, await self._hash(password))
+            await self._set_password(account_id, await self._hash(password, client))
         async with self._connection() as connection, connection.transaction():
             return await self._open_session(connection, account_id, name, client, bot)
 
@@ -253,8 +386,8 @@ class Accounts:
 
     @staticmethod
     async def _free_username(connection: psycopg.AsyncConnection[Any], hint: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9_-]", "", hint).lstrip("_-")[:15]
-        if len(base) < 2:
+        base = re.sub(r"[^A-Za-z0-9_-]", "", visible(hint)).lstrip("_-")[:15]
+        if len(base) < 2 or is_reserved(base):
             base = "player"
         for candidate in [base, *(f"{base}-{secrets.token_hex(2)}" for _ in range(5))]:
             taken = await (
@@ -376,8 +509,11 @@ class Accounts:
             )
             return await cursor.fetchall()
 
-    async def change_password(self, identity: Identity, old: str, new: str) -> int:
-        """The new password; every other session of the account ends (how many did)."""
+    async def change_password(
+        self, identity: Identity, old: str, new: str, client: str = ""
+    ) -> int:
+        """The new password; every other session of the account ends (how many did). `client`:
+        the caller's address (whose turn the hashes take)."""
         check_password(new)
         async with self._connection() as connection:
             row = await (
@@ -385,9 +521,9 @@ class Accounts:
                     "SELECT password_hash FROM accounts WHERE id = %s", (identity.player_id,)
                 )
             ).fetchone()
-        if row is None or not await self._verify(row[0], old):
+        if row is None or not row[0] or not await self._verify(row[0], old, client):
             raise ApiError("UNAUTHENTICATED", "the old password is wrong")
-        await self._set_password(identity.player_id, await self._hash(new))
+        await self._set_password(identity.player_id, await self._hash(new, client))
         async with self._connection() as connection:
             return await self._end(
                 connection,
@@ -545,46 +681,71 @@ def may_act(identity: Identity) -> str:
 
 
 class Revocations:
-    """The sessions (and API tokens) that ended, as this gateway knows them: loaded from the
-    database when it starts and polled every `poll_seconds` after (one indexed query per poll,
-    whatever the traffic). An access token of an ended session is refused from the poll after
-    it ended (`ended`); tokens live `access_ttl` at most, so older endings are forgotten."""
+    """The sessions, API tokens and guest tokens that ended, as this gateway knows them: loaded
+    from the database when it starts and polled every `poll_seconds` after (one indexed query
+    per poll, whatever the traffic). An access token of an ended session, or a guest token
+    that ended, is refused from the poll after it ended (`ended`); access tokens live
+    `access_ttl` at most and guest tokens `guest_ttl`, so older endings are forgotten."""
 
-    def __init__(self, pool: AsyncConnectionPool, access_ttl: int, poll_seconds: float) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        access_ttl: int,
+        poll_seconds: float,
+        guest_ttl: int = 24 * 3600,
+    ) -> None:
         self.pool = pool
         self.access_ttl = access_ttl
+        self.guest_ttl = guest_ttl
         self.poll_seconds = poll_seconds
-        self._ended: dict[str, float] = {}  # session id -> when its last token expires at latest
+        self._ended: dict[str, float] = {}  # id -> when its last token expires at latest
+        self._why: dict[str, str] = {}  # a guest token's id -> why it ended
         self.polls = 0
 
     def ended(self, session: str) -> bool:
         return session in self._ended
 
-    def end(self, session: str) -> None:
-        """Known here at once (the session was ended through this gateway)."""
-        self._ended[session] = time.time() + self.access_ttl + 60
+    def why(self, token_id: str) -> str | None:
+        """Why the guest token `token_id` ended; None: it has not."""
+        return self._why.get(token_id)
+
+    def end(self, session: str, why: str = "") -> None:
+        """Known here at once (the session, or guest token with `why`, ended through this
+        gateway)."""
+        if why:
+            self._ended[session] = time.time() + self.guest_ttl + 60
+            self._why[session] = why
+        else:
+            self._ended[session] = time.time() + self.access_ttl + 60
 
     async def poll(self) -> None:
-        """Reads the sessions ended lately (by the database's clock: the first poll looks back
-        as long as a token lives, later ones a minute, so that an ending committed late by a
-        slow transaction is still read)."""
+        """Reads the sessions and guest tokens ended lately (by the database's clock: the first
+        poll looks back as long as a token lives, later ones a minute, so that an ending
+        committed late by a slow transaction is still read)."""
         now = time.time()
         back = self.access_ttl + 60 if self.polls == 0 else 60
+        guests_back = self.guest_ttl + 60 if self.polls == 0 else 60
         async with self.pool.connection() as connection:
             rows = await (
                 await connection.execute(
-                    "SELECT id, revoked_at FROM sessions"
+                    "SELECT id, revoked_at, '' FROM sessions"
                     " WHERE revoked_at >= now() - make_interval(secs => %s)"
-                    " UNION ALL SELECT id, revoked_at FROM api_tokens"
-                    " WHERE revoked_at >= now() - make_interval(secs => %s)",
-                    (back, back),
+                    " UNION ALL SELECT id, revoked_at, '' FROM api_tokens"
+                    " WHERE revoked_at >= now() - make_interval(secs => %s)"
+                    " UNION ALL SELECT id, ended_at, why FROM ended_guest_tokens"
+                    " WHERE ended_at >= now() - make_interval(secs => %s)",
+                    (back, back, guests_back),
                 )
             ).fetchall()
-        for session, revoked_at in rows:
-            self._ended[session] = revoked_at.timestamp() + self.access_ttl + 60  # clock skew
-        for session, until in list(self._ended.items()):
+        for ended, at, why in rows:
+            lives = self.guest_ttl if why else self.access_ttl
+            self._ended[ended] = at.timestamp() + lives + 60  # clock skew
+            if why:
+                self._why[ended] = why
+        for ended, until in list(self._ended.items()):
             if until < now:
-                del self._ended[session]
+                del self._ended[ended]
+                self._why.pop(ended, None)
         self.polls += 1
 
     async def first_poll(self, seconds: float) -> None:

@@ -1,7 +1,9 @@
 """Signed, expiring bearer tokens (HS256 JWTs) for guests, bots and account sessions (an
 account's access token names its session, `sid`, or the API token it was exchanged for: one
 that ended is refused, see gateway/accounts.py; an API token's access tokens carry its scopes,
-`scp`, and a bot account's say so, `bot`)."""
+`scp`, and a bot account's say so, `bot`). A guest's token names itself, `gtk` (ended when its
+guest becomes an account or a Refresh replaces it, as a session ends), and when its guest began,
+`gst` (a guest lives GUEST_MAX_SECONDS at most, whatever its refreshes)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ import jwt
 NAME_PATTERN = re.compile(r"[A-Za-z0-9 _-]{1,32}")
 ALGORITHM = "HS256"
 _CACHE_LIMIT = 100_000
+GUEST_MAX_SECONDS = 30 * 24 * 3600
+"""A guest's whole life, from its Login, whatever its refreshes: its tokens expire then at the
+latest, and Refresh renews them no more (register to keep the player)."""
 
 
 class AuthError(Exception):
@@ -36,6 +41,10 @@ class Identity:
     a bot seat, a worker, an account's login)."""
     bot: bool = False
     """A bot account's (shown as a bot; plays with a `bot`-scoped API token only)."""
+    guest_token: str = ""
+    """A guest's token's own id (g-<hex>): one token of a guest works at a time."""
+    guest_since: float = 0.0
+    """When the guest began (its Login): it lives GUEST_MAX_SECONDS at most."""
 
 
 class TokenIssuer:
@@ -56,7 +65,25 @@ class TokenIssuer:
                 f"; got {name[:40]!r}{'...' if len(name) > 40 else ''}"
             )
         player_id = f"p-{secrets.token_hex(8)}"
-        return self.issue(player_id, name)
+        return self.guest(player_id, name, time.time())
+
+    def guest(self, player_id: str, name: str, since: float) -> tuple[str, Identity]:
+        """A new token of the guest `player_id` (begun at `since`), with an id of its own,
+        expiring by the end of the guest's life at the latest; raises AuthError when that
+        is over."""
+        left = since + GUEST_MAX_SECONDS - time.time()
+        if left < 1:
+            raise AuthError(
+                f"a guest lives {GUEST_MAX_SECONDS // 86400} days at most, and this one's are "
+                "over: log in again (a new guest), or register while a guest to keep a player"
+            )
+        return self.issue(
+            player_id,
+            name,
+            int(min(self.ttl_seconds, left)),
+            guest_token=f"g-{secrets.token_hex(12)}",
+            guest_since=since,
+        )
 
     def issue(
         self,
@@ -67,6 +94,8 @@ class TokenIssuer:
         worker: bool = False,
         scopes: tuple[str, ...] | None = None,
         bot: bool = False,
+        guest_token: str = "",
+        guest_since: float = 0.0,
     ) -> tuple[str, Identity]:
         now = time.time()
         expires = now + (self.ttl_seconds if ttl_seconds is None else ttl_seconds)
@@ -80,8 +109,21 @@ class TokenIssuer:
             claims["scp"] = list(scopes)
         if bot:
             claims["bot"] = True
+        if guest_token:
+            claims["gtk"] = guest_token
+            claims["gst"] = int(guest_since)
         token = jwt.encode(claims, self._secret, algorithm=ALGORITHM)
-        return token, Identity(player_id, name, float(int(expires)), session, worker, scopes, bot)
+        return token, Identity(
+            player_id,
+            name,
+            float(int(expires)),
+            session,
+            worker,
+            scopes,
+            bot,
+            guest_token,
+            float(int(guest_since)),
+        )
 
     def verify(self, token: str) -> Identity:
         cached = self._cache.get(token)
@@ -103,6 +145,7 @@ class TokenIssuer:
                 "the token is malformed; send 'authorization: Bearer <token>'"
             ) from None
         scopes = claims.get("scp")
+        since = claims.get("gst")
         identity = Identity(
             str(claims["sub"]),
             str(claims.get("name", "")),
@@ -111,6 +154,8 @@ class TokenIssuer:
             claims.get("wkr") is True,
             tuple(str(s) for s in scopes) if isinstance(scopes, list) else None,
             claims.get("bot") is True,
+            str(claims.get("gtk", "")),
+            float(since) if isinstance(since, int | float) else 0.0,
         )
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()

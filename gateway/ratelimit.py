@@ -14,6 +14,18 @@ class RateLimiter:
         self._max_keys = max_keys
         self._buckets: dict[str, tuple[float, float]] = {}
 
+    def wait(self, key: str) -> float:
+        """How long before `key` may go (0.0: now), taking nothing."""
+        now = time.monotonic()
+        tokens, last = self._buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
+
+    def give_back(self, key: str) -> None:
+        """Returns one taken from `key` (what it was taken for did not count)."""
+        tokens, last = self._buckets.get(key, (self.burst, time.monotonic()))
+        self._buckets[key] = (min(self.burst, tokens + 1.0), last)
+
     def take(self, key: str) -> float:
         """0.0 when the request may go; otherwise the seconds to wait before retrying."""
         now = time.monotonic()

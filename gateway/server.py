@@ -33,6 +33,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from gateway.accounts import (
     ACCESS_TTL_SECONDS,
+    ACCOUNTS_PER_ADDRESS_DAY,
+    GUEST_REGISTERED,
+    GUEST_REPLACED,
     REFRESH_TTL_SECONDS,
     Accounts,
     Grant,
@@ -76,6 +79,13 @@ log = logging.getLogger("tabletop.gateway")
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
+FAILED_LOGINS_BURST = 10
+FAILED_LOGINS_PER_HOUR = 60
+"""Wrong passwords an account may be given (AccountLogin, and ChangePassword's old password)
+on one gateway: a burst of FAILED_LOGINS_BURST, then one a minute; beyond, password checks of
+that account are refused (RATE_LIMITED) without a hash. Its sessions go on."""
+GUESTS_PER_ADDRESS_HOUR = 60
+"""Guests one client address may make (Login) on one gateway: 60 at once, then one a minute."""
 DEFAULT_TIMEOUT = 10.0
 """The deadline of a call whose caller set none (CALL_TIMEOUT_SECONDS)."""
 LOBBY_DESCRIPTOR: ServiceDescriptor = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
@@ -140,6 +150,10 @@ class GatewaySettings:
     logins are limited by that address instead of the proxy's."""
     database_timeout_seconds: float = 5.0
     """How long the gateway waits for the database when it starts (then serves regardless)."""
+    accounts_per_address_day: int = ACCOUNTS_PER_ADDRESS_DAY
+    """Accounts one client address may make in a day (UTC), counted in the database."""
+    guests_per_address_hour: float = GUESTS_PER_ADDRESS_HOUR
+    """Guests one client address may make in an hour on this gateway."""
     revocation_poll_seconds: float = 1.0
     """How often the gateway reads which sessions ended: an ended session's access tokens are
     refused at most this long (and a database round trip) after it ended."""
@@ -175,6 +189,10 @@ class Guard:
         except AuthError as error:
             raise ApiError("UNAUTHENTICATED", str(error)) from None
         revocations = self.revocations
+        if identity.guest_token and revocations is not None:
+            why = revocations.why(identity.guest_token)
+            if why is not None:
+                raise ApiError("UNAUTHENTICATED", f"this guest token has ended: {why}")
         if identity.session and (revocations is None or revocations.ended(identity.session)):
             raise ApiError(
                 "UNAUTHENTICATED",
@@ -291,14 +309,20 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         accounts: Accounts | None = None,
         trusted_proxies: Sequence[Network] = (),
         providers: Providers | None = None,
+        accounts_per_address_day: int = ACCOUNTS_PER_ADDRESS_DAY,
+        guests_per_address_hour: float = GUESTS_PER_ADDRESS_HOUR,
     ) -> None:
         self.trusted_proxies = trusted_proxies
+        self.accounts_per_address_day = accounts_per_address_day
+        self.guests_per_address_hour = guests_per_address_hour
+        self.guests = RateLimiter(guests_per_address_hour / 3600, guests_per_address_hour)
         self.providers = providers
         self.guard = guard
         self.issuer = guard.issuer
         self.login_limiter = login_limiter
         self.bot_key = bot_key
         self.accounts = accounts
+        self.failed_logins = RateLimiter(FAILED_LOGINS_PER_HOUR / 3600, FAILED_LOGINS_BURST)
 
     def _client(self, context: Context) -> str:
         forwarded = [
@@ -322,6 +346,30 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     f"too many logins; retry in {wait:.1f}s",
                     retry_after_ms=str(int(wait * 1000) + 1),
                 )
+
+    @contextlib.contextmanager
+    def _guessing(self, username: str) -> Iterator[None]:
+        """A password check of `username`'s: it takes one of the account's wrong passwords
+        (refused, RATE_LIMITED, when there is none left lately: its password cannot be guessed
+        faster), given back unless the password is wrong (UNAUTHENTICATED). Taken before the
+        check, so checks at once cannot go beyond the limit."""
+        key = "account:" + username.lower()
+        wait = self.failed_logins.take(key)
+        if wait:
+            raise ApiError(
+                "RATE_LIMITED",
+                f"too many wrong passwords for this account lately; retry in {wait:.0f}s",
+                retry_after_ms=str(int(wait * 1000) + 1),
+            )
+        wrong = False
+        try:
+            yield
+        except ApiError as error:
+            wrong = error.reason == "UNAUTHENTICATED"
+            raise
+        finally:
+            if not wrong:
+                self.failed_logins.give_back(key)
 
     def _accounts(self) -> Accounts:
         if self.accounts is None:
@@ -373,6 +421,18 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
     async def Login(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
             self._limit_logins(context)
+            wait = self.guests.take("guests:" + self._client(context))
+            if wait:
+                most = int(self.guests_per_address_hour)
+                raise ApiError(
+                    "LIMIT_REACHED",
+                    f"{most} guests were made from your address within the hour: at most "
+                    f"{most} an hour; retry in {wait:.0f}s, or keep a guest's token (Refresh "
+                    "renews it) or register",
+                    limit="guests_per_address",
+                    max=str(most),
+                    retry_after_ms=str(int(wait * 1000) + 1),
+                )
             try:
                 token, identity = self.issuer.login(request.name)
             except ValueError as error:
@@ -398,18 +458,42 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     "INVALID_ARGUMENT",
                     "an account's session is refreshed with its refresh token (refresh_token)",
                 )
-            token, renewed = self.issuer.issue(
-                identity.player_id, identity.name, worker=identity.worker
-            )
+            if _kind(identity) == "guest":
+                token, renewed = await self._next_guest_token(identity)
+            else:
+                token, renewed = self.issuer.issue(
+                    identity.player_id, identity.name, worker=identity.worker
+                )
         except ApiError as error:
             await abort(context, error)
         return _login_response(token, renewed)
+
+    async def _next_guest_token(self, identity: Identity) -> tuple[str, Identity]:
+        """The guest's next token; the one it holds ends (on every gateway within a poll, on
+        this one at once). Refused when that one had ended already, or the guest's life is
+        over. Without a database nothing can end a token: the old one works until it
+        expires."""
+        since = identity.guest_since or identity.expires_at - self.issuer.ttl_seconds
+        try:
+            token, renewed = self.issuer.guest(identity.player_id, identity.name, since)
+        except AuthError as error:
+            raise ApiError("UNAUTHENTICATED", str(error)) from None
+        if identity.guest_token and self.accounts is not None:
+            if not await self.accounts.replace_guest_token(identity):
+                raise ApiError(
+                    "UNAUTHENTICATED",
+                    "this guest token has ended already (a Refresh replaced it, or its guest "
+                    "registered); use the newest",
+                )
+            if self.guard.revocations is not None:
+                self.guard.revocations.end(identity.guest_token, GUEST_REPLACED)
+        return token, renewed
 
     async def Register(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
             accounts = self._accounts()
             self._limit_logins(context)
-            guest = ""
+            guest = guest_token = ""
             if any(key == "authorization" for key, _ in context.invocation_metadata() or ()):
                 caller = self.guard.admit(context, acting=False)
                 if _kind(caller) != "guest":
@@ -418,10 +502,24 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                         "only a guest can claim an account: register without a token, or with "
                         "the guest's",
                     )
-                guest = caller.player_id
+                if not caller.guest_token:
+                    raise ApiError(
+                        "INVALID_ARGUMENT",
+                        "this guest token is of an earlier kind: Refresh it, then register "
+                        "with the new one",
+                    )
+                guest, guest_token = caller.player_id, caller.guest_token
             grant = await accounts.register(
-                request.username, request.password, self._client(context), guest, request.bot
+                request.username,
+                request.password,
+                self._client(context),
+                guest,
+                request.bot,
+                guest_token,
+                self.accounts_per_address_day,
             )
+            if guest_token and self.guard.revocations is not None:
+                self.guard.revocations.end(guest_token, GUEST_REGISTERED)
         except ApiError as error:
             await abort(context, error)
         return _grant_response(grant)
@@ -429,8 +527,10 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
     async def AccountLogin(self, request: Any, context: Context) -> lobby_pb2.LoginResponse:
         try:
             accounts = self._accounts()
-            self._limit_logins(context, request.username[:40])
-            grant = await accounts.login(request.username, request.password, self._client(context))
+            username = request.username[:40]
+            self._limit_logins(context, username)
+            with self._guessing(username):
+                grant = await accounts.login(username, request.password, self._client(context))
         except ApiError as error:
             await abort(context, error)
         return _grant_response(grant)
@@ -470,9 +570,10 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         try:
             identity = self._account_caller(context)
             self._limit_logins(context, identity.name)
-            ended = await self._accounts().change_password(
-                identity, request.old_password, request.new_password
-            )
+            with self._guessing(identity.name):
+                ended = await self._accounts().change_password(
+                    identity, request.old_password, request.new_password, self._client(context)
+                )
         except ApiError as error:
             await abort(context, error)
         return lobby_pb2.LogoutResponse(sessions_ended=ended)
@@ -830,7 +931,10 @@ class Gateway:
                 refresh_ttl_seconds=settings.refresh_ttl_seconds,
             )
             self.revocations = Revocations(
-                self.database, settings.access_ttl_seconds, settings.revocation_poll_seconds
+                self.database,
+                settings.access_ttl_seconds,
+                settings.revocation_poll_seconds,
+                settings.token_ttl_seconds,
             )
         guard = Guard(self.issuer, self.limiter, self.revocations)
         self.proxy = Proxy(
@@ -851,6 +955,8 @@ class Gateway:
             self.accounts,
             settings.trusted_proxies,
             Providers(list(settings.oidc_issuers)),
+            settings.accounts_per_address_day,
+            settings.guests_per_address_hour,
         )
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(self.auth, self.base.server)
         self._watcher: asyncio.Task[None] | None = None

@@ -60,7 +60,7 @@ async def stack(redis_url: str, database_url: str, *games: str) -> AsyncIterator
         redis_url,
         games=games,
         database_url=database_url,
-        gateway_settings={"login_rate_burst": 1000.0},
+        gateway_settings={"login_rate_burst": 1000.0, "accounts_per_address_day": 1000},
         friends=FriendsSettings(sweep_seconds=0.1),
     ) as platform:
         yield platform
