@@ -40,7 +40,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from gateway.auth import Identity, TokenIssuer
+from gateway.auth import GUEST_MAX_SECONDS, Identity, TokenIssuer
 from gateway.fairness import FairSlots
 from gateway.oidc import External
 from wire.errors import ApiError
@@ -53,6 +53,9 @@ USERNAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{1,19}")
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
 ACCESS_TTL_SECONDS = 15 * 60
 REFRESH_TTL_SECONDS = 30 * 24 * 3600
+PRUNED_AT_ONCE = 100
+"""Rows no longer needed (guest tokens' endings older than any guest, other days' counts of
+accounts made) deleted with each new one: the tables stay bounded with no job to run."""
 SCOPES = ("play", "bot")
 """What an API token may do beyond reading (views, legal moves, watching, listing games):
 `play` (an account's games: make, join, play, resign, find matches) and `bot` (the same, for a
@@ -292,6 +295,11 @@ class Accounts:
                 (address[:100],),
             )
         ).fetchone()
+        await connection.execute(  # only today's counts are read
+            "DELETE FROM account_creations WHERE (address, day) IN (SELECT address, day"
+            " FROM account_creations WHERE day < (now() AT TIME ZONE 'UTC')::date - 1 LIMIT %s)",
+            (PRUNED_AT_ONCE,),
+        )
         if row is not None and row[0] > most:
             raise ApiError(
                 "LIMIT_REACHED",
@@ -312,7 +320,15 @@ class Accounts:
             " ON CONFLICT (id) DO NOTHING",
             (token_id, player_id, why),
         )
-        return cursor.rowcount == 1
+        ended = cursor.rowcount == 1
+        # No guest token outlives its guest: older endings are dropped, a few at each end, so
+        # the table holds what the last GUEST_MAX_SECONDS ended and no more.
+        await connection.execute(
+            "DELETE FROM ended_guest_tokens WHERE id IN (SELECT id FROM ended_guest_tokens"
+            " WHERE ended_at < now() - make_interval(secs => %s) LIMIT %s)",
+            (GUEST_MAX_SECONDS + 86400, PRUNED_AT_ONCE),
+        )
+        return ended
 
     async def replace_guest_token(self, identity: Identity) -> bool:
         """Ends the guest's token `identity` for the next (Refresh); False when it had ended

@@ -1,7 +1,7 @@
 -- Guest tokens that ended: replaced by the guest's next (Refresh), or their guest became an
 -- account (Register). A guest has one token that works at a time; gateways read this table as
--- they read ended sessions (gateway/accounts.py Revocations). A row is needed only while its
--- token could still be unexpired (a day).
+-- they read ended sessions (gateway/accounts.py Revocations). Endings older than any guest
+-- (GUEST_MAX_SECONDS and a day) are deleted as new ones are written.
 CREATE TABLE ended_guest_tokens (
     id        text PRIMARY KEY,                           -- g-<hex>: the token's `gtk`
     player_id text NOT NULL,
