@@ -59,7 +59,7 @@ export class Table {
       log: h("ol", { class: "log", "aria-label": "Moves so far", "aria-live": "polite" }),
     };
     root.append(
-      h("section", { class: "table", "aria-label": `${module.title} table` },
+      h("section", { class: `table game-${module.id}`, "aria-label": `${module.title} table` },
         h("h1", {}, module.title, h("span", { class: "game-id" }, ` ${gameId}`)),
         this.els.players, this.els.turn, this.els.result, this.els.board, this.els.actions,
         h("details", { class: "log-box" }, h("summary", {}, "Moves"), this.els.log)),
@@ -277,7 +277,7 @@ export class Table {
       const rating = seat.rating !== undefined ? ` ${seat.rating}${seat.provisional ? "?" : ""}` : "";
       this.els.players.append(h("div", { class: `player seat${i}${acting ? " acting" : ""}${i === this.seat ? " me" : ""}` },
         h("span", { class: "swatch", "aria-hidden": "true" }),
-        h("span", { class: "name" }, this.names(i), seat.bot ? " 🤖" : "", h("small", {}, rating)),
+        h("span", { class: "name" }, this.names(i), h("small", {}, rating)),
         h("span", { class: "clock", "data-seat": i, "aria-label": `${this.names(i)}'s clock` })));
     });
     this.drawClocks();
