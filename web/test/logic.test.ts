@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { narrow, pick } from "../src/moves";
 import { formatClock, remaining } from "../src/clock";
 import { esoloeSteps } from "../src/games/esoloe";
+import { zoxsoSteps } from "../src/games/zoxso";
 
 test("e-SOLO-e moves: the square, then the turn of the cube", () => {
   assert.deepEqual(esoloeSteps("c12"), ["c", "12"]);
@@ -33,4 +34,18 @@ test("clocks in words", () => {
   assert.equal(remaining(10_000, 1_000, true, 4_000), 7_000);
   assert.equal(remaining(10_000, 1_000, false, 4_000), 10_000);
   assert.equal(remaining(1_000, 0, true, 5_000), 0);
+});
+
+test("ZoxSo moves: a piece in hand then a Pearl, or a piece then its step, flip and move", () => {
+  assert.deepEqual(zoxsoSteps("M@b2"), ["M@", "b2"]);
+  assert.deepEqual(zoxsoSteps("b2-b3"), ["b2", "b3"]);
+  assert.deepEqual(zoxsoSteps("C3-E4"), ["C3", "E4"]);
+  assert.deepEqual(zoxsoSteps("b2^B2-B5"), ["b2", "B2", "B5"]);
+  assert.deepEqual(zoxsoSteps("C3^c4"), ["C3", "c4"]);
+  assert.deepEqual(zoxsoSteps("pass"), ["pass"]);
+  const legal = ["M@b2", "D@b2", "M@a1"];
+  assert.deepEqual(pick(legal, zoxsoSteps, [], "M@"), { picked: ["M@"] });
+  assert.deepEqual(pick(legal, zoxsoSteps, ["M@"], "a1"), { move: "M@a1", picked: [] });
+  // the other piece in hand instead
+  assert.deepEqual(pick(legal, zoxsoSteps, ["M@"], "D@"), { picked: ["D@"] });
 });

@@ -17,6 +17,11 @@ function faceWords(face: number): string {
   return face >= 1 && face <= 3 ? `${face}` : "blank";
 }
 
+/** A front face in words: a blank front says which symbol faces the back (7 - front). */
+function frontWords(front: number): string {
+  return front >= 4 ? `blank (${7 - front} behind)` : `${front}`;
+}
+
 /** A face: the owner's colour, with 1-3 dots for a symbol. */
 function face(x: number, y: number, size: number, value: number, seat: number | undefined, extra = ""): SVGElement {
   const g = s("g", { class: `face ${seat === undefined ? "gap" : `seat${seat}`} ${extra}` });
@@ -97,9 +102,9 @@ function render(ctx: BoardContext): void {
         face(0, 0, 40, topFace, ctx.seat), face(44, 0, 40, frontFace, ctx.seat));
       const button = h("button", {
         type: "button", class: "turn", "data-target": turn,
-        "aria-label": `Place on ${picked[0]} with ${faceWords(topFace)} on top and ${faceWords(frontFace)} in front`,
+        "aria-label": `Place on ${picked[0]} with ${faceWords(topFace)} on top and ${frontWords(frontFace)} in front`,
         onclick: () => click(turn),
-      }, mini, h("span", {}, `top ${faceWords(topFace)}, front ${faceWords(frontFace)}`));
+      }, mini, h("span", {}, `top ${faceWords(topFace)}, front ${frontWords(frontFace)}`));
       box.append(button);
     }
     box.append(h("button", { type: "button", class: "secondary", onclick: () => { ctx.state.picked = []; ctx.redraw(); } }, "Cancel"));
