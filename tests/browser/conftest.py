@@ -8,9 +8,7 @@ SCREENSHOTS=<folder> (make screenshots) writes screenshots of the lobby and each
 
 from __future__ import annotations
 
-import asyncio
 import os
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,61 +17,12 @@ import psycopg
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-import games
-from gateway.web import WebSettings
 from runtime.localpg import DATABASE, LocalPostgres
-from tests.platform import Platform
+from tests.browser.stack import Stack
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB_ROOT = ROOT / "web" / "dist"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-
-
-class Stack:
-    """The platform running in a thread's own event loop until `stop()`."""
-
-    def __init__(self, redis_url: str, database_url: str) -> None:
-        self.redis_url, self.database_url = redis_url, database_url
-        self.url = ""
-        self.error: BaseException | None = None
-        self._up = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._run, name="web-stack", daemon=True)
-
-    def _run(self) -> None:
-        asyncio.run(self._main())
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        try:
-            async with Platform(
-                self.redis_url,
-                games=games.names(),
-                database_url=self.database_url,
-                bot_workers=2,
-                matchmakers=1,
-                web=WebSettings("127.0.0.1:0", root=str(WEB_ROOT)),
-            ) as platform:
-                self.url = platform.web_url
-                self._up.set()
-                await self._stop.wait()
-        except BaseException as error:  # the test says why the stack did not start
-            self.error = error
-            self._up.set()
-
-    def start(self) -> Stack:
-        self._thread.start()
-        self._up.wait(120)
-        if self.error is not None or not self.url:
-            raise RuntimeError(f"the platform did not start: {self.error!r}")
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(60)
 
 
 @pytest.fixture(scope="session")
@@ -89,7 +38,7 @@ def web_database_url(postgres: LocalPostgres) -> str:
 def stack(redis_url: str, web_database_url: str) -> Iterator[Stack]:
     if not (WEB_ROOT / "index.html").is_file():
         pytest.fail(f"the web client is not built ({WEB_ROOT}): run `make web/dist`", pytrace=False)
-    running = Stack(redis_url, web_database_url).start()
+    running = Stack(redis_url, web_database_url, WEB_ROOT).start()
     yield running
     running.stop()
 
