@@ -107,9 +107,10 @@ export class Table {
     this.draw();
   }
 
-  private async fetchLegal(): Promise<string[]> {
-    if (this.spectator || !this.status || this.status.finished) return [];
-    if (this.seat !== undefined && !this.status.toAct.includes(this.seat)) return [];
+  /** The seat's legal moves when `status` (the view's, not an older one) says it may act. */
+  private async fetchLegal(status: GameStatus | undefined = this.status): Promise<string[]> {
+    if (this.spectator || !status || status.finished) return [];
+    if (this.seat !== undefined && !status.toAct.includes(this.seat)) return [];
     try {
       return (await this.client.legalMoves({ gameId: this.gameId }, this.opts())).moves;
     } catch {
@@ -123,7 +124,7 @@ export class Table {
     try {
       const reply = await this.client.getView({ gameId: this.gameId, public: this.spectator }, this.opts());
       const legal = reply.status && !reply.status.finished && this.seat !== undefined && reply.status.toAct.includes(this.seat)
-        ? await this.fetchLegal() : [];
+        ? await this.fetchLegal(reply.status) : [];
       if (mine !== this.refreshing) return;
       if (this.status && reply.status && reply.status.version < this.status.version) return;
       this.view = reply.view;
