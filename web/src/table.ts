@@ -138,9 +138,13 @@ export class Table {
 
   private async follow(): Promise<void> {
     let delay = 250;
+    let first = true;
     while (!this.abort.signal.aborted && this.status && !this.status.finished) {
       try {
-        const from = (this.status?.version ?? 0n) + 1n;
+        // the first Watch replays the game so far (the moves' log, the last move marked);
+        // after a drop it goes on from the version after the last one seen
+        const from = first ? 1n : (this.status?.version ?? 0n) + 1n;
+        first = false;
         for await (const update of this.client.watch({ gameId: this.gameId, fromVersion: from, public: this.spectator }, this.opts())) {
           delay = 250;
           this.onUpdate(update);
@@ -162,8 +166,17 @@ export class Table {
 
   private onUpdate(update: Update): void {
     const env = update.envelope;
-    if (!update.status || (this.status && update.status.version <= this.status.version && !update.status.finished)) {
-      if (update.status && this.status && update.status.version <= this.status.version) return;
+    // the moves before the view's version (the stream starts at the first): the log and the last move
+    if (update.status && this.status && update.status.version <= this.status.version && !update.status.finished) {
+      if (env && env.version > (this.lastMove?.version ?? -1n)) {
+        if (env.move && env.move !== "take_seat") this.lastMove = { seat: env.actor, move: env.move, version: env.version };
+        this.logUpdate(update);
+        if (env.version === this.status.version) {
+          this.events = update.events;
+          this.draw();
+        }
+      }
+      return;
     }
     if (env) {
       if (env.move && env.move !== "take_seat") this.lastMove = { seat: env.actor, move: env.move, version: env.version };
@@ -225,7 +238,6 @@ export class Table {
       .then((reply) => {
         this.busy = false;
         if (reply.status && this.status && reply.status.version > this.status.version) {
-          this.lastMove = { seat: this.seat, move, version: reply.status.version };
           this.events = reply.events;
           this.status = reply.status;
         }
