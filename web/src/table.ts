@@ -187,6 +187,7 @@ export class Table {
     this.status = update.status ?? this.status;
     if (!before || !this.status || this.status.version !== before.version || this.status.finished) {
       this.state.picked = [];
+      this.legal = [];
       void this.refresh();
     }
   }
@@ -240,8 +241,9 @@ export class Table {
         if (reply.status && this.status && reply.status.version > this.status.version) {
           this.events = reply.events;
           this.status = reply.status;
+          this.legal = []; // those of the version before: the refresh asks again
+          this.state.picked = [];
         }
-        this.state.picked = [];
         void this.refresh();
       })
       .catch((e) => {
