@@ -65,3 +65,16 @@ def test_matchmaking_seats_two_players_together(two: tuple[Page, Page]) -> None:
     expect(first.get_by_text("Looking for players")).to_be_visible()
     second.get_by_role("button", name="Find a e-SOLO-e match").click()
     both_at_one_table(first, second)
+
+
+def test_a_game_is_watched_by_someone_without_a_seat(two: tuple[Page, Page]) -> None:
+    player, watcher = two
+    guest(player, "pia")
+    guest(watcher, "wes")
+    player.get_by_role("button", name="Play e-SOLO-e against bots").click()
+    expect(player).to_have_url(TABLE)
+    game_id = player.url.rsplit("/", 1)[1]
+    watcher.goto(f"/#/watch/esoloe/{game_id}")
+    expect(watcher.locator(".turn-line")).to_have_text(re.compile("Watching"))
+    expect(watcher.locator(".board-wrap")).to_have_attribute("data-legal", "0")
+    expect(watcher.get_by_role("button", name="Resign this game")).to_have_count(0)
