@@ -7,7 +7,8 @@ BUF     := .tools/node_modules/.bin/buf
 KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
 .PHONY: setup test-tools proto redis-server postgres run play stop test test-busy lint format bench soak \
-        clean check-manifests e2e partition partition-tools api-release
+        clean check-manifests e2e partition partition-tools api-release test-web test-browser \
+        screenshots chromium
 
 setup: $(VENV)/.installed gen/.stamp redis-server postgres
 
@@ -72,7 +73,7 @@ postgres:
 # README command 1: Redis (a local one unless REDIS_URL is set), every game service, the gateway.
 # Its ports: `make run REDIS_PORT=6390 GATEWAY_PORT=50150 SERVICE_BASE_PORT=50151` (the local
 # Redis's port is a free one otherwise, another each run; docs/operations.md).
-run: setup
+run: setup web/dist
 	$(PY) -m services.local
 
 # One command from a fresh clone to a game: `make play GAME=solo BOTS=3`. Starts the local
@@ -84,7 +85,7 @@ BOTS         ?=
 GATEWAY_PORT ?= 50050
 RUN_DIR      := .run
 
-play: setup
+play: setup web/dist
 	@if ! $(VENV)/bin/tabletop health --gateway 127.0.0.1:$(GATEWAY_PORT) >/dev/null 2>&1; then \
 	  mkdir -p $(RUN_DIR); \
 	  echo "starting the local platform in the background (log: $(RUN_DIR)/platform.log; 'make stop' stops it)"; \
@@ -105,6 +106,35 @@ stop:
 	  echo "local platform stopped"; \
 	else echo "no background platform started by 'make play' is running"; fi
 	@rm -f $(RUN_DIR)/platform.pid
+
+# The web client (web/, docs/web.md): built into web/dist, which the gateway's web port serves
+# (WEB_ROOT). Rebuilt when its sources, its lockfile or the protos change.
+WEB_SOURCES := $(shell find web/src -type f -not -path 'web/src/gen/*' 2>/dev/null) \
+               web/package.json web/package-lock.json web/build.mjs web/buf.gen.yaml web/tsconfig.json
+web/dist: web/dist/index.html
+web/dist/index.html: $(WEB_SOURCES) $(PROTOS)
+	cd web && npm ci --no-audit --no-fund && npm run build
+	touch $@
+
+# The web client's unit tests and type check.
+test-web:
+	cd web && npm ci --no-audit --no-fund && npm test && npm run check
+
+# Debian's Chromium for the browser tests (never a downloaded browser), when it is missing and
+# we are root.
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: install it (e.g. apt-get install chromium)"; exit 1; fi; }
+
+# The web client in Chromium against the real platform (tests/browser, marker `browser`).
+test-browser: setup test-tools web/dist chromium
+	$(VENV)/bin/pytest -m browser tests/browser
+
+# Screenshots of the lobby and each board, from the browser tests, into docs/screenshots.
+screenshots: setup test-tools web/dist chromium
+	SCREENSHOTS=docs/screenshots $(VENV)/bin/pytest -m browser tests/browser
 
 # README command 2.
 test: setup test-tools
