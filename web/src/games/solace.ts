@@ -132,6 +132,8 @@ function render(ctx: BoardContext): void {
   };
 
   const wrap = h("div", { class: "solace-board" });
+  wrap.style.maxWidth = "520px"; // the board's width (.board), words and buttons under it
+  wrap.style.margin = "0 auto";
   const rowH = ROW_LABEL + SPACE_H;
   const height = 2 * rowH + 10;
   const svg = s("svg", {
@@ -228,7 +230,7 @@ function render(ctx: BoardContext): void {
   }
 
   if (!view.finished && ctx.seat !== undefined && legal.includes("stop")) {
-    const actions = h("div", { class: "solace-actions", role: "group", "aria-label": "Solace actions" });
+    const actions = h("div", { class: "solace-actions row", role: "group", "aria-label": "Solace actions" });
     const towers = `${view.score} promoted tower${view.score === 1 ? "" : "s"}`;
     if (st.confirmStop) {
       actions.append(h("span", {}, `End the game now with ${towers}?`));
@@ -290,12 +292,12 @@ function describeEvent(event: unknown, names: (seat: number) => string): string 
 }
 
 /** "Game over: no move left. 7 promoted towers (the best this deal allowed: 8)." */
-function resultWords(status: GameStatus, view: View | undefined): string {
+function resultWords(status: GameStatus, view: View | undefined, head = "Game over: "): string {
   const detail = status.result?.detail ?? {};
   const score = typeof detail.score === "number" ? detail.score : view?.score ?? status.result?.scores?.[0] ?? 0;
   const towers = `${score} promoted tower${score === 1 ? "" : "s"}`;
   const stopped = detail.reason === "stopped" || view?.stopped;
-  let text = stopped ? `Game over: you stopped with ${towers}` : `Game over: no move left, ${towers}`;
+  let text = `${head}${stopped ? `you stopped with ${towers}` : `no move left, ${towers}`}`;
   const best = typeof detail.best_score === "number" ? detail.best_score : view?.bestScore;
   if (best !== undefined) text += ` (the best this deal allowed: ${best})`;
   return `${text}.`;
@@ -309,5 +311,8 @@ export const solace: GameModule = {
   seats: { min: 1, max: 1, default: 1 },
   render,
   describeEvent,
-  describeResult: (status, view) => resultWords(status, view as View | undefined),
+  describeResult: (status, view) => {
+    const text = resultWords(status, view as View | undefined, "");
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  },
 };

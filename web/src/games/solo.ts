@@ -7,6 +7,8 @@ import { create } from "@bufbuild/protobuf";
 import { GameOptionsSchema } from "../gen/tabletop/lobby/v1/lobby_pb";
 import { DrawReason, Mode, OptionsSchema, SoloService, type Event, type View } from "../gen/tabletop/solo/v1/solo_pb";
 import type { GameStatus } from "../gen/tabletop/common/v1/common_pb";
+import { createClient } from "@connectrpc/connect";
+import { headers, transport } from "../api";
 import { h, s } from "../dom";
 import { narrow } from "../moves";
 import {
@@ -29,6 +31,11 @@ interface SoloState {
   focus?: string;
   /** The last round's end in words, kept until the next one ends. */
   lastRound?: string;
+  /** The version drawn last, and this seat's jump-ins at a version (asked for out of turn). */
+  version?: bigint;
+  jumpAsked?: bigint;
+  jumpVersion?: bigint;
+  jumpLegal?: string[];
 }
 
 function mine(ctx: BoardContext): SoloState {
@@ -136,6 +143,37 @@ function button(label: string, key: string, ctx: BoardContext, act: () => void, 
 }
 
 // ---------------------------------------------------------------------------------------------
+// Jump-ins (S11)
+
+const soloClient = createClient(SoloService, transport);
+
+/** This seat's moves out of turn: its jump-ins. The table asks LegalMoves only of the seats in
+ * the status's to_act, which names the player to move alone (a jump-in is secret): so the board
+ * asks for its own seat once per version while another seat is to move, and draws again when
+ * the answer is for the version still shown. */
+function outOfTurn(ctx: BoardContext, view: View, myTurn: boolean): string[] {
+  const st = mine(ctx);
+  const version = ctx.status.version;
+  st.version = version;
+  if (ctx.seat === undefined || myTurn || view.finished || ctx.status.finished) return [];
+  if (ctx.legal.length) return ctx.legal;
+  if (st.jumpVersion === version) return st.jumpLegal ?? [];
+  if (st.jumpAsked !== version) {
+    st.jumpAsked = version;
+    soloClient.legalMoves({ gameId: ctx.status.gameId, seat: ctx.seat }, { headers: headers() }).then(
+      (reply) => {
+        if (st.version !== version || reply.version !== version) return;
+        st.jumpVersion = version;
+        st.jumpLegal = reply.moves;
+        if (reply.moves.length) ctx.redraw();
+      },
+      () => undefined, // no jump-in offered: the button stays off
+    );
+  }
+  return [];
+}
+
+// ---------------------------------------------------------------------------------------------
 // Words
 
 function seatWord(ctx: BoardContext, seat: number): string {
@@ -176,7 +214,7 @@ function render(ctx: BoardContext): void {
   const st = mine(ctx);
   const me = ctx.seat;
   const myTurn = me !== undefined && view.toMove === me && !view.finished;
-  const legal = ctx.busy ? [] : ctx.legal;
+  const legal = ctx.busy ? [] : myTurn ? ctx.legal : outOfTurn(ctx, view, myTurn);
   // A pick that no longer leads to a legal move (the game moved on) is dropped.
   let picked = st.picked ?? [];
   if (picked.length && narrow(legal, steps, picked).next.size === 0) picked = st.picked = [];
@@ -186,7 +224,7 @@ function render(ctx: BoardContext): void {
   const choose = (step: string) => {
     if (ctx.busy) return;
     const base = step.startsWith("card:") ? [] : picked;
-    const result = advance(ctx.legal, [...base, step]);
+    const result = advance(legal, [...base, step]);
     if (result.move) {
       st.picked = [];
       ctx.play(result.move);
@@ -199,6 +237,8 @@ function render(ctx: BoardContext): void {
 
   // data-turn: "me" while this seat is to move, "other", or "over" (for tests and styling)
   const wrap = h("div", { class: "solo-board", "data-turn": view.finished ? "over" : myTurn ? "me" : "other" });
+  wrap.style.maxWidth = "520px"; // the board's width (.board), words and buttons under it
+  wrap.style.margin = "0 auto";
   const n = view.players || view.handSizes.length;
 
   // --- seats
@@ -211,8 +251,8 @@ function render(ctx: BoardContext): void {
   const tableH = 150;
   const handY = tableY + tableH + 12;
   const hand = sortedHand(view.hand);
-  const handRows = me === undefined ? 0 : Math.max(1, Math.ceil(hand.length / PER_ROW));
-  const height = me === undefined ? handY : handY + 22 + handRows * (CARD_H + 10) + 4;
+  const handRows = me === undefined ? 0 : Math.ceil(hand.length / PER_ROW);
+  const height = me === undefined ? handY : handY + 22 + (handRows ? handRows * (CARD_H + 10) + 4 : 24);
 
   const svg = s("svg", {
     class: "board solo", viewBox: `0 -8 ${W} ${height + 8}`, role: "group", width: "100%",
@@ -399,7 +439,7 @@ function render(ctx: BoardContext): void {
       svg.append(g);
     });
     if (!hand.length) {
-      svg.append(s("text", { x: W / 2, y: handY + 56, "font-size": 12, fill: "#555", "text-anchor": "middle" }, view.finished ? "" : "no cards"));
+      svg.append(s("text", { x: W / 2, y: handY + 36, "font-size": 12, fill: "#555", "text-anchor": "middle" }, "no cards left"));
     }
   }
   wrap.append(svg);
@@ -420,15 +460,19 @@ function render(ctx: BoardContext): void {
   const lastWords = lastMoveWords(ctx);
   if (lastWords) wrap.append(h("p", { class: "last-move" }, `Last move: ${lastWords}`));
 
-  const actions = h("div", { class: "solo-actions", role: "group", "aria-label": "Solo actions" });
+  const actions = h("div", { class: "solo-actions row", role: "group", "aria-label": "Solo actions" });
   if (picked.length && pickedCard) {
-    const { choices } = advance(ctx.legal, picked);
+    const { choices } = advance(legal, picked);
     const kind = choices.length ? choiceKind(choices[0]) : "";
     const question =
       kind === "colour" ? `${cardName(pickedCard)}: name a colour` :
       kind === "target" ? `${cardName(pickedCard)}: swap hands with whom?` :
       kind === "call" ? `${cardName(pickedCard)} leaves you one card` : "";
-    const box = h("div", { class: "solo-choice", role: "group", "aria-label": question }, h("p", {}, question));
+    const box = h("div", { class: "solo-choice row", role: "group", "aria-label": question }, h("p", { class: "solo-question" }, question));
+    box.style.flexBasis = "100%";
+    (box.firstChild as HTMLElement).style.flexBasis = "100%";
+    (box.firstChild as HTMLElement).style.margin = "0";
+    (box.firstChild as HTMLElement).style.fontWeight = "600";
     for (const choice of choices) {
       const value = choiceValue(choice);
       let label = value;
@@ -576,8 +620,7 @@ function gameOverWords(status: GameStatus, view: View, names: (seat: number) => 
   const winners = status.result?.winners.length ? status.result.winners : view.winners;
   if (!winners.length) return "Game over, without a winner.";
   const who = winners.map(names);
-  const verb = who.length === 1 && who[0] !== "You" ? "wins" : "win";
-  return `Game over: ${who.join(" and ")} ${verb}. Final points: ${pointsWords(status, view, names)}.`;
+  return `Game over: ${who.join(" and ")} won. Final points: ${pointsWords(status, view, names)}.`;
 }
 
 export const solo: GameModule = {
