@@ -7,7 +7,7 @@ BUF     := .tools/node_modules/.bin/buf
 KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
 
 .PHONY: setup test-tools proto redis-server postgres run play stop test test-busy lint format bench soak \
-        clean check-manifests e2e partition partition-tools api-release test-web test-browser \
+        clean check-manifests e2e partition partition-tools api-release web test-web test-browser \
         screenshots chromium
 
 setup: $(VENV)/.installed gen/.stamp redis-server postgres
@@ -111,6 +111,7 @@ stop:
 # (WEB_ROOT). Rebuilt when its sources, its lockfile or the protos change.
 WEB_SOURCES := $(shell find web/src -type f -not -path 'web/src/gen/*' 2>/dev/null) \
                web/package.json web/package-lock.json web/build.mjs web/buf.gen.yaml web/tsconfig.json
+web: web/dist
 web/dist: web/dist/index.html
 web/dist/index.html: $(WEB_SOURCES) $(PROTOS)
 	cd web && npm ci --no-audit --no-fund && npm run build
@@ -157,7 +158,7 @@ test-busy: setup test-tools
 # Compose stack started and played. Not part of `make test`; CI runs it as its own step.
 # Where podman cannot be set up (not root, no apt-get) the tests skip and say why; CI sets
 # E2E_REQUIRED=1, which makes that a failure.
-e2e: setup
+e2e: setup web/dist
 	deploy/podman/setup || [ "$${E2E_REQUIRED:-0}" != 1 ]
 	$(VENV)/bin/pytest -m containers -v --timeout=1800 tests/containers
 

@@ -1,5 +1,5 @@
-"""The other pages and ways in: every game's table against bots, the keyboard, a phone's width,
-logging out."""
+"""The other pages and ways in: the keyboard, a phone's width, logging out (Solo's and Solace's
+tables: test_solo.py, test_solace.py)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import new_context
-from tests.browser.helpers import board, click_first_move, guest, play_bots, shoot, wait_turn_or_end
+from tests.browser.helpers import board, guest, play_bots, shoot, wait_turn_or_end
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.mark.parametrize(("title", "name"), [("Solo", "solo"), ("Solace", "solace")])
-def test_solo_and_solace_tables_play_against_bots(
-    page: Page, screenshots: Path | None, title: str, name: str
-) -> None:
-    guest(page, f"player {name}")
-    play_bots(page, title)
-    wait_turn_or_end(page)
-    click_first_move(page)
-    wait_turn_or_end(page)
-    shoot(page, screenshots, name)
 
 
 def test_a_move_made_with_the_keyboard_only(page: Page) -> None:

@@ -265,7 +265,8 @@ def hands_by_version(redis: Redis, game_id: str, players: int) -> dict[int, list
     stream, private events included) tells it."""
     hands: list[list[str]] = [[] for _ in range(players)]
     out: dict[int, list[list[str]]] = {}
-    for entry_id, fields in redis.xrange(keys.game_events(game_id)):
+    entries: list[tuple[bytes, dict[bytes, bytes]]] = redis.xrange(keys.game_events(game_id))  # type: ignore[assignment]
+    for entry_id, fields in entries:
         for event in json.loads(fields[b"events"]):
             kind, data = event["kind"], event["data"]
             if kind == "dealt":

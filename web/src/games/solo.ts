@@ -156,8 +156,10 @@ function outOfTurn(ctx: BoardContext, view: View, myTurn: boolean): string[] {
   const version = ctx.status.version;
   st.version = version;
   if (ctx.seat === undefined || myTurn || view.finished || ctx.status.finished) return [];
-  if (ctx.legal.length) return ctx.legal;
-  if (st.jumpVersion === version) return st.jumpLegal ?? [];
+  // only the answer for the version shown, and only plays of the top card's twin (S11): a list
+  // the table kept from an earlier version never offers a card that cannot jump in now
+  const twins = (moves: readonly string[]) => moves.filter((m) => parsePlay(m)?.card === view.top);
+  if (st.jumpVersion === version) return twins(st.jumpLegal ?? []);
   if (st.jumpAsked !== version) {
     st.jumpAsked = version;
     soloClient.legalMoves({ gameId: ctx.status.gameId, seat: ctx.seat }, { headers: headers() }).then(
