@@ -5,6 +5,11 @@ from __future__ import annotations
 import time
 
 
+def retry_after_ms(wait: float) -> str:
+    """A wait in seconds as a refusal's `retry_after_ms` (rounded up: never too early)."""
+    return str(int(wait * 1000) + 1)
+
+
 class RateLimiter:
     """Allows `rate` requests per second per key on average, and bursts of `burst`."""
 

@@ -44,7 +44,7 @@ from gateway.accounts import (
 )
 from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
 from gateway.oidc import Issuer, Providers
-from gateway.ratelimit import RateLimiter
+from gateway.ratelimit import RateLimiter, retry_after_ms
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
 from gateway.session import MAX_CALLS as SESSION_MAX_CALLS
 from gateway.session import SERVICE as SESSION_SERVICE
@@ -344,7 +344,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                 raise ApiError(
                     "RATE_LIMITED",
                     f"too many logins; retry in {wait:.1f}s",
-                    retry_after_ms=str(int(wait * 1000) + 1),
+                    retry_after_ms=retry_after_ms(wait),
                 )
 
     @contextlib.contextmanager
@@ -359,7 +359,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
             raise ApiError(
                 "RATE_LIMITED",
                 f"too many wrong passwords for this account lately; retry in {wait:.0f}s",
-                retry_after_ms=str(int(wait * 1000) + 1),
+                retry_after_ms=retry_after_ms(wait),
             )
         wrong = False
         try:
@@ -431,7 +431,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     "renews it) or register",
                     limit="guests_per_address",
                     max=str(most),
-                    retry_after_ms=str(int(wait * 1000) + 1),
+                    retry_after_ms=retry_after_ms(wait),
                 )
             try:
                 token, identity = self.issuer.login(request.name)
