@@ -56,6 +56,7 @@ class Platform:
         rate_per_second: float = 1000.0,
         rate_burst: float = 2000.0,
         bot_workers: int = 0,
+        bot_settings: Mapping[str, Any] | None = None,
         matchmakers: int = 0,
         sweep_seconds: float = 0.2,
         tls: tuple[TlsFiles, Tls] | None = None,
@@ -88,6 +89,8 @@ class Platform:
         self.gateway: Gateway | None = None
         self.lobby: LobbyService | None = None
         self.bot_workers = bot_workers
+        self.bot_settings = dict(bot_settings or {})
+        """The `bot_workers`' settings (BotWorker's keyword arguments) over the tests' own."""
         self.workers: list[tuple[BotWorker, asyncio.Event, asyncio.Task[None]]] = []
         self.matchmaker_count = matchmakers
         self.matchmakers: list[tuple[Matchmaker, asyncio.Event, asyncio.Task[None]]] = []
@@ -172,7 +175,7 @@ class Platform:
             self.web = WebEdge(self.gateway.proxy, self.gateway.auth, self.web_settings)
             await self.web.start()
         for index in range(self.bot_workers):
-            await self.start_bot_worker(f"test-worker-{index}")
+            await self.start_bot_worker(f"test-worker-{index}", **self.bot_settings)
         for index in range(self.matchmaker_count):
             await self.start_matchmaker(f"test-matchmaker-{index}")
         return self

@@ -1,5 +1,6 @@
-"""The platform with its web edge, running in a thread's own event loop: for the browser tests
-and bench/web_moves.py, whose browser drives it from the main thread."""
+"""The platform with its web edge and a ratings consumer (a rated game's change is shown in
+words), running in a thread's own event loop: for the browser tests and bench/web_moves.py, whose
+browser drives it from the main thread."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from pathlib import Path
 
 import games
 from gateway.web import WebSettings
+from runtime import db
+from runtime.redis import connect_redis
+from services.bots.worker import MAX_JUMP_IN_WINDOW_MS
+from services.ratings.consumer import RatingsConsumer
 from tests.platform import Platform
 
 
@@ -36,15 +41,31 @@ class Stack:
                 games=games.names(),
                 database_url=self.database_url,
                 bot_workers=2,
+                # bots leave a person the table's jump-in window, as in production
+                bot_settings={"max_jump_in_window_ms": MAX_JUMP_IN_WINDOW_MS},
                 matchmakers=1,
                 web=WebSettings("127.0.0.1:0", root=str(self.web_root)),
             ) as platform:
-                self.url = platform.web_url
-                self._up.set()
-                await self._stop.wait()
+                await self._with_ratings(platform.web_url)
         except BaseException as error:  # the test says why the stack did not start
             self.error = error
             self._up.set()
+
+    async def _with_ratings(self, url: str) -> None:
+        redis, database = connect_redis(self.redis_url), db.pool(self.database_url)
+        await database.open(wait=True)
+        ratings = RatingsConsumer(
+            redis=redis, database=database, consumer="web-ratings", block_seconds=0.2
+        )
+        counting = asyncio.create_task(ratings.run(self._stop))
+        try:
+            self.url = url
+            self._up.set()
+            await self._stop.wait()
+        finally:
+            await counting
+            await database.close()
+            await redis.aclose()
 
     def start(self) -> Stack:
         self._thread.start()

@@ -50,7 +50,7 @@ def test_an_open_table_is_joined_from_the_list(two: tuple[Page, Page]) -> None:
     host, other = two
     guest(host, "olga")
     guest(other, "otto")
-    host.get_by_role("button", name="Open a e-SOLO-e table").click()
+    host.get_by_role("button", name="Open an e-SOLO-e table").click()
     expect(host.get_by_text("Your table is open")).to_be_visible()
     other.reload()
     other.get_by_role("button", name="Join olga's e-SOLO-e table").click()
@@ -61,9 +61,9 @@ def test_matchmaking_seats_two_players_together(two: tuple[Page, Page]) -> None:
     first, second = two
     guest(first, "mia")
     guest(second, "max")
-    first.get_by_role("button", name="Find a e-SOLO-e match").click()
+    first.get_by_role("button", name="Find an e-SOLO-e match").click()
     expect(first.get_by_text("Looking for players")).to_be_visible()
-    second.get_by_role("button", name="Find a e-SOLO-e match").click()
+    second.get_by_role("button", name="Find an e-SOLO-e match").click()
     both_at_one_table(first, second)
 
 

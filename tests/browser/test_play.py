@@ -74,7 +74,8 @@ def test_grpc_web_plays_a_whole_game(page: Page) -> None:
     play_to_end(page)
 
 
-def test_two_accounts_play_a_challenge_to_the_end(browser: Browser, web_url: str) -> None:
+def test_two_accounts_play_a_rated_challenge_to_the_end(browser: Browser, web_url: str) -> None:
+    """Both see the result and, once the game is counted, each seat's rating change in words."""
     suffix = uuid.uuid4().hex[:6]
     ann_context, bob_context = new_context(browser, web_url), new_context(browser, web_url)
     try:
@@ -83,7 +84,10 @@ def test_two_accounts_play_a_challenge_to_the_end(browser: Browser, web_url: str
         register(bob, f"bob{suffix}", "a long password 2")
         ann.get_by_label("Player to challenge").fill(f"bob{suffix}")
         ann.get_by_label("Game of the challenge").select_option("esoloe")
+        ann.get_by_role("checkbox", name="Rated challenge").check()
         ann.get_by_role("button", name="Challenge this player").click()
+        offer = bob.get_by_role("listitem").filter(has_text=f"ann{suffix} challenges you")
+        expect(offer).to_contain_text("a rated game of e-SOLO-e")
         bob.get_by_role("button", name=f"Accept ann{suffix}'s challenge").click()
         expect(bob).to_have_url(re.compile(r"#/game/esoloe/"))
         expect(ann).to_have_url(bob.url)
@@ -92,14 +96,25 @@ def test_two_accounts_play_a_challenge_to_the_end(browser: Browser, web_url: str
         # whoever is to move first (the board offers targets only to them), then in turn
         mover = ann if ann.locator(".player.me.acting").count() else bob
         other = bob if mover is ann else ann
-        for _ in range(40):
+        for turn in range(40):
             wait_turn_or_end(mover)
             if mover.locator(".result").is_visible():
                 break
-            click_first_move(mover)
+            if turn < 4:  # two cubes each, turned four ways apart: the game counts (docs/ratings.md)
+                version = board(mover).get_attribute("data-version") or ""
+                board(mover).locator(f"[data-target='{'aebd'[turn]}']").click()
+                board(mover).locator("button.turn").nth(turn * 3).click()
+                expect(board(mover)).not_to_have_attribute("data-version", version)
+            else:
+                click_first_move(mover)
             mover, other = other, mover
+        change = re.compile(
+            r"Your rating: 1000 → \d+ \([+-]\d+\); (ann|bob)\w+'s rating: 1000 → \d+ \([+-]\d+\)"
+            r"|(ann|bob)\w+'s rating: 1000 → \d+ \([+-]\d+\); Your rating: 1000 → \d+ \([+-]\d+\)"
+        )
         for player in (ann, bob):
             expect(player.locator(".result-text")).to_have_text(RESULT)
+            expect(player.locator(".result .rating")).to_have_text(change, timeout=60_000)
     finally:
         ann_context.close()
         bob_context.close()

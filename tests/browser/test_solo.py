@@ -16,6 +16,7 @@ import pytest
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.json_format import MessageToDict
 from playwright.sync_api import Browser, Page, Request, Route, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from redis import Redis
 
 from runtime import keys
@@ -33,23 +34,32 @@ SHORT = {"mode": solo_pb2.MODE_ROUNDS, "rounds": 1, "jump_in_window_ms": 500}
 of minutes): what the test asks the lobby for instead of a whole points game."""
 
 
-def short_games(page: Page, players: int) -> None:
-    """Every PlayAgainstBots the page sends asks for one round of `players` seats."""
+def short_games(page: Page, players: int, window_ms: int = SHORT["jump_in_window_ms"]) -> None:
+    """Every PlayAgainstBots the page sends asks for one round of `players` seats, the bots
+    leaving `window_ms` for a jump-in."""
 
     def shorten(route: Route) -> None:
         request = lobby_pb2.PlayAgainstBotsRequest.FromString(route.request.post_data_buffer or b"")
         options = request.options.solo
         options.players = players
-        for field, value in SHORT.items():
+        for field, value in {**SHORT, "jump_in_window_ms": window_ms}.items():
             setattr(options, field, value)
         route.continue_(post_data=request.SerializeToString())
 
     page.route("**/tabletop.lobby.v1.LobbyService/PlayAgainstBots", shorten)
 
 
-def start(page: Page, name: str, players: int) -> None:
+def start(page: Page, name: str, players: int, window_ms: int = SHORT["jump_in_window_ms"]) -> None:
     guest(page, name)
-    short_games(page, players)
+    short_games(page, players, window_ms)
+    new_game(page, players)
+
+
+def new_game(page: Page, players: int) -> None:
+    """From the lobby (back to it from a table: the same page, no reload): a table of `players`
+    seats with random bots."""
+    if "#/game/" in page.url:
+        page.get_by_role("link", name="Back to the lobby").click()
     page.get_by_label("Solo: players").select_option(str(players))
     page.get_by_label("Solo: bot level").select_option("random")
     page.get_by_role("button", name="Play Solo against bots").click()
@@ -124,6 +134,95 @@ def test_guest_plays_a_whole_solo_game_against_bots(page: Page, screenshots: Pat
     expect(solo(page).locator(".solo-status")).to_contain_text("Game over:")
     shoot(page, screenshots, "solo-end")
     assert "Final points" in text
+
+
+TURNS_FOR_A_JUMP_IN = 60
+"""Turns of this seat to wait for a jump-in at most. It draws until it may play a card it holds
+twice (a bigger hand holds more pairs), plays one, and jumps in on its own card with the other
+(S11, revised): chances come every few turns, so 60 without a jump-in is not a deal but a fault."""
+
+LIVE_JUMP = """() => {
+  const button = [...document.querySelectorAll("button.jump-in")].find((b) => !b.disabled);
+  const top = document.querySelector(".solo-board[data-turn='other'] [data-top]");
+  return button && top && [button.getAttribute("aria-label"), top.getAttribute("aria-label")];
+}"""
+"""The live Jump in button's name and the discard pile's top, read at one moment (the window may
+close any time), or null."""
+
+
+@pytest.mark.timeout(900)
+def test_a_jump_in_is_played_by_its_button(page: Page) -> None:
+    """S11: out of turn, the one Jump in button goes live while this seat holds the top card's
+    twin (LegalMoves for the seat at the version shown; here on its own card, just played), and
+    a click plays the twin out of turn. A click after the window closed is refused (the game
+    moved on): the next chance is taken."""
+    start(page, "jo", players=2, window_ms=1000)
+    live = page.get_by_role("button", name=re.compile(r"^Jump in with")).and_(
+        page.locator("button:enabled")
+    )
+    log = page.get_by_label("Moves so far")
+    for _ in range(TURNS_FOR_A_JUMP_IN):
+        expect(page.locator(".solo-board[data-turn='me'], .result:visible").first).to_be_visible(
+            timeout=60_000
+        )
+        if page.locator(".result").is_visible():
+            new_game(page, players=2)  # a new deal, the same player
+            continue
+        pair = page.evaluate(
+            """() => {
+              const hand = [...document.querySelectorAll(".solo-board [data-card]")].map((g) => g.dataset.card);
+              const playable = [...document.querySelectorAll(".solo-board [role=button][data-target^='card:']")]
+                .map((g) => g.dataset.target.slice(5));
+              return playable.find((c) => !c.startsWith("W") && hand.filter((h) => h === c).length >= 2) ?? null;
+            }"""
+        )
+        if pair is None:
+            draw_a_card(page)
+            continue
+        version = board(page).get_attribute("data-version") or ""
+        solo(page).locator(f"[role=button][data-target='card:{pair}']").first.click()
+        call = solo(page).locator("[data-target='choice:call:yes']")
+        if call.count():
+            call.click()
+        expect(board(page)).not_to_have_attribute("data-version", version, timeout=30_000)
+        try:
+            seen = page.wait_for_function(LIVE_JUMP, polling="raf", timeout=5_000).json_value()
+        except PlaywrightTimeoutError:  # the bot moved first
+            continue
+        name, label = seen
+        top = label.removeprefix("Discard pile top: ").split(",")[0]
+        assert name == f"Jump in with {top}", seen  # the twin of the top card
+        version = board(page).get_attribute("data-version") or ""
+        try:
+            live.click(timeout=2_000)
+        except PlaywrightTimeoutError:  # the window closed first
+            continue
+        expect(board(page)).not_to_have_attribute("data-version", version, timeout=30_000)
+        if "you jumped in with" in (log.text_content() or ""):
+            expect(log).to_contain_text(f"you played {top}")
+            expect(log).to_contain_text(f"you jumped in with {top}")
+            return
+    pytest.fail(f"no jump-in was played in {TURNS_FOR_A_JUMP_IN} turns")
+
+
+def draw_a_card(page: Page) -> None:
+    """This seat's turn by drawing (a draw stack taken, the drawn card kept) where it may: its
+    hand grows."""
+    version = board(page).get_attribute("data-version") or ""
+    for target in ("draw", "pass"):
+        button = solo(page).locator(f"button[data-target='{target}']:enabled")
+        if not button.count():
+            continue
+        try:
+            button.click(timeout=5_000)
+        except PlaywrightTimeoutError:  # drawn again meanwhile: the loop looks again
+            return
+        expect(board(page)).not_to_have_attribute("data-version", version, timeout=30_000)
+        version = board(page).get_attribute("data-version") or ""
+        if not page.locator(".solo-board[data-turn='me']").count():
+            return
+    if page.locator(".solo-board[data-turn='me']").count():
+        one_action(page)
 
 
 def test_solo_board_at_375_pixels_by_keyboard(

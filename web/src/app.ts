@@ -128,6 +128,22 @@ function select(label: string, id: string, values: Array<[string, string]>, chos
   return el;
 }
 
+/** "a Solo", "an e-SOLO-e". */
+function aTitle(module: GameModule): string {
+  return `${/^[aeiou]/i.test(module.title) ? "an" : "a"} ${module.title}`;
+}
+
+/** A "Rated" checkbox, for an account's session only (a guest plays casual games); null for a
+ * guest. */
+function ratedBox(id: string, label: string): HTMLInputElement | null {
+  if (api.session()?.guest ?? true) return null;
+  return h("input", { type: "checkbox", id, "aria-label": label });
+}
+
+function labelled(box: HTMLInputElement | null, text: string): HTMLElement | null {
+  return box ? h("label", { class: "check", for: box.id }, box, ` ${text}`) : null;
+}
+
 function optionsFor(module: GameModule, seats: number) {
   return module.options?.(seats) ?? create(GameOptionsSchema, {});
 }
@@ -151,6 +167,10 @@ function gameCard(module: GameModule): HTMLElement {
   const seats = select(`${module.title}: players`, `seats-${module.id}`, seatValues, String(module.seats.default));
   const level = select(`${module.title}: bot level`, `level-${module.id}`, LEVELS.map((l) => [l, `${l} bots`]), "greedy");
   const status = h("p", { class: "muted ticket", role: "status", "aria-live": "polite" });
+  const multi = module.seats.max > 1;
+  // rated: the game's standard options and time control, accounts only (docs/ratings.md)
+  const ratedInput = multi ? ratedBox(`rated-${module.id}`, `Rated ${module.title} game`) : null;
+  const rated = () => ratedInput?.checked ?? false;
   const n = () => Number(seats.value);
   const run = async (what: () => Promise<void>) => {
     try {
@@ -161,13 +181,13 @@ function gameCard(module: GameModule): HTMLElement {
   };
   const bots = () => run(async () => {
     status.textContent = "Setting up the table…";
-    const reply = await lobby.playAgainstBots({ game: module.id, options: optionsFor(module, n()), level: level.value }, opts());
+    const reply = await lobby.playAgainstBots({ game: module.id, options: optionsFor(module, n()), level: level.value, rated: rated() }, opts());
     go(tableHash(reply.status!.gameId));
   });
   const match = () => run(async () => {
-    const ticket = await lobby.findMatch({ game: module.id, options: optionsFor(module, n()), seats: n(), bots: BotFill.AFTER, botsAfterSeconds: 60, level: level.value }, opts());
+    const ticket = await lobby.findMatch({ game: module.id, options: optionsFor(module, n()), seats: n(), bots: BotFill.AFTER, botsAfterSeconds: 60, level: level.value, rated: rated() }, opts());
     status.textContent = "Looking for players… (bots fill the table after a minute)";
-    const cancel = h("button", { type: "button", class: "secondary small", "aria-label": `Stop looking for a ${module.title} game`, onclick: () => void lobby.cancelTicket({ ticketId: ticket.ticketId }, opts()).catch(() => undefined) }, "Cancel");
+    const cancel = h("button", { type: "button", class: "secondary small", "aria-label": `Stop looking for ${aTitle(module)} game`, onclick: () => void lobby.cancelTicket({ ticketId: ticket.ticketId }, opts()).catch(() => undefined) }, "Cancel");
     status.append(" ", cancel);
     for await (const t of lobby.watchTicket({ ticketId: ticket.ticketId }, opts())) {
       if (t.state === TicketState.MATCHED && t.gameId) {
@@ -181,28 +201,27 @@ function gameCard(module: GameModule): HTMLElement {
     }
   });
   const openTable = () => run(async () => {
-    const c = await lobby.openTable({ game: module.id, options: optionsFor(module, n()), seats: n() }, opts());
+    const c = await lobby.openTable({ game: module.id, options: optionsFor(module, n()), seats: n(), rated: rated() }, opts());
     acted.add(c.challengeId);
     challenges.set(c.challengeId, c);
     status.textContent = "Your table is open: it starts when it is full.";
     void loadOpenTables();
   });
   const invite = () => run(async () => {
-    const c = await lobby.createInvite({ game: module.id, options: optionsFor(module, n()), seats: n() }, opts());
+    const c = await lobby.createInvite({ game: module.id, options: optionsFor(module, n()), seats: n(), rated: rated() }, opts());
     acted.add(c.challengeId);
     challenges.set(c.challengeId, c);
     clear(status);
     status.append("Invite code: ", h("strong", { class: "code", "aria-label": "Invite code" }, c.code), " — give it to your friends; the game starts when the table is full.");
   });
-  const multi = module.seats.max > 1;
   return h("article", { class: `card game game-${module.id}`, "aria-label": module.title },
     h("h3", {}, module.title),
     h("p", { class: "muted" }, module.blurb),
-    h("div", { class: "row" }, module.seats.min !== module.seats.max ? seats : null, level),
+    h("div", { class: "row" }, module.seats.min !== module.seats.max ? seats : null, level, labelled(ratedInput, "Rated")),
     h("div", { class: "row buttons" },
       h("button", { type: "button", "aria-label": `Play ${module.title} against bots`, onclick: () => void bots() }, "Play bots"),
-      multi ? h("button", { type: "button", class: "secondary", "aria-label": `Find a ${module.title} match`, onclick: () => void match() }, "Find match") : null,
-      multi ? h("button", { type: "button", class: "secondary", "aria-label": `Open a ${module.title} table`, onclick: () => void openTable() }, "Open table") : null,
+      multi ? h("button", { type: "button", class: "secondary", "aria-label": `Find ${aTitle(module)} match`, onclick: () => void match() }, "Find match") : null,
+      multi ? h("button", { type: "button", class: "secondary", "aria-label": `Open ${aTitle(module)} table`, onclick: () => void openTable() }, "Open table") : null,
       multi ? h("button", { type: "button", class: "secondary", "aria-label": `Invite friends to ${module.title}`, onclick: () => void invite() }, "Invite") : null),
     status);
 }
@@ -288,11 +307,12 @@ function friendsCard(): HTMLElement {
   const game = select("Game of the challenge", "challenge-game", GAMES.filter((g) => g.seats.max > 1).map((g) => [g.id, g.title]));
   const code = h("input", { id: "invite-code", autocomplete: "off", "aria-label": "Invite code", placeholder: "Invite code" });
   const status = h("p", { class: "muted", role: "status", "aria-live": "polite" });
+  const ratedInput = ratedBox("challenge-rated", "Rated challenge");
   const challenge = async () => {
     try {
       const module = gameModule(game.value)!;
-      const c = await lobby.challengePlayer({ username: name.value.trim(), game: module.id, options: optionsFor(module, 2) }, opts());
-    acted.add(c.challengeId);
+      const c = await lobby.challengePlayer({ username: name.value.trim(), game: module.id, options: optionsFor(module, 2), rated: ratedInput?.checked ?? false }, opts());
+      acted.add(c.challengeId);
       challenges.set(c.challengeId, c);
       status.textContent = `Challenge sent to ${name.value.trim()}: waiting for an answer…`;
     } catch (e) {
@@ -312,7 +332,7 @@ function friendsCard(): HTMLElement {
   return h("section", { class: "card", "aria-label": "Play with friends" },
     h("h2", {}, "Play with friends"),
     h("form", { class: "row", onsubmit: (e: Event) => { e.preventDefault(); void challenge(); } },
-      name, game, h("button", { type: "submit", "aria-label": "Challenge this player" }, "Challenge")),
+      name, game, labelled(ratedInput, "Rated"), h("button", { type: "submit", "aria-label": "Challenge this player" }, "Challenge")),
     h("form", { class: "row", onsubmit: (e: Event) => { e.preventDefault(); void join(); } },
       code, h("button", { type: "submit", "aria-label": "Join with this invite code" }, "Join")),
     status,
@@ -330,7 +350,7 @@ function drawChallenges(): void {
     const toMe = c.players.some((p) => p.playerId === me && !p.joined);
     if (!toMe || !from) continue;
     const title = gameModule(c.game)?.title ?? c.game;
-    list.append(h("li", { class: "challenge" }, `${from.name} challenges you to ${title} `,
+    list.append(h("li", { class: "challenge" }, `${from.name} challenges you to ${c.rated ? "a rated game of " : ""}${title} `,
       h("button", { type: "button", class: "small", "aria-label": `Accept ${from.name}'s challenge`, onclick: () => void answer(c.challengeId, true) }, "Accept"),
       h("button", { type: "button", class: "small secondary", "aria-label": `Decline ${from.name}'s challenge`, onclick: () => void answer(c.challengeId, false) }, "Decline")));
   }

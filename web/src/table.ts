@@ -17,7 +17,7 @@ interface Update {
 
 interface GameClient {
   getView(req: { gameId: string; public?: boolean }, opts: object): Promise<{ status?: GameStatus; seat?: number; view?: unknown }>;
-  legalMoves(req: { gameId: string }, opts: object): Promise<LegalMovesResponse>;
+  legalMoves(req: { gameId: string; seat?: number }, opts: object): Promise<LegalMovesResponse>;
   play(req: { gameId: string; move: string; expectedVersion?: bigint; requestId: string }, opts: object): Promise<{ status?: GameStatus; events: unknown[] }>;
   resign(req: { gameId: string; requestId: string }, opts: object): Promise<{ status?: GameStatus; events: unknown[] }>;
   watch(req: { gameId: string; fromVersion: bigint; public?: boolean }, opts: object): AsyncIterable<Update>;
@@ -107,12 +107,15 @@ export class Table {
     this.draw();
   }
 
-  /** The seat's legal moves when `status` (the view's, not an older one) says it may act. */
+  /** The seat's legal moves at `status`'s version (the view's), when the seat may act: in to_act,
+   * or at any time in a game whose module has moves out of turn. An answer for another version
+   * is dropped: the update that moved the game on asks again. */
   private async fetchLegal(status: GameStatus | undefined = this.status): Promise<string[]> {
-    if (this.spectator || !status || status.finished) return [];
-    if (this.seat !== undefined && !status.toAct.includes(this.seat)) return [];
+    if (this.spectator || this.seat === undefined || !status || status.finished) return [];
+    if (!this.module.movesOutOfTurn && !status.toAct.includes(this.seat)) return [];
     try {
-      return (await this.client.legalMoves({ gameId: this.gameId }, this.opts())).moves;
+      const reply = await this.client.legalMoves({ gameId: this.gameId, seat: this.seat }, this.opts());
+      return reply.version === status.version ? reply.moves : [];
     } catch {
       return [];
     }
@@ -123,8 +126,7 @@ export class Table {
     const mine = ++this.refreshing;
     try {
       const reply = await this.client.getView({ gameId: this.gameId, public: this.spectator }, this.opts());
-      const legal = reply.status && !reply.status.finished && this.seat !== undefined && reply.status.toAct.includes(this.seat)
-        ? await this.fetchLegal(reply.status) : [];
+      const legal = await this.fetchLegal(reply.status);
       if (mine !== this.refreshing) return;
       if (this.status && reply.status && reply.status.version < this.status.version) return;
       this.view = reply.view;
@@ -348,8 +350,6 @@ export class Table {
     const status = this.status!;
     const result = status.result;
     const winners = result?.winners ?? [];
-    const te = status.seats.length ? undefined : undefined;
-    void te;
     let text: string;
     if (!result || (!winners.length && Object.keys(result.scores ?? {}).length === 0 && !result.detail)) {
       text = "The game ended without a result.";
@@ -391,7 +391,8 @@ export class Table {
     };
     show();
     if (!status.rated) return;
-    for (let i = 0; i < 20 && !this.abort.signal.aborted; i++) {
+    // counted a moment after the end (the ratings consumer): asked again for up to a minute
+    for (let i = 0; i < 60 && !this.abort.signal.aborted; i++) {
       try {
         const change = await lobby.getRatingChange({ gameId: this.gameId }, this.opts());
         if (change.counted) {
@@ -407,7 +408,7 @@ export class Table {
       } catch {
         return;
       }
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 1000));
     }
   }
 

@@ -1,5 +1,6 @@
-// e-SOLO-e: five squares seen from the front (stacks of up to four cubes, each showing its front
-// face) with the upper view above. Click a square, then pick how the cube is turned (a symbol on
+// e-SOLO-e: the five views of the five squares: the front (stacks of up to four cubes, each
+// showing its front face) with the upper view above it, the left and right views beside it and
+// the back view under it. Click a square, then pick how the cube is turned (a symbol on
 // top, one of four faces in front): the legal placements only.
 import { EsoloeService, type Event, type View } from "../gen/tabletop/esoloe/v1/esoloe_pb";
 import { h, s } from "../dom";
@@ -8,6 +9,8 @@ import type { BoardContext, GameModule } from "./types";
 
 const SQUARES = ["a", "b", "c", "d", "e"];
 const CELL = 56;
+/** A cell of the side and back views. */
+const SMALL = 30;
 
 export function esoloeSteps(move: string): string[] {
   return [move.slice(0, 1), move.slice(1)];
@@ -45,22 +48,32 @@ function render(ctx: BoardContext): void {
   };
   const last = ctx.lastMove && /^[a-e][1-6]{2}$/.test(ctx.lastMove.move) ? ctx.lastMove.move[0] : undefined;
   const levels = 4;
-  const top = 20;
-  const upperY = top;
-  const frontY = top + CELL + 28;
-  const width = SQUARES.length * CELL + 16;
-  const height = frontY + levels * CELL + 26;
+  const side = SMALL + 14; // a side view's column and the gap beside it
+  const left = 8 + side; // the front view's left edge
+  const upperY = 20;
+  const frontY = upperY + CELL + 28;
+  const backY = frontY + levels * CELL + 44;
+  const width = left + SQUARES.length * CELL + side;
+  const height = backY + levels * SMALL + 24;
   const svg = s("svg", {
     class: "board esoloe", viewBox: `0 0 ${width} ${height}`, role: "group",
-    "aria-label": "e-SOLO-e board: the upper view and the front view of squares a to e",
+    "aria-label": "e-SOLO-e board: the five views of squares a to e (upper, front, left, right and back)",
   });
-  svg.append(s("text", { x: 8, y: upperY - 6, class: "label" }, "Upper view"));
-  svg.append(s("text", { x: 8, y: frontY - 6, class: "label" }, "Front view"));
+  const cellWords = (cell: { face: number; seat?: number } | undefined) =>
+    cell?.face ? `${faceWords(cell.face)} (${ctx.names(cell.seat ?? 0)})` : "gap";
+  /** A view as an image for screen readers: its cells in words. */
+  const viewGroup = (name: string, cells: string) =>
+    s("g", { role: "img", "aria-label": `${name}: ${cells}` });
+
+  svg.append(s("text", { x: left, y: upperY - 6, class: "label" }, "Upper view"));
+  svg.append(s("text", { x: left, y: frontY - 6, class: "label" }, "Front view"));
+  const upper = viewGroup("Upper view, a to e", SQUARES.map((sq, col) => `${sq} ${cellWords(view.upper[col])}`).join(", "));
+  svg.append(upper);
   SQUARES.forEach((sq, col) => {
-    const x = 8 + col * CELL;
+    const x = left + col * CELL;
     const stack = view.stacks[col]?.cubes ?? [];
     const up = view.upper[col];
-    svg.append(face(x, upperY, CELL, up?.face ?? 0, up?.face ? up.seat : undefined, last === sq ? "last" : ""));
+    upper.append(face(x, upperY, CELL, up?.face ?? 0, up?.face ? up.seat : undefined, last === sq ? "last" : ""));
     for (let level = 0; level < levels; level++) {
       const cube = stack[level];
       const y = frontY + (levels - 1 - level) * CELL;
@@ -71,7 +84,7 @@ function render(ctx: BoardContext): void {
         svg.append(s("rect", { class: "slot", x: x + 2, y: y + 2, width: CELL - 4, height: CELL - 4, rx: 6 }));
       }
     }
-    svg.append(s("text", { x: x + CELL / 2, y: height - 8, class: "coord", "text-anchor": "middle" }, sq));
+    svg.append(s("text", { x: x + CELL / 2, y: frontY + levels * CELL + 16, class: "coord", "text-anchor": "middle" }, sq));
     if (next.has(sq) || picked[0] === sq) {
       const chosen = picked[0] === sq;
       const target = s("rect", {
@@ -87,6 +100,29 @@ function render(ctx: BoardContext): void {
       svg.append(target);
     }
   });
+  // the left and right views beside the front view, a cell per level (the nearest cube's face)
+  for (const [name, cells, x] of [["Left", view.left, 8], ["Right", view.right, left + SQUARES.length * CELL + 14]] as const) {
+    svg.append(s("text", { x: x + SMALL / 2, y: frontY - 6, class: "label", "text-anchor": "middle" }, name));
+    const g = viewGroup(`${name} view, bottom to top`, Array.from({ length: levels }, (_, level) => cellWords(cells[level])).join(", "));
+    for (let level = 0; level < levels; level++) {
+      const cell = cells[level];
+      g.append(face(x, frontY + (levels - 1 - level) * CELL + (CELL - SMALL) / 2, SMALL, cell?.face ?? 0, cell?.face ? cell.seat : undefined));
+    }
+    svg.append(g);
+  }
+  // the back view under it, from behind: e on the left
+  const backX = left + (SQUARES.length * CELL - SQUARES.length * SMALL) / 2;
+  svg.append(s("text", { x: backX, y: backY - 6, class: "label" }, "Back view"));
+  const back = viewGroup("Back view, bottom to top, e to a",
+    Array.from({ length: levels }, (_, level) => (view.back[level]?.cells ?? []).map(cellWords).join(" ")).filter(Boolean).join("; ") || "empty");
+  [...SQUARES].reverse().forEach((sq, col) => {
+    for (let level = 0; level < levels; level++) {
+      const cell = view.back[level]?.cells[col];
+      back.append(face(backX + col * SMALL, backY + (levels - 1 - level) * SMALL, SMALL, cell?.face ?? 0, cell?.face ? cell.seat : undefined));
+    }
+    back.append(s("text", { x: backX + col * SMALL + SMALL / 2, y: backY + levels * SMALL + 14, class: "coord small", "text-anchor": "middle" }, sq));
+  });
+  svg.append(back);
   ctx.root.append(svg);
   const hand = h("p", { class: "hand" },
     ...view.cubesLeft.map((n, seat) => h("span", { class: `chip seat${seat}` }, `${ctx.names(seat)}: ${n} cubes left`)));

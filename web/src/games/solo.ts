@@ -7,8 +7,6 @@ import { create } from "@bufbuild/protobuf";
 import { GameOptionsSchema } from "../gen/tabletop/lobby/v1/lobby_pb";
 import { DrawReason, Mode, OptionsSchema, SoloService, type Event, type View } from "../gen/tabletop/solo/v1/solo_pb";
 import type { GameStatus } from "../gen/tabletop/common/v1/common_pb";
-import { createClient } from "@connectrpc/connect";
-import { headers, transport } from "../api";
 import { h, s } from "../dom";
 import { narrow } from "../moves";
 import {
@@ -31,11 +29,6 @@ interface SoloState {
   focus?: string;
   /** The last round's end in words, kept until the next one ends. */
   lastRound?: string;
-  /** The version drawn last, and this seat's jump-ins at a version (asked for out of turn). */
-  version?: bigint;
-  jumpAsked?: bigint;
-  jumpVersion?: bigint;
-  jumpLegal?: string[];
 }
 
 function mine(ctx: BoardContext): SoloState {
@@ -143,39 +136,6 @@ function button(label: string, key: string, ctx: BoardContext, act: () => void, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Jump-ins (S11)
-
-const soloClient = createClient(SoloService, transport);
-
-/** This seat's moves out of turn: its jump-ins. The table asks LegalMoves only of the seats in
- * the status's to_act, which names the player to move alone (a jump-in is secret): so the board
- * asks for its own seat once per version while another seat is to move, and draws again when
- * the answer is for the version still shown. */
-function outOfTurn(ctx: BoardContext, view: View, myTurn: boolean): string[] {
-  const st = mine(ctx);
-  const version = ctx.status.version;
-  st.version = version;
-  if (ctx.seat === undefined || myTurn || view.finished || ctx.status.finished) return [];
-  // only the answer for the version shown, and only plays of the top card's twin (S11): a list
-  // the table kept from an earlier version never offers a card that cannot jump in now
-  const twins = (moves: readonly string[]) => moves.filter((m) => parsePlay(m)?.card === view.top);
-  if (st.jumpVersion === version) return twins(st.jumpLegal ?? []);
-  if (st.jumpAsked !== version) {
-    st.jumpAsked = version;
-    soloClient.legalMoves({ gameId: ctx.status.gameId, seat: ctx.seat }, { headers: headers() }).then(
-      (reply) => {
-        if (st.version !== version || reply.version !== version) return;
-        st.jumpVersion = version;
-        st.jumpLegal = reply.moves;
-        if (reply.moves.length) ctx.redraw();
-      },
-      () => undefined, // no jump-in offered: the button stays off
-    );
-  }
-  return [];
-}
-
-// ---------------------------------------------------------------------------------------------
 // Words
 
 function seatWord(ctx: BoardContext, seat: number): string {
@@ -216,7 +176,9 @@ function render(ctx: BoardContext): void {
   const st = mine(ctx);
   const me = ctx.seat;
   const myTurn = me !== undefined && view.toMove === me && !view.finished;
-  const legal = ctx.busy ? [] : myTurn ? ctx.legal : outOfTurn(ctx, view, myTurn);
+  // out of turn, the table's LegalMoves for this seat are its jump-ins (S11): only plays of the
+  // top card's twin at the version shown
+  const legal = ctx.busy ? [] : myTurn ? ctx.legal : ctx.legal.filter((m) => parsePlay(m)?.card === view.top);
   // A pick that no longer leads to a legal move (the game moved on) is dropped.
   let picked = st.picked ?? [];
   if (picked.length && narrow(legal, steps, picked).next.size === 0) picked = st.picked = [];
@@ -285,7 +247,9 @@ function render(ctx: BoardContext): void {
     const called = view.soloCalled[seat];
     const maxChars = Math.max(4, Math.floor((chipW - 16 - (toMove ? 12 : 0)) / 6.6));
     const shown = name.length > maxChars ? `${name.slice(0, maxChars - 1)}…` : name;
-    g.append(s("text", { x: x + 8, y: y + 16, "font-size": 11.5, "font-weight": "bold", fill: "#222" }, `${toMove ? "▶ " : ""}${shown}`));
+    // drawn shapes, not font glyphs (a font without them shows a box)
+    if (toMove) g.append(s("path", { d: `M${x + 8},${y + 7} L${x + 16},${y + 12} L${x + 8},${y + 17} Z`, fill: "#e0a100" }));
+    g.append(s("text", { x: x + (toMove ? 20 : 8), y: y + 16, "font-size": 11.5, "font-weight": "bold", fill: "#222" }, shown));
     // a small card back with the count
     g.append(cardBack(x + 8, y + 21, 14, 21));
     g.append(s("text", { x: x + 26, y: y + 36, "font-size": 13, "font-weight": "bold", fill: "#222" }, `${view.handSizes[seat] ?? 0}`));
@@ -295,7 +259,13 @@ function render(ctx: BoardContext): void {
       g.append(s("rect", { x: x + chipW - 38, y: y - 5, width: 34, height: 14, rx: 7, fill: "#d83a34", stroke: "#fff", "stroke-width": 1 }));
       g.append(s("text", { x: x + chipW - 21, y: y + 5.5, "font-size": 9, "font-weight": "bold", fill: "#fff", "text-anchor": "middle" }, "SOLO!"));
     } else if (view.finished && view.winners.includes(seat)) {
-      g.append(s("text", { x: x + chipW - 8, y: y + 16, "font-size": 13, "text-anchor": "end", fill: "#c48a00" }, "★"));
+      const cx = x + chipW - 14;
+      const star = Array.from({ length: 10 }, (_, i) => {
+        const r = i % 2 ? 2.8 : 7;
+        const a = (Math.PI / 5) * i - Math.PI / 2;
+        return `${(cx + r * Math.cos(a)).toFixed(1)},${(y + 12 + r * Math.sin(a)).toFixed(1)}`;
+      }).join(" ");
+      g.append(s("polygon", { points: star, fill: "#c48a00" }));
     }
     if (view.lateCallSeat === seat) {
       g.append(s("rect", { x: x + chipW - 44, y: y - 5, width: 40, height: 14, rx: 7, fill: "#fff3cd", stroke: "#b3261e", "stroke-width": 1 }));
@@ -630,6 +600,7 @@ export const solo: GameModule = {
   title: "Solo",
   blurb: "Race to empty your hand by matching the discard pile; jump in out of turn with an exact copy.",
   service: SoloService,
+  movesOutOfTurn: true,
   seats: { min: 2, max: 10, default: 4 },
   options: (seats) => create(GameOptionsSchema, { game: { case: "solo", value: create(OptionsSchema, { players: seats }) } }),
   render,

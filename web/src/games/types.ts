@@ -9,7 +9,8 @@
 //   2. After every update (a Watch message, or the answer to its own move) the table fetches
 //      GetView for its seat and LegalMoves, then calls `render(ctx)` with them. `ctx.root` is the
 //      board's element, emptied before each call: draw the board (SVG is preferred) into it.
-//   3. `ctx.legal` are the seat's legal moves now (empty when it may not act, or for a spectator);
+//   3. `ctx.legal` are the seat's legal moves at the version shown (empty when it may not act, or
+//      for a spectator; asked only while the seat is in to_act unless `movesOutOfTurn`);
 //      highlight the targets they reach, and when a click (or Enter/Space on a focused target)
 //      completes one of them call `ctx.play(move)` with that exact string. Never ask the player
 //      to type notation. `ctx.state` survives between renders of the same table (e.g. a piece
@@ -73,6 +74,10 @@ export interface GameModule {
   blurb: string;
   /** The generated service descriptor (EsoloeService...). */
   service: DescService;
+  /** True when a seat may have legal moves while not in the status's to_act (Solo's jump-ins,
+   * which to_act never shows: they are secret): the table then asks LegalMoves for its seat
+   * after every update, whoever is to move. */
+  movesOutOfTurn?: boolean;
   /** Numbers of seats the lobby may ask for. */
   seats: { min: number; max: number; default: number };
   /** The options to send to PlayAgainstBots / FindMatch / challenges for a number of seats. */
