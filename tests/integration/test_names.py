@@ -6,7 +6,9 @@ says who won and how, and shows the board at any move as the engine replays it."
 
 from __future__ import annotations
 
+import datetime
 import io
+import json
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -77,6 +79,9 @@ async def test_a_guest_who_registers_is_called_by_their_username_everywhere(
     await guest.game("esoloe").Resign(
         common_pb2.ResignRequest(game_id=casual, seat=0), metadata=guest.metadata
     )
+    live = await guest.lobby.PlayAgainstBots(
+        lobby_pb2.PlayAgainstBotsRequest(game="esoloe", seat=0), metadata=guest.metadata
+    )  # and one left live, to watch
     await guest.register("alice", PASSWORD)  # the guest claims an account: same player id
     alice = guest.player_id
     # A rated game of alice's and bob's, made as the lobby makes one (its seats named as the
@@ -127,6 +132,26 @@ async def test_a_guest_who_registers_is_called_by_their_username_everywhere(
     )
     assert record.seats[0].name == "alice"
     assert '[Seat0 "alice"]' in record.text
+    month = datetime.datetime.now(datetime.UTC).strftime("%Y-%m")
+    exported = [
+        json.loads(line)
+        async for piece in bob.lobby.ExportArchive(
+            lobby_pb2.ExportArchiveRequest(month=month), metadata=bob.metadata
+        )
+        for line in piece.ndjson.splitlines()
+    ]
+    assert [r["seats"][0]["name"] for r in exported if r["game_id"] in (casual, rated)] == [
+        "alice",
+        "alice",
+    ]
+    watched = await bob.lobby.ListLiveGames(
+        lobby_pb2.ListLiveGamesRequest(game="esoloe", limit=50), metadata=bob.metadata
+    )
+    seats = next(g.status.seats for g in watched.games if g.status.game_id == live.status.game_id)
+    assert seats[0].name == "alice"
+    await guest.game("esoloe").Resign(
+        common_pb2.ResignRequest(game_id=live.status.game_id, seat=0), metadata=guest.metadata
+    )
     # The leaderboard and her rating (established, as Redis's copy says).
     await RatingCache(redis).put("esoloe", {alice: Rating(40.0, 2.0, 30)})
     board = await bob.lobby.ListLeaderboard(
