@@ -21,7 +21,7 @@ from client.accounts import as_saved, player_fields
 from client.boards import board_of
 from client.play import make_console
 from client.session import Session
-from games.board import Board, and_list, number, seat_names
+from games.board import Board, and_list, number, plural, seat_names
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
@@ -309,7 +309,7 @@ async def show(args: argparse.Namespace) -> int:
         seats = ", ".join(f"seat {s.index}: {_seat_text(s)}" for s in record.seats)
         console.print(
             f"{record.game} game {record.game_id}, {_when(record.created_at)} to "
-            f"{_when(record.finished_at)}, {last} moves; {seats}"
+            f"{_when(record.finished_at)}, {plural(last, 'move')}; {seats}"
         )
         for line in ending(record, board):
             console.print(line)

@@ -94,7 +94,7 @@ async def test_a_guest_who_registers_is_called_by_their_username_everywhere(
         Consumer(redis_url, database_url, "ratings"),
     ):
         await eventually(
-            lambda: archived_rows(database_url, casual) and archived_rows(database_url, rated),
+            lambda: all(archived_rows(database_url, g) == 1 for g in (casual, rated)),
             10,
             "both games archived",
         )
