@@ -51,9 +51,11 @@ async def history(args: argparse.Namespace) -> int:
         **player_fields(args.player),
         game=args.game,
         outcome=OUTCOME_OF.get(args.outcome, lobby_pb2.OUTCOME_UNSPECIFIED),
-        opponent=args.opponent,
         limit=args.limit,
     )
+    if args.opponent:
+        for field, value in player_fields(args.opponent).items():
+            setattr(request, "opponent" if field == "player_id" else "opponent_username", value)
 
     async def call(session: Session) -> lobby_pb2.ListArchivedGamesResponse:
         reply: lobby_pb2.ListArchivedGamesResponse = await session.lobby.ListArchivedGames(

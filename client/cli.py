@@ -426,7 +426,9 @@ def _main(argv: Sequence[str] | None) -> int:
     hi.add_argument("player", nargs="?", default="", help="a username or player id (default: you)")
     hi.add_argument("--game", default="", choices=("", *games.names()), help="one game only")
     hi.add_argument("--outcome", default="", choices=("", "win", "loss", "draw"))
-    hi.add_argument("--opponent", default="", help="only games with this player (an id)")
+    hi.add_argument(
+        "--opponent", default="", help="only games with this player (a username or player id)"
+    )
     hi.add_argument("--limit", type=int, default=20, help="how many games (1 to 100)")
     _gateway_flag(hi)
     ex = commands.add_parser(

@@ -159,7 +159,9 @@ class Archive:
             raise ApiError("INVALID_ARGUMENT", f"limit is 1 to {HISTORY_LIMIT}; got {limit}")
         if request.outcome and request.outcome not in OUTCOME_NAMES:
             raise ApiError("INVALID_ARGUMENT", f"unknown outcome {request.outcome}")
-        opponent = await self.names.player(request.opponent, "", caller) if request.opponent else ""
+        opponent = ""
+        if request.opponent or request.opponent_username:
+            opponent = await self.names.player(request.opponent, request.opponent_username, caller)
         after = None
         if request.page_token:
             after = Page.of(request.page_token)

@@ -127,6 +127,11 @@ async def test_a_guest_who_registers_is_called_by_their_username_everywhere(
         assert names[0] == {alice: "alice", bob.player_id: "bob"}
         assert names[1][alice] == "alice"
         assert "random bot" in names[1].values()
+    with_bob = await bob.lobby.ListArchivedGames(
+        lobby_pb2.ListArchivedGamesRequest(username="alice", opponent_username="BOB"),
+        metadata=bob.metadata,
+    )
+    assert [g.game_id for g in with_bob.games] == [rated]
     record = await bob.lobby.GetArchivedGame(
         lobby_pb2.GetArchivedGameRequest(game_id=casual), metadata=bob.metadata
     )
@@ -194,6 +199,8 @@ async def test_a_guest_who_registers_is_called_by_their_username_everywhere(
         assert [line.split()[-1] for line in listed.out.splitlines()[:2]] == [rated, casual]
         assert "gus" not in listed.out
         assert listed.out.splitlines()[1].count("alice") == 1
+    against = await tabletop(platform, "history", "alice", "--opponent", "bob")
+    assert [line.split()[-1] for line in against.out.splitlines()[:-1]] == [rated], against.out
     shown = await tabletop(platform, "rating", "esoloe", "alice")
     assert shown.code == 0, shown.err
     assert shown.out.splitlines()[0] == "alice:"
