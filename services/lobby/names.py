@@ -24,6 +24,8 @@ log = logging.getLogger("tabletop.lobby")
 
 
 class Names:
+    """Players' names for the lobby's answers, and accounts found by username."""
+
     def __init__(self, database: AsyncConnectionPool | None, games: GameStore | None) -> None:
         self.database = database
         """The accounts' database; None: no accounts (names are the ones stored or seen)."""
