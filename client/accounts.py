@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import getpass
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +30,7 @@ from client.identity import (
 from client.session import Session
 from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import error_info
+from wire.players import is_bot
 
 T = TypeVar("T")
 
@@ -37,6 +39,18 @@ def read_password(prompt: str = "password: ") -> str:
     if sys.stdin.isatty():
         return getpass.getpass(prompt)
     return sys.stdin.readline().rstrip("\n")
+
+
+PLAYER_ID = re.compile(r"[pab]-[0-9a-f]{6,40}")
+"""A player id as the platform makes them; anything else names an account by its username."""
+
+
+def player_fields(who: str) -> dict[str, str]:
+    """The request fields that name the player `who` stands for: a player id (empty or "me":
+    you) or an account's username."""
+    if not who or who == "me" or PLAYER_ID.fullmatch(who) or is_bot(who):
+        return {"player_id": who}
+    return {"username": who}
 
 
 def _failed(command: str, error: grpc.aio.AioRpcError) -> int:

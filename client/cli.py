@@ -13,7 +13,8 @@ tabletop hotseat GAME [--names A,B] [MOVE ...]   (esoloe, zoxso: people at one t
 tabletop health
 tabletop register USERNAME [--bot] | login USERNAME | logout [--everywhere] | whoami
 tabletop tokens [list] | tokens create NAME [--scope play|bot] [--days N] | tokens revoke ID
-tabletop rating [GAME] [--player ID] | top GAME [--limit N] [--me]
+tabletop rating [GAME] [PLAYER] | top GAME [--limit N] [--me]   (PLAYER: a username or an id)
+tabletop history [PLAYER] [--game GAME] | show GAME_ID [--move N] [--every] [--text]
 tabletop challenge PLAYER GAME [--rated] [--options JSON]   (a player id or a username)
 tabletop challenges [list] | challenges accept|decline|cancel ID | challenges refuse|allow
 tabletop invite GAME [--seats N] | join CODE        (a private table and its invite code)
@@ -254,6 +255,19 @@ async def _health(target: str, tls: Tls | None) -> int:
     return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
+def _rating_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """`rating [GAME] [PLAYER]`: a lone word that is no game with ratings or scores is the
+    player (`tabletop rating bob`)."""
+    rated = ("esoloe", "solo", "zoxso", "solace")
+    if args.game and args.game not in rated and not args.player:
+        args.game, args.player = "", args.game
+    if args.game and args.game not in rated:
+        parser.error(f"no game {args.game!r} with a rating or scores: {', '.join(rated)}")
+    if args.player and args.player_flag and args.player != args.player_flag:
+        parser.error("name the player once: PLAYER or --player")
+    args.player = args.player or args.player_flag
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The `tabletop` command; its exit status. An output closed before the command is done
     (`tabletop games | head -4`) ends it quietly, as it ends other programs: no traceback, the
@@ -391,10 +405,14 @@ def _main(argv: Sequence[str] | None) -> int:
     wh = commands.add_parser("whoami", help="who you play as on this gateway")
     _gateway_flag(wh)
     rt = commands.add_parser(
-        "rating", help="your rating in each game (rated games), your Solace scores"
+        "rating",
+        help="your (or another player's) rating in each game (rated games), Solace scores",
     )
-    rt.add_argument("game", nargs="?", choices=("esoloe", "solo", "zoxso", "solace"))
-    rt.add_argument("--player", default="", help="another player's id")
+    rt.add_argument(
+        "game", nargs="?", default="", help="esoloe, solo, zoxso or solace (default: each)"
+    )
+    rt.add_argument("player", nargs="?", default="", help="a username or player id (default: you)")
+    rt.add_argument("--player", dest="player_flag", default="", help="the same as PLAYER")
     _gateway_flag(rt)
     tp = commands.add_parser("top", help="a game's leaderboard (Solace: its score table)")
     tp.add_argument("game", choices=("esoloe", "solo", "zoxso", "solace"))
@@ -405,10 +423,12 @@ def _main(argv: Sequence[str] | None) -> int:
     tp.add_argument("--me", action="store_true", help="the places around you")
     _gateway_flag(tp)
     hi = commands.add_parser("history", help="a player's finished games (yours by default)")
-    hi.add_argument("player", nargs="?", default="", help="a player id (default: you)")
+    hi.add_argument("player", nargs="?", default="", help="a username or player id (default: you)")
     hi.add_argument("--game", default="", choices=("", *games.names()), help="one game only")
     hi.add_argument("--outcome", default="", choices=("", "win", "loss", "draw"))
-    hi.add_argument("--opponent", default="", help="only games with this player (an id)")
+    hi.add_argument(
+        "--opponent", default="", help="only games with this player (a username or player id)"
+    )
     hi.add_argument("--limit", type=int, default=20, help="how many games (1 to 100)")
     _gateway_flag(hi)
     ex = commands.add_parser(
@@ -425,6 +445,7 @@ def _main(argv: Sequence[str] | None) -> int:
     sh = commands.add_parser("show", help="replay a finished game from the archive")
     sh.add_argument("game_id")
     sh.add_argument("--every", action="store_true", help="the board after every move")
+    sh.add_argument("--move", type=int, default=None, help="the board after move N (0: the start)")
     sh.add_argument(
         "--text", action="store_true", help="the game as text (`tabletop replay --file` reads it)"
     )
@@ -502,6 +523,8 @@ def _main(argv: Sequence[str] | None) -> int:
         # Options may come anywhere among the moves: `replay solo --seed 3 0:draw 1:pass`.
         return _replay(rp.parse_intermixed_args(argv[1:]))
     args = parser.parse_args(argv)
+    if args.command == "rating":
+        _rating_args(rt, args)
     args.gateway = gateway_address(args.gateway)
     args.tls = _tls(args)
     args.default_name = _default_name()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -24,14 +23,12 @@ from typing import Any
 import grpc
 from rich.console import Console
 
+from client.accounts import player_fields
 from client.identity import Account, SessionEnded
 from client.play import CALL_TIMEOUT, UsageError, game_options, run_table
 from client.session import Session
 from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import error_info
-
-PLAYER_ID = re.compile(r"[pab]-[0-9a-f]{6,40}")
-"""A player id as the platform makes them; anything else names an account by its username."""
 
 _KINDS = {
     lobby_pb2.CHALLENGE_KIND_CHALLENGE: "challenge",
@@ -131,10 +128,8 @@ async def challenge(args: argparse.Namespace) -> int:
             game=args.game, options=_options(args), rated=args.rated,
             time_control=args.time_control,
         )  # fmt: skip
-        if PLAYER_ID.fullmatch(args.player):
-            request.player_id = args.player
-        else:
-            request.username = args.player
+        for field, value in player_fields(args.player).items():
+            setattr(request, field, value)
         found: lobby_pb2.Challenge = await lobby.ChallengePlayer(
             request, metadata=session.metadata, timeout=CALL_TIMEOUT
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from client.accounts import as_saved
+from client.accounts import as_saved, player_fields
 from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
@@ -66,8 +66,8 @@ def _scores_line(info: lobby_pb2.ScoreInfo) -> str:
 
 
 async def rating(args: argparse.Namespace) -> int:
-    """The player's rating in each game (or in GAME); `?` marks a provisional one. Solace has
-    scores instead: best, average, today's deal."""
+    """Your rating in each game (or in GAME), or another player's (by username or player id);
+    `?` marks a provisional one. Solace has scores instead: best, average, today's deal."""
     wanted = [args.game] if args.game else [*RATED, *SCORED]
 
     async def call(session: Session) -> list[lobby_pb2.RatingInfo | lobby_pb2.ScoreInfo]:
@@ -76,14 +76,14 @@ async def rating(args: argparse.Namespace) -> int:
             if game in SCORED:
                 found.append(
                     await session.lobby.GetScores(
-                        lobby_pb2.GetScoresRequest(game=game, player_id=args.player),
+                        lobby_pb2.GetScoresRequest(game=game, **player_fields(args.player)),
                         metadata=session.metadata,
                     )
                 )
             else:
                 found.append(
                     await session.lobby.GetRating(
-                        lobby_pb2.GetRatingRequest(game=game, player_id=args.player),
+                        lobby_pb2.GetRatingRequest(game=game, **player_fields(args.player)),
                         metadata=session.metadata,
                     )
                 )
@@ -92,6 +92,8 @@ async def rating(args: argparse.Namespace) -> int:
     found = await as_saved(args, "rating", call)
     if isinstance(found, int):
         return found
+    if args.player and found:
+        print(f"{found[0].name}:")
     for info in found:
         line = _scores_line(info) if isinstance(info, lobby_pb2.ScoreInfo) else _line(info)
         print(f"{info.game:<7} {line}")

@@ -8,8 +8,10 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
 
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from services.archive.record import public_record
@@ -31,20 +33,28 @@ def month_bounds(month: str) -> tuple[datetime.datetime, datetime.datetime]:
     return start, end
 
 
+Named = Callable[[Sequence[dict[str, Any]], AsyncConnection[Any]], Awaitable[None]]
+"""What calls rows' seats by their players' current names (on the connection given)."""
+
+
 async def month_pieces(
-    database: AsyncConnectionPool, month: str, game: str = ""
+    database: AsyncConnectionPool, month: str, game: str = "", named: Named | None = None
 ) -> AsyncIterator[tuple[bytes, int]]:
-    """The month's public records as NDJSON: (whole lines, games in them), piece by piece."""
+    """The month's public records as NDJSON: (whole lines, games in them), piece by piece;
+    `named`: each batch of rows named first."""
     start, end = month_bounds(month)
     lines: list[bytes] = []
     size = 0
     async with database.connection() as connection, connection.transaction():
-        async for row in finished_between(connection, start, end, game):
-            line = (json.dumps(public_record(row), sort_keys=True) + "\n").encode()
-            if lines and size + len(line) > CHUNK_BYTES:
-                yield b"".join(lines), len(lines)
-                lines, size = [], 0
-            lines.append(line)
-            size += len(line)
+        async for rows in finished_between(connection, start, end, game):
+            if named is not None:
+                await named(rows, connection)
+            for row in rows:
+                line = (json.dumps(public_record(row), sort_keys=True) + "\n").encode()
+                if lines and size + len(line) > CHUNK_BYTES:
+                    yield b"".join(lines), len(lines)
+                    lines, size = [], 0
+                lines.append(line)
+                size += len(line)
     if lines:
         yield b"".join(lines), len(lines)

@@ -1,15 +1,17 @@
 """Reading the archive, for the lobby's ListArchivedGames, GetArchivedGame and GetArchivedView
 (docs/archive.md). Everything it answers is what a spectator could see: the seats, the moves as
 played, the clocks, the result, and the public view of each version, which it gets by replaying
-the game's log from its seed (kept in the archive, never sent)."""
+the game's log from its seed (kept in the archive, never sent). Seats are called by their
+players' current names (services/lobby/names.py): an account's username, else the name the seat
+was played under."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf.any_pb2 import Any as AnyMessage
 from google.protobuf.struct_pb2 import Struct
@@ -32,7 +34,10 @@ from tabletop.lobby.v1 import lobby_pb2
 from wire.clock import time_control_message
 from wire.errors import ApiError
 from wire.metadata import Caller
-from wire.players import PLAYER_ID_PATTERN, is_bot
+from wire.players import is_bot
+
+if TYPE_CHECKING:
+    from services.lobby.names import Names
 
 OUTCOMES = {
     "win": lobby_pb2.OUTCOME_WIN,
@@ -77,21 +82,10 @@ def _seats(row: Mapping[str, Any]) -> list[lobby_pb2.ArchivedSeat]:
     ]
 
 
-def _player(player: str, caller: Caller) -> str:
-    if player in ("", "me"):
-        if not caller.player:
-            raise ApiError("INVALID_ARGUMENT", "name a player: player_id")
-        return caller.player
-    if not PLAYER_ID_PATTERN.fullmatch(player):
-        raise ApiError(
-            "INVALID_ARGUMENT", f"not a player id (1 to 64 printable characters): {player[:40]!r}"
-        )
-    return player
-
-
 class Archive:
-    def __init__(self, database: AsyncConnectionPool | None) -> None:
+    def __init__(self, database: AsyncConnectionPool | None, names: Names) -> None:
         self.database = database
+        self.names = names
         self._replays: OrderedDict[str, tuple[int, Position]] = OrderedDict()
         self._exports = asyncio.Semaphore(EXPORTS_AT_ONCE)
 
@@ -114,13 +108,34 @@ class Archive:
             )
         return self.database
 
-    async def _row(self, game_id: str, caller: Caller) -> dict[str, Any]:
+    async def _named(
+        self, rows: Sequence[dict[str, Any]], caller: Caller, connection: AsyncConnection[Any]
+    ) -> None:
+        """The rows' seats called by their players' current names (one query for them all)."""
+        seats = [seat for row in rows for seat in row["seats"]]
+        names = await self.names.current(
+            [s["player_id"] for s in seats], caller, [s["name"] for s in seats], connection
+        )
+        for seat, name in zip(seats, names, strict=True):
+            seat["name"] = name
+
+    async def _everyone(
+        self, rows: Sequence[dict[str, Any]], connection: AsyncConnection[Any]
+    ) -> None:
+        """`_named` for an export: as anyone reads it."""
+        await self._named(rows, Caller(), connection)
+
+    async def _row(self, game_id: str, caller: Caller, *, named: bool = False) -> dict[str, Any]:
+        """An archived game the caller may read (`named`: its seats called by their current
+        names)."""
         if not keys.GAME_ID_PATTERN.fullmatch(game_id):
             raise ApiError(
                 "INVALID_ARGUMENT", f"give the game_id of a finished game; got {game_id[:40]!r}"
             )
         async with self._connection() as connection:
             row = await store.archived_game(connection, game_id)
+            if row is not None and named:
+                await self._named([row], caller, connection)
         seated = row is not None and any(s["player_id"] == caller.player for s in row["seats"])
         if row is None or not (store.shown(row, store.utc_today()) or (caller.player and seated)):
             raise ApiError(
@@ -133,7 +148,7 @@ class Archive:
     async def list_archived_games(
         self, request: lobby_pb2.ListArchivedGamesRequest, caller: Caller
     ) -> lobby_pb2.ListArchivedGamesResponse:
-        player = _player(request.player_id, caller)
+        player = await self.names.player(request.player_id, request.username, caller)
         if request.game and request.game not in games.names():
             raise ApiError(
                 "INVALID_ARGUMENT",
@@ -144,7 +159,9 @@ class Archive:
             raise ApiError("INVALID_ARGUMENT", f"limit is 1 to {HISTORY_LIMIT}; got {limit}")
         if request.outcome and request.outcome not in OUTCOME_NAMES:
             raise ApiError("INVALID_ARGUMENT", f"unknown outcome {request.outcome}")
-        opponent = _player(request.opponent, caller) if request.opponent else ""
+        opponent = ""
+        if request.opponent or request.opponent_username:
+            opponent = await self.names.player(request.opponent, request.opponent_username, caller)
         after = None
         if request.page_token:
             after = Page.of(request.page_token)
@@ -156,6 +173,7 @@ class Archive:
                 outcome=OUTCOME_NAMES.get(request.outcome, ""), opponent=opponent, after=after,
                 limit=limit, private_too=player == caller.player,
             )  # fmt: skip
+            await self._named(rows, caller, connection)
         reply = lobby_pb2.ListArchivedGamesResponse(
             games=[
                 lobby_pb2.ArchivedSummary(
@@ -178,7 +196,7 @@ class Archive:
     async def get_archived_game(
         self, request: lobby_pb2.GetArchivedGameRequest, caller: Caller
     ) -> lobby_pb2.ArchivedGame:
-        row = await self._row(request.game_id, caller)
+        row = await self._row(request.game_id, caller, named=True)
         options = Struct()
         options.update(row["options"])
         message = lobby_pb2.ArchivedGame(
@@ -289,7 +307,7 @@ class Archive:
     ) -> AsyncIterator[lobby_pb2.ExportChunk]:
         async with self._exports:
             try:
-                async for ndjson, count in month_pieces(pool, month, game):
+                async for ndjson, count in month_pieces(pool, month, game, self._everyone):
                     yield lobby_pb2.ExportChunk(ndjson=ndjson, games=count)
             except Exception as error:
                 if not database_failed(error):

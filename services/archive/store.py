@@ -159,10 +159,9 @@ async def finished_between(
     start: datetime.datetime,
     end: datetime.datetime,
     game: str = "",
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[list[dict[str, Any]]]:
     """The archived games others may read (SHOWN) that finished in [start, end), oldest first,
-    read a batch at a time (a server-side cursor: a month of games never sits in memory at
-    once)."""
+    in batches (a server-side cursor: a month of games never sits in memory at once)."""
     query = GAME_ROWS + f" WHERE {SHOWN} AND g.finished_at >= %(start)s AND g.finished_at < %(end)s"
     params: dict[str, Any] = {"start": start, "end": end, "today": utc_today()}
     if game:
@@ -171,5 +170,4 @@ async def finished_between(
     async with connection.cursor(name="export", row_factory=dict_row) as cursor:
         await cursor.execute(query + " ORDER BY g.finished_at, g.game_id", params)
         while rows := await cursor.fetchmany(500):
-            for row in rows:
-                yield row
+            yield rows

@@ -577,7 +577,8 @@ class GameStore:
     async def player_names(self, players: Sequence[str], caller: Caller) -> list[str]:
         """Each player's display name: the name they logged in with (the caller's from the
         call; the others' as the lobby last saw them), "<level> bot" for a bot seat, the player
-        id when no name is known."""
+        id when no name is known. (What the lobby's answers call players, an account by its
+        username first, is services/lobby/names.py's, which falls back on this.)"""
         others = sorted({p for p in players if not is_bot(p) and p != caller.player})
         async with self.redis.pipeline(transaction=False) as pipe:
             for player in others:

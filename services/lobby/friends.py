@@ -24,13 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from psycopg_pool import AsyncConnectionPool
 
 import games
 from games.clock import TimeControl
 from runtime import game_log, keys
 from runtime.config import env_float, env_int
-from runtime.db import database_failed
 from runtime.fanout import StreamHub, TooSlow
 from services.lobby.servicer import (
     CREATE_TIMEOUT_SECONDS,
@@ -161,8 +159,6 @@ class Friends:
         self.store = store
         self.hub = hub
         self.settings = settings
-        self.database: AsyncConnectionPool | None = lobby.archive.database
-        """The accounts' database (the archive's), for usernames; None: no accounts."""
 
     def handlers(self) -> dict[str, Any]:
         return {
@@ -185,9 +181,8 @@ class Friends:
     async def messages(self, tables: Sequence[Table], caller: Caller) -> list[lobby_pb2.Challenge]:
         everyone = list(dict.fromkeys(p for table in tables for p in table.players))
         with _lobby_reachable():
-            names = dict(
-                zip(everyone, await self.lobby.games.player_names(everyone, caller), strict=True)
-            )
+            called = await self.lobby.names.current(everyone, caller)
+        names = dict(zip(everyone, called, strict=True))
         return [self._message(table, caller, names) for table in tables]
 
     def _message(self, table: Table, caller: Caller, names: dict[str, str]) -> lobby_pb2.Challenge:
@@ -306,36 +301,7 @@ class Friends:
                     f"not a player id (1 to 64 printable characters): {request.player_id[:40]!r}",
                 )
             return request.player_id
-        found = await self._account_named(request.username)
-        if found is None:
-            raise ApiError("PLAYER_NOT_FOUND", f"no account is named {request.username[:40]!r}")
-        return found
-
-    async def _account_named(self, username: str) -> str | None:
-        """The player id of the account with this username (whatever its case); its name is
-        remembered for the seats that show it."""
-        if self.database is None:
-            raise ApiError(
-                "ACCOUNTS_DISABLED", "this platform keeps no accounts: challenge by player id"
-            )
-        if not (1 <= len(username) <= 40 and username.isascii() and username.isprintable()):
-            return None  # (no username has such a name: a NUL would not even reach the database)
-        try:
-            async with self.database.connection() as connection:
-                cursor = await connection.execute(
-                    "SELECT id, username FROM accounts WHERE username_key = %s",
-                    (username.lower(),),
-                )
-                row = await cursor.fetchone()
-        except Exception as error:
-            if not database_failed(error):
-                raise
-            raise ApiError("UNAVAILABLE", "the accounts cannot be reached; retry") from None
-        if row is None:
-            return None
-        with _lobby_reachable():  # an account's name is its username: shown at the table
-            await self.lobby.games.remember_name(str(row[0]), str(row[1]))
-        return str(row[0])
+        return await self.lobby.names.account(request.username)
 
     async def challenge_player(
         self, request: lobby_pb2.ChallengePlayerRequest, caller: Caller

@@ -1,6 +1,6 @@
 """Games being played now, to watch (LobbyService.ListLiveGames): the most recent live games,
-best-rated first. One lobby reads them at most every LIVE_CACHE_SECONDS per game kind, however
-many players ask."""
+best-rated first, their players called by their current names (services/lobby/names.py). One
+lobby reads them at most every LIVE_CACHE_SECONDS per game kind, however many players ask."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from typing import Any
 
 import games
 from runtime import game_log, keys
+from services.lobby.names import Names
 from services.ratings.model import Rating
 from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import ApiError
+from wire.metadata import Caller
 from wire.players import is_bot
 from wire.status import status_message
 
@@ -34,9 +36,10 @@ def best_rating(meta: Mapping[str, Any], held: Mapping[str, Rating]) -> int | No
 
 
 class LiveGames:
-    def __init__(self, redis: Any, ratings: RatingCache) -> None:
+    def __init__(self, redis: Any, ratings: RatingCache, names: Names) -> None:
         self.redis = redis
         self.ratings = ratings
+        self.names = names
         self._cache: dict[str, tuple[float, list[lobby_pb2.LiveGame]]] = {}
 
     async def games(
@@ -81,6 +84,12 @@ class LiveGames:
             if rating is not None:
                 item.rating = rating
             answer.append(item)
+        seats = [seat for item in answer for seat in item.status.seats]
+        named = await self.names.current(
+            [s.player_id for s in seats], Caller(), [s.name for s in seats]
+        )
+        for seat, name in zip(seats, named, strict=True):
+            seat.name = name
         return answer
 
     async def _held(

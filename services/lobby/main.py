@@ -36,7 +36,6 @@ from runtime.relay import RelayServicer
 from runtime.replicas import Replicas, following
 from runtime.server import Context, Server, answer, caller_of, run
 from runtime.tasks import stop_tasks
-from services.archive.reading import Archive
 from services.game.limits import Limits
 from services.game.store import GameStore
 from services.lobby.friends import Friends, FriendsSettings
@@ -273,9 +272,7 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     if settings.database_url:
         database = db.pool(settings.database_url)
         await database.open(wait=False)
-    lobby = Lobby(
-        LobbyStore(redis), GameStore(redis), channels, hub, settings.limits, Archive(database)
-    )
+    lobby = Lobby(LobbyStore(redis), GameStore(redis), channels, hub, settings.limits, database)
 
     async def ready() -> bool:
         return bool(await redis.ping())

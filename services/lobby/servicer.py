@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import grpc
+from psycopg_pool import AsyncConnectionPool
 
 import games
 from engines.contract import GameError
@@ -26,6 +27,7 @@ from services.archive.reading import Archive
 from services.game.limits import Limits, check_load, check_options, over
 from services.game.store import GameStore
 from services.lobby.live import LiveGames
+from services.lobby.names import Names
 from services.lobby.store import LobbyStore, Ticket, pool_key
 from services.ratings.model import Rating, off_standard
 from services.ratings.scores import ScoreCache, Scores
@@ -275,8 +277,9 @@ class Lobby:
         channels: Mapping[str, Replicas],
         hub: StreamHub,
         limits: Limits | None = None,
-        archive: Archive | None = None,
+        database: AsyncConnectionPool | None = None,
     ) -> None:
+        """`database`: the accounts' and the archive's (None: neither)."""
         self.tickets = tickets
         self.games = games_store
         self.channels = channels
@@ -286,8 +289,9 @@ class Lobby:
         self.limits = limits or Limits()
         self.ratings = RatingCache(games_store.redis)
         self.scores = ScoreCache(games_store.redis)
-        self.live = LiveGames(games_store.redis, self.ratings)
-        self.archive = archive or Archive(None)
+        self.names = Names(database, games_store)
+        self.live = LiveGames(games_store.redis, self.ratings, self.names)
+        self.archive = Archive(database, self.names)
 
     async def _seen(self, caller: Caller) -> str:
         """The caller; their display name is kept for the seats of the games made for them
@@ -530,10 +534,10 @@ class Lobby:
         self, request: lobby_pb2.GetRatingRequest, caller: Caller
     ) -> lobby_pb2.RatingInfo:
         game = rated_game(request.game)
-        player = _rated_player(request.player_id, caller)
+        player = await self.names.player(request.player_id, request.username, caller)
         with _lobby_reachable():
             rating, place = await self.ratings.rating(game, player)
-            (name,) = await self.games.player_names([player], caller)
+            (name,) = await self.names.current([player], caller)
         return rating_info(game, player, name, rating, place)
 
     async def list_leaderboard(
@@ -549,7 +553,7 @@ class Lobby:
                     return lobby_pb2.ListLeaderboardResponse()
                 start = max(0, place - limit // 2)
             board = await self.ratings.board(game, start, limit)
-            names = await self.games.player_names([player for player, _ in board], caller)
+            names = await self.names.current([player for player, _ in board], caller)
         return lobby_pb2.ListLeaderboardResponse(
             entries=[
                 rating_info(game, player, name, rating, start + index)
@@ -566,6 +570,8 @@ class Lobby:
             changes = await self.ratings.change(request.game_id)
         if not changes:
             return lobby_pb2.GetRatingChangeResponse(counted=False)
+        with _lobby_reachable():
+            names = await self.names.current([c.player for c in changes], caller)
         return lobby_pb2.GetRatingChangeResponse(
             counted=True,
             changes=[
@@ -576,8 +582,9 @@ class Lobby:
                     after=c.after.display,
                     place=c.rank + 1,
                     provisional=c.after.provisional,
+                    name=name,
                 )
-                for c in changes
+                for c, name in zip(changes, names, strict=True)
             ],
         )
 
@@ -591,12 +598,12 @@ class Lobby:
         self, request: lobby_pb2.GetScoresRequest, caller: Caller
     ) -> lobby_pb2.ScoreInfo:
         game = scored_game(request.game)
-        player = _rated_player(request.player_id, caller)
+        player = await self.names.player(request.player_id, request.username, caller)
         today = _today().isoformat()
         with _lobby_reachable():
             scores, place = await self.scores.scores(game, player)
             played = await self.scores.day_score(game, today, player)
-            (name,) = await self.games.player_names([player], caller)
+            (name,) = await self.names.current([player], caller)
         info = score_info(game, player, name, scores, place, day=today)
         if played is not None:
             info.today = played[0]
@@ -617,7 +624,7 @@ class Lobby:
                     return reply
                 start = max(0, place - limit // 2)
             table = await self.scores.table(game, day, start, limit)
-            names = await self.games.player_names([player for player, _, _ in table], caller)
+            names = await self.names.current([player for player, _, _ in table], caller)
         for index, ((player, score, scores), name) in enumerate(zip(table, names, strict=True)):
             info = score_info(game, player, name, scores, start + index)
             if day:
