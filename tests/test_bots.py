@@ -368,3 +368,23 @@ def test_a_bot_turn_job_carries_its_tables_jump_in_window() -> None:
     del fields[b"window_ms"]
     older = Job.parse(b"1-1", fields)
     assert (older.window_ms, BotWorker.window_of(older)) == (-1, 2500)
+
+
+def test_a_bot_turn_job_carries_its_tables_pace() -> None:
+    """Jobs name the bot pace the table was made with (none: 0), in every game, and a worker
+    reads it back; a job from an older service, without one, has none."""
+    seats = ["bot-greedy-00aa11bb", "bot-random-00aa11cc"]
+
+    def paces(meta: dict[str, Any]) -> set[int | str]:
+        return {job["pace_ms"] for job in bot_turns.jobs("g", 3, meta, [0, 1], seats)}
+
+    assert paces({"game": "esoloe", "seats": seats, "bot_pace_ms": 1000}) == {1000}
+    assert paces({"game": "solo", "seats": seats, "bot_pace_ms": 250}) == {250}
+    assert paces({"game": "esoloe", "seats": seats}) == {0}
+    (job, _) = bot_turns.jobs(
+        "g", 3, {"game": "solo", "seats": seats, "bot_pace_ms": 700}, [0], seats
+    )
+    fields = {key.encode(): str(value).encode() for key, value in job.items()}
+    assert Job.parse(b"1-1", fields).pace_ms == 700
+    del fields[b"pace_ms"]
+    assert Job.parse(b"1-1", fields).pace_ms == 0

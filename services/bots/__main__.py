@@ -13,7 +13,9 @@ speaks TLS: see gateway_tls_from_env), REDIS_PASSWORD / REDIS_USERNAME, BOT_STAL
 live game waiting this long on a bot seat gets a new job, default 30),
 BOT_MAX_JUMP_IN_WINDOW_MS (caps the jump-in window of every table: in Solo, at a table with a
 person, bots wait the table's window, `jump_in_window_ms`, after each move; default 5000, no
-cap; 0: bots never wait, for load tests),
+cap; 0: bots never wait, for load tests), BOT_MAX_PACE_MS (caps the bot pace of every table:
+at a table made with `bot_pace_ms`, as games of bots made for people to watch are, bots let
+that long pass after each move; default 5000, no cap; 0: never, for load tests),
 BOT_PER_SPONSOR (jobs of one player's games in hand at once, taken in turn with other
 players'; default an eighth of BOT_CONCURRENCY).
 """
@@ -29,7 +31,7 @@ import sys
 from collections.abc import Sequence
 
 from client.session import Tls
-from games.clock import MAX_JUMP_IN_WINDOW_MS
+from games.clock import MAX_BOT_PACE_MS, MAX_JUMP_IN_WINDOW_MS
 from runtime.config import env_bool, env_float, env_int, env_str
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
@@ -85,6 +87,7 @@ async def main(budgets: dict[str, float]) -> None:
         processes=env_int("BOT_PROCESSES", 0),
         stall_seconds=env_float("BOT_STALL_SECONDS", 30.0),
         max_jump_in_window_ms=env_int("BOT_MAX_JUMP_IN_WINDOW_MS", MAX_JUMP_IN_WINDOW_MS),
+        max_bot_pace_ms=env_int("BOT_MAX_PACE_MS", MAX_BOT_PACE_MS),
         per_sponsor=env_int("BOT_PER_SPONSOR", 0),
         tls=gateway_tls_from_env(),
     )

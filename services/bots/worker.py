@@ -38,7 +38,7 @@ import games
 from client.session import Session, Tls, gateway_channel
 from engines.bots.base import RandomBot, Turn
 from games import DEFAULT_BUDGETS, LEVELS
-from games.clock import MAX_JUMP_IN_WINDOW_MS
+from games.clock import MAX_BOT_PACE_MS, MAX_JUMP_IN_WINDOW_MS
 from runtime import bot_turns, keys
 from runtime.config import cpu_limit
 from runtime.game_log import now_ms
@@ -142,6 +142,9 @@ class Job:
     window_ms: int = -1
     """The table's jump-in window (runtime.bot_turns.jobs); -1: a job that does not say (from
     a game service older than windows), which gets the game's default."""
+    pace_ms: int = 0
+    """The table's bot pace (runtime.bot_turns.jobs): how long the bot lets pass after the move
+    before it acts, whoever sits at the table."""
 
     @staticmethod
     def parse(entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> Job:
@@ -155,6 +158,7 @@ class Job:
             version=int(text["version"]),
             sponsor=text.get("sponsor", ""),
             window_ms=int(text.get("window_ms", -1)),
+            pace_ms=int(text.get("pace_ms", 0)),
         )
 
 
@@ -174,6 +178,7 @@ class BotWorker:
         choose: Chooser = choose_move,
         stall_seconds: float = 30.0,
         max_jump_in_window_ms: int = MAX_JUMP_IN_WINDOW_MS,
+        max_bot_pace_ms: int = MAX_BOT_PACE_MS,
         per_sponsor: int = 0,
         tls: Tls | None = None,
     ) -> None:
@@ -186,7 +191,10 @@ class BotWorker:
         after each move before they act (between 1 and 1.25 times it: bots racing each other
         for a jump-in take turns winning), so that the person can jump in first; a table made
         with a window of 0 gets its bots' moves at once. `max_jump_in_window_ms` caps every
-        table's window (0: bots never wait; for load tests and the test suite).
+        table's window (0: bots never wait; for load tests and the test suite). At a table made
+        with a bot pace (`bot_pace_ms`: games of bots that people watch), bots let that long
+        pass after each move before they act, within `max_bot_pace_ms` (0: never; for load
+        tests and the test suite). Thinking counts within both waits.
         `per_sponsor`: jobs of one sponsor (the player the bots' work is for) in hand at once
         (0: an eighth of `concurrency`, at least 1; see `_dispatch`). `tls`: the gateway
         speaks TLS (client.session.Tls)."""
@@ -215,6 +223,7 @@ class BotWorker:
         self._tasks: set[asyncio.Task[None]] = set()
         self.stall_ms = int(stall_seconds * 1000)
         self.max_window_ms = max_jump_in_window_ms
+        self.max_pace_ms = max_bot_pace_ms
 
     async def ensure_group(self) -> None:
         with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists already
@@ -427,9 +436,11 @@ class BotWorker:
             if move is None:
                 return "passed"
             wait = self.delay_seconds
+            until = min(job.pace_ms, self.max_pace_ms) / 1000  # the table's pace
             if window_ms > 0:  # a person at the table: leave them their chance to jump in first
-                window = window_ms / 1000 * self.rng.uniform(1.0, 1.25)
-                wait = max(wait, window - (time.perf_counter() - started))
+                until = max(until, window_ms / 1000 * self.rng.uniform(1.0, 1.25))
+            if until > 0:
+                wait = max(wait, until - (time.perf_counter() - started))
             if wait > 0:
                 await asyncio.sleep(wait)
             await stub.Play(

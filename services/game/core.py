@@ -46,7 +46,7 @@ from runtime.observability import (
 from services.game.limits import Limits, check_options
 from services.game.store import Deadline, GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
-from wire.clock import deal_of_the_day, jump_in_window, requested, table_event
+from wire.clock import bot_pace, deal_of_the_day, jump_in_window, requested, table_event
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import PLAYER_ID_PATTERN, is_bot, level_of, new_bot_id
@@ -397,6 +397,7 @@ class GameCore:
             check_options(self.game, {**self.rules.default_options(), **options}, players)
             tc.check(self.game, declared.timeouts, games.LEVELS)
             window = jump_in_window(request, declared.jump_in_window_ms)
+            pace = bot_pace(request)
             seed = random.SystemRandom().getrandbits(63)
             state = self.rules.new_game(seed, options)
         except GameError as error:
@@ -456,6 +457,8 @@ class GameCore:
             meta["private"] = True
         if declared.out_of_turn:  # a table setting, not a rule: the engine never sees it
             meta["jump_in_window_ms"] = window
+        if pace:  # a table setting too: how long its bots let pass after each move
+            meta["bot_pace_ms"] = pace
         now = now_ms()
         table = None
         if tc.kept:
