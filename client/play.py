@@ -584,6 +584,26 @@ class Table:
         self.say(f"{who} resigned")
         return True
 
+    async def pass_jump_in(self) -> bool:
+        """Say "I pass" at the version shown (PassJumpIn): no jump-in from this seat now. Once
+        every person at the table has passed, the bots act without waiting out the window."""
+        version = self.status.version
+        request = common_pb2.PassJumpInRequest(game_id=self.game_id, version=version)
+        try:
+            reply = await self._call("PassJumpIn", self._seat_of(request))
+        except grpc.aio.AioRpcError as error:
+            reason, _ = error_info(error)
+            self.say(f"pass refused ({reason}): {error.details()}", style="bold red")
+            return False
+        if reply.window_ended:
+            self.say(f"you pass at #{version}: the bots go on now", style="dim")
+        else:
+            self.say(
+                f"you pass at #{version}: the bots go on once everyone at the table has passed",
+                style="dim",
+            )
+        return True
+
     async def _autoplay(self) -> None:
         if not self.auto or not self.my_turn or self.status.version == self._auto_version:
             return
@@ -662,6 +682,8 @@ class Table:
             self.say("nothing to confirm")
         elif line.strip().lower() == "j" and (jump := self.board.quick(self._offered)):
             await self.play(jump)  # one keystroke: a jump-in is a race
+        elif line.strip().lower() == "n" and self.out_of_turn:
+            await self.pass_jump_in()
         elif line.strip():
             await self._move(line)
         return True
