@@ -194,15 +194,18 @@ async def bot_game(
     watch_only: bool = False,
     time_control: common_pb2.TimeControl | None = None,
     rated: bool = False,
+    pace_ms: int | None = None,
 ) -> tuple[str, int]:
     """A new game with bots in the other seats (or in all of them): its id and the caller's seat.
-    `time_control` None: the game's default."""
+    `time_control` None: the game's default; `pace_ms` None: the bots' default pace."""
     request = lobby_pb2.PlayAgainstBotsRequest(
         game=game, options=options, level=level, watch_only=watch_only, time_control=time_control,
         rated=rated,
     )  # fmt: skip
     if seat is not None:
         request.seat = seat
+    if pace_ms is not None:
+        request.bot_pace_ms = pace_ms
     lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
     reply = await lobby.PlayAgainstBots(request, metadata=session.metadata, timeout=CALL_TIMEOUT)
     return reply.status.game_id, reply.seat if reply.HasField("seat") else -1  # unset: watch_only
@@ -1140,7 +1143,14 @@ async def _seat(
     assert options is not None
     if args.command == "watch":
         game_id, seat = await account.call(
-            lambda: bot_game(session, args.game, options, level=args.level, watch_only=True)
+            lambda: bot_game(
+                session,
+                args.game,
+                options,
+                level=args.level,
+                watch_only=True,
+                pace_ms=getattr(args, "pace", None),
+            )
         )
         return args.game, game_id, seat, "watch"
     if args.match:

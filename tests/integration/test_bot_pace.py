@@ -8,8 +8,13 @@ only, which a busy machine cannot break (it can only make bots slower)."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
+import os
+import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -129,3 +134,21 @@ async def test_a_table_without_a_pace_has_none(redis_url: str) -> None:
                 "INVALID_OPTIONS",
                 "bot_pace_ms must be 0..5000",
             )
+
+
+async def test_tabletop_watch_asks_for_a_pace(redis_url: str, tmp_path: Path) -> None:
+    """`tabletop watch GAME --pace MS` makes its game of bots with that pace."""
+    async with Platform(redis_url, games=("esoloe",)) as platform:  # no worker: nobody moves
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client.cli", "watch", "esoloe", "--pace", "300",
+            "--gateway", platform.target,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8", "TABLETOP_STATE_DIR": str(tmp_path)},
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(b"quit\n"), patience(30))
+        assert process.returncode == 0, err.decode()
+        found = re.search(r"watching esoloe game (\S+);", out.decode())
+        assert found, out.decode()
+        assert (await stored_meta(redis_url, found.group(1)))["bot_pace_ms"] == 300
