@@ -3,9 +3,9 @@
 `GameCore` answers every call of a game's API (CreateGame, GetView, LegalMoves, Play, Resign,
 StopGame, TakeSeat, Watch; PassJumpIn in a game played out of turn) given the request and the
 `Caller`; the gRPC servicer and the relay links both call it, and neither it nor they fake the
-other's context. It loads the game from
-Redis, asks the engine, commits the result with a version check, and builds the answer. Everything
-game-specific sits in the engine (rules) and in the game's adapter (protobuf <-> engine values).
+other's context. It loads the game from Redis, asks the engine, commits the result with a
+version check, and builds the answer. Everything game-specific sits in the engine (rules) and in
+the game's adapter (protobuf <-> engine values).
 The authoritative state is in Redis: any replica serves any game, two replicas can serve one
 game interleaved, and killing one loses nothing (a replica only keeps version-checked hints, see
 `Hints`).
