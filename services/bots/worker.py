@@ -220,6 +220,9 @@ class BotWorker:
         self._queues: dict[str, collections.deque[Job]] = {}
         """Jobs read and waiting to start, by sponsor (taken in turn)."""
         self._running: dict[str, int] = {}
+        """Jobs in hand by sponsor, less those that only wait to play (see `_sleep`)."""
+        self._sleeping: set[str] = set()
+        """The jobs (entry ids) that only wait to play: they hold no sponsor's share."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.stall_ms = int(stall_seconds * 1000)
         self.max_window_ms = max_jump_in_window_ms
@@ -313,7 +316,7 @@ class BotWorker:
                 self._running[sponsor] = self._running.get(sponsor, 0) + 1
                 task = asyncio.create_task(self._handle(job))
                 self._tasks.add(task)
-                task.add_done_callback(functools.partial(self._done, job.sponsor))
+                task.add_done_callback(functools.partial(self._done, job))
                 started = True
                 if len(self._tasks) >= self.concurrency:
                     break
@@ -324,14 +327,32 @@ class BotWorker:
                 STREAM_LAG.labels(keys.BOT_TURNS, keys.BOT_GROUP).set(group.get("lag") or 0)
                 STREAM_PENDING.labels(keys.BOT_TURNS, keys.BOT_GROUP).set(group["pending"])
 
-    def _done(self, sponsor: str, task: asyncio.Task[None]) -> None:
+    def _done(self, job: Job, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
+        if job.entry_id in self._sleeping:
+            self._sleeping.discard(job.entry_id)
+        else:
+            self._free_share(job.sponsor)
+        self._dispatch()
+
+    def _free_share(self, sponsor: str) -> None:
         left = self._running[sponsor] - 1
         if left:
             self._running[sponsor] = left
         else:
             del self._running[sponsor]
-        self._dispatch()
+
+    async def _sleep(self, job: Job, seconds: float) -> None:
+        """Wait `seconds` before playing the job's chosen move, without holding its sponsor's
+        share: the share is for work (asking, thinking), and a job that waits out a window
+        must not keep its table's other jobs from starting (those queued when every person
+        passed, PassJumpIn, above all: whether they start at once must not depend on how many
+        bots hold a card to jump in with and wait to play it)."""
+        if job.entry_id not in self._sleeping:
+            self._sleeping.add(job.entry_id)
+            self._free_share(job.sponsor)
+            self._dispatch()
+        await asyncio.sleep(seconds)
 
     async def _handle(self, job: Job) -> None:
         try:
@@ -442,7 +463,7 @@ class BotWorker:
             if until > 0:
                 wait = max(wait, until - (time.perf_counter() - started))
             if wait > 0:
-                await asyncio.sleep(wait)
+                await self._sleep(job, wait)
             await stub.Play(
                 common_pb2.PlayRequest(
                     game_id=job.game_id,

@@ -34,14 +34,20 @@ WINDOW_MS = 5000
 
 
 def setup(bot_holds_a_copy: bool) -> dict[str, Any]:
-    """Seat 1 (a bot) is to move on an r3 and can play its r5. Seat 2 (a bot) holds the other r3
-    (it can jump in) or a g1 in its place; everything public is the same either way."""
+    """Four seats, as Solo's default: seat 3 (a bot) is to move on an r3 and can play its r5.
+    Seat 2 (a bot) holds the other r3 (it can jump in) or a g1 in its place; everything public is
+    the same either way."""
     copy, other = ("r3", "g1") if bot_holds_a_copy else ("g1", "r3")
     return {
-        "hands": [["b1", "b2", "g4", "y6"], ["r5", "g9", "y2", "b7"], [copy, "g8", "y4", "b9"]],
+        "hands": [
+            ["b1", "b2", "g4", "y6"],
+            ["b6", "g2", "y1", "g7"],
+            [copy, "g8", "y4", "b9"],
+            ["r5", "g9", "y2", "b7"],
+        ],
         "draw_pile": [other, "y3", "y5", "y7", "y8", "y9", "b3", "b4", "b5"],
         "discard": ["r3"],
-        "start_seat": 1,
+        "start_seat": 3,
     }
 
 
@@ -53,7 +59,7 @@ async def new_table(redis_url: str, players: list[str], bot_holds_a_copy: bool =
     meta = {"game": "solo", "seats": players, "jump_in_window_ms": WINDOW_MS}
     redis = Redis.from_url(redis_url)
     try:
-        await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [1], players))
+        await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [3], players))
     finally:
         await redis.aclose()
     return game_id
@@ -117,10 +123,14 @@ async def test_once_every_person_passed_the_bots_act_at_once(
     window, played by a job the pass queued (with no window). Whether a bot could jump in (and
     may have) changes none of that: the early end is the same, whoever's card it is."""
     async with Platform(redis_url, games=("solo",)) as platform:
-        await platform.start_bot_worker("windowed", max_jump_in_window_ms=MAX_JUMP_IN_WINDOW_MS)
+        # One job of the person's table in hand at a time: a job that waits out the window must
+        # not keep the others (those the pass queued) from starting.
+        await platform.start_bot_worker(
+            "windowed", max_jump_in_window_ms=MAX_JUMP_IN_WINDOW_MS, per_sponsor=1
+        )
         (person,) = await logged_in(platform, "person")
         # Random bots think in no process of their own: their answer takes no time to speak of.
-        players = [person.player_id, new_bot_id("random"), new_bot_id("random")]
+        players = [person.player_id, *(new_bot_id("random") for _ in range(3))]
         game_id = await new_table(redis_url, players, bot_holds_a_copy)
         stub = person.game("solo")
         passed_at = now_ms()
@@ -137,7 +147,7 @@ async def test_once_every_person_passed_the_bots_act_at_once(
             for entry, version, seat, window in await jobs_of(redis_url, game_id)
             if version == 0 and window == 0
         }
-        assert sorted(early.values()) == [1, 2]  # both bot seats, whatever they hold
+        assert sorted(early.values()) == [1, 2, 3]  # every bot seat, whatever it holds
         assert await job_that_played(redis_url, game_id, 1) in early
         print(
             f"bot holds a copy: {bot_holds_a_copy}; moved {moved_at - passed_at} ms after the pass"
@@ -190,7 +200,7 @@ async def test_a_pass_that_cannot_be_is_refused_and_changes_nothing(redis_url: s
     async with Platform(redis_url, games=("solo",)) as platform:  # no worker: jobs stay
         person, spectator = await logged_in(platform, "person", "spectator")
         bot = new_bot_id("greedy")
-        players = [person.player_id, bot, new_bot_id("random")]
+        players = [person.player_id, bot, new_bot_id("random"), new_bot_id("random")]
         game_id = await create_with_setup(redis_url, players, setup(False), window_ms=WINDOW_MS)
         stub = person.game("solo")
         worker = Session(platform.target)
@@ -246,14 +256,14 @@ async def test_a_move_after_the_pass_leaves_it_behind(redis_url: str) -> None:
     every person passes at the new version (the pass at the old one is refused as stale)."""
     async with Platform(redis_url, games=("solo",)) as platform:  # no worker: jobs stay
         (person,) = await logged_in(platform, "person")
-        players = [person.player_id, new_bot_id("greedy"), new_bot_id("greedy")]
+        players = [person.player_id, *(new_bot_id("greedy") for _ in range(3))]
         game_id = await create_with_setup(redis_url, players, setup(False), window_ms=WINDOW_MS)
         stub = person.game("solo")
         worker = Session(platform.target)
         await worker.worker_login(TEST_BOT_KEY)
         await worker.game("solo").Play(
             common_pb2.PlayRequest(game_id=game_id, move="play r5", expected_version=0),
-            metadata=worker.acting_for(players[1]),
+            metadata=worker.acting_for(players[3]),
         )
         await eventually(
             lambda: jobs_of(redis_url, game_id), 10, "the bots are woken after the move"
@@ -261,6 +271,7 @@ async def test_a_move_after_the_pass_leaves_it_behind(redis_url: str) -> None:
         assert {job[1:] for job in await jobs_of(redis_url, game_id)} == {
             (1, 1, WINDOW_MS),
             (1, 2, WINDOW_MS),
+            (1, 3, WINDOW_MS),
         }
         await assert_refused(
             stub.PassJumpIn(pass_request(game_id, 0), metadata=person.metadata),
@@ -270,5 +281,9 @@ async def test_a_move_after_the_pass_leaves_it_behind(redis_url: str) -> None:
         )
         reply = await stub.PassJumpIn(pass_request(game_id, 1), metadata=person.metadata)
         assert reply.window_ended
-        assert [job[1:] for job in await jobs_of(redis_url, game_id)][-2:] == [(1, 1, 0), (1, 2, 0)]
+        assert [job[1:] for job in await jobs_of(redis_url, game_id)][-3:] == [
+            (1, 1, 0),
+            (1, 2, 0),
+            (1, 3, 0),
+        ]
         await worker.close()
