@@ -334,7 +334,8 @@ async def test_the_worker_takes_players_in_turn() -> None:
 
 async def test_a_job_that_waits_to_play_holds_no_share_of_its_player() -> None:
     """A job waiting out a window (or a pace) before it plays lets the next job of its sponsor
-    start, and the sponsor's count comes back to nothing once all are done."""
+    start, and takes no place among the jobs at work; the counts come back to nothing once all
+    are done."""
     started: list[str] = []
     thought, release = asyncio.Event(), asyncio.Event()
 
@@ -367,6 +368,7 @@ async def test_a_job_that_waits_to_play_holds_no_share_of_its_player() -> None:
     for _ in range(5):
         await asyncio.sleep(0)
     assert started == ["waits", "next"]  # it waits to play: the next one starts meanwhile
+    assert (len(worker._tasks), worker.working) == (1, 0)  # it waits, "next" is done
     release.set()
     await asyncio.gather(*worker._tasks)
     for _ in range(5):  # the tasks' done callbacks

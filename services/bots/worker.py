@@ -299,12 +299,17 @@ class BotWorker:
         """Jobs read and not started yet."""
         return sum(len(queue) for queue in self._queues.values())
 
+    @property
+    def working(self) -> int:
+        """Jobs in hand that ask or think (not those that only wait to play: `_sleep`)."""
+        return len(self._tasks) - len(self._sleeping)
+
     def _dispatch(self) -> None:
         """Start waiting jobs, taking the players in turn: each sponsor has at most
         `per_sponsor` jobs in hand, so one player's many games against strong bots cannot
         keep everyone else's bots waiting."""
         started = True
-        while started and len(self._tasks) < self.concurrency:
+        while started and self.working < self.concurrency:
             started = False
             for sponsor in list(self._queues):
                 queue = self._queues[sponsor]
@@ -318,7 +323,7 @@ class BotWorker:
                 self._tasks.add(task)
                 task.add_done_callback(functools.partial(self._done, job))
                 started = True
-                if len(self._tasks) >= self.concurrency:
+                if self.working >= self.concurrency:
                     break
 
     async def _report_lag(self) -> None:
@@ -343,11 +348,12 @@ class BotWorker:
             del self._running[sponsor]
 
     async def _sleep(self, job: Job, seconds: float) -> None:
-        """Wait `seconds` before playing the job's chosen move, without holding its sponsor's
-        share: the share is for work (asking, thinking), and a job that waits out a window
-        must not keep its table's other jobs from starting (those queued when every person
-        passed, PassJumpIn, above all: whether they start at once must not depend on how many
-        bots hold a card to jump in with and wait to play it)."""
+        """Wait `seconds` before playing the job's chosen move, holding neither its sponsor's
+        share nor a place among the `concurrency` jobs at work: those are for asking and
+        thinking, and a job that waits out a window must not keep its table's other jobs from
+        starting (those queued when every person passed, PassJumpIn, above all: whether they
+        start at once must not depend on how many bots hold a card to jump in with and wait to
+        play it)."""
         if job.entry_id not in self._sleeping:
             self._sleeping.add(job.entry_id)
             self._free_share(job.sponsor)
