@@ -3,8 +3,9 @@ many as the load needs.
 
 Environment: GATEWAY_ADDR (default 127.0.0.1:50050), BOT_KEY (required), REDIS_URL, LISTEN
 (its health service, default 0.0.0.0:50060), METRICS_PORT, GRACE_SECONDS, BOT_CONCURRENCY
-(jobs in hand at once, default 32), BOT_CLAIM_IDLE_SECONDS (take over a job another worker has
-held this long, default 15), BOT_DELAY_SECONDS (wait before each move, default 0),
+(jobs worked on at once, waits aside, default 32), BOT_CLAIM_IDLE_SECONDS (take over a job
+another worker has held this long, default 15), BOT_DELAY_SECONDS (wait before each move,
+default 0),
 BOT_BUDGETS (seconds a level may think about a move, e.g. "strong=0.5,greedy=0"; defaults in
 engines/bots/base.py DEFAULT_BUDGETS; `--budget` items override it), BOT_PROCESSES (processes
 the searching levels think in, default one per CPU the container may use: its CPU limit, not
@@ -16,7 +17,7 @@ person, bots wait the table's window, `jump_in_window_ms`, after each move; defa
 cap; 0: bots never wait, for load tests), BOT_MAX_PACE_MS (caps the bot pace of every table:
 at a table made with `bot_pace_ms`, as games of bots made for people to watch are, bots let
 that long pass after each move; default 5000, no cap; 0: never, for load tests),
-BOT_PER_SPONSOR (jobs of one player's games in hand at once, taken in turn with other
+BOT_PER_SPONSOR (jobs of one player's games worked on at once, taken in turn with other
 players'; default an eighth of BOT_CONCURRENCY).
 """
 
