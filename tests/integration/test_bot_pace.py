@@ -67,11 +67,17 @@ async def gaps_ms(session: Session, game: str, game_id: str, moves: int) -> list
         common_pb2.WatchRequest(game_id=game_id, from_version=0, public=True),
         metadata=session.metadata,
     )
-    async for update in updates:
-        times.append(update.envelope.time.ToMilliseconds())
-        if update.status.finished or len(times) > moves:
-            break
-    updates.cancel()
+
+    async def follow() -> None:
+        async for update in updates:
+            times.append(update.envelope.time.ToMilliseconds())
+            if update.status.finished or len(times) > moves:
+                break
+
+    try:
+        await asyncio.wait_for(follow(), patience(10 + moves * 5))
+    finally:
+        updates.cancel()
     await session.game(game).StopGame(
         common_pb2.StopGameRequest(game_id=game_id), metadata=session.metadata
     )
@@ -115,9 +121,14 @@ async def test_a_table_without_a_pace_has_none(redis_url: str) -> None:
         updates = player.game("esoloe").Watch(
             common_pb2.WatchRequest(game_id=program, public=True), metadata=player.metadata
         )
-        last = None
-        async for update in updates:
-            last = update
+
+        async def last_update() -> Any:
+            last = None
+            async for update in updates:
+                last = update
+            return last
+
+        last = await asyncio.wait_for(last_update(), patience(30))
         assert last is not None
         assert last.status.finished
         lobby = lobby_pb2_grpc.LobbyServiceStub(player.channel)

@@ -11,6 +11,7 @@ the pass, and before the window would have let a bot act) and the bot-turn job t
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import grpc
@@ -24,7 +25,7 @@ from runtime.game_log import now_ms
 from tabletop.common.v1 import common_pb2
 from tests.integration.test_solo_helpers import create_with_setup
 from tests.platform import TEST_BOT_KEY, Platform, assert_refused, logged_in
-from tests.timing import eventually
+from tests.timing import eventually, patience
 from wire.players import new_bot_id
 
 pytestmark = pytest.mark.integration
@@ -109,8 +110,10 @@ async def version_time(session: Session, game_id: str, version: int) -> int:
     updates = session.game("solo").Watch(
         common_pb2.WatchRequest(game_id=game_id, from_version=version), metadata=session.metadata
     )
-    update = await updates.read()
-    updates.cancel()
+    try:
+        update = await asyncio.wait_for(updates.read(), patience(10))
+    finally:
+        updates.cancel()
     assert update.envelope.version == version
     return int(update.envelope.time.ToMilliseconds())
 
