@@ -43,7 +43,9 @@ async def _bot_games(session: Session, game: str, count: int) -> float:
     started = time.perf_counter()
     replies = await asyncio.gather(*(
         lobby.PlayAgainstBots(
-            lobby_pb2.PlayAgainstBotsRequest(game=game, options=_options(game), watch_only=True),
+            lobby_pb2.PlayAgainstBotsRequest(
+                game=game, options=_options(game), watch_only=True, bot_pace_ms=0  # full speed
+            ),
             metadata=session.metadata,
         )
         for _ in range(count)

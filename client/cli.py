@@ -379,6 +379,14 @@ def _main(argv: Sequence[str] | None) -> int:
         "thousands of moves over a round)",
     )
     wt.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
+    wt.add_argument(
+        "--pace",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="how long the bots of a new game let pass after each move, 0..5000 ms "
+        "(default 1000: a pace you can follow)",
+    )
     _gateway_flag(wt)
     wt.add_argument("--name", default=None, help=NAME_HELP)
 

@@ -194,15 +194,18 @@ async def bot_game(
     watch_only: bool = False,
     time_control: common_pb2.TimeControl | None = None,
     rated: bool = False,
+    pace_ms: int | None = None,
 ) -> tuple[str, int]:
     """A new game with bots in the other seats (or in all of them): its id and the caller's seat.
-    `time_control` None: the game's default."""
+    `time_control` None: the game's default; `pace_ms` None: the bots' default pace."""
     request = lobby_pb2.PlayAgainstBotsRequest(
         game=game, options=options, level=level, watch_only=watch_only, time_control=time_control,
         rated=rated,
     )  # fmt: skip
     if seat is not None:
         request.seat = seat
+    if pace_ms is not None:
+        request.bot_pace_ms = pace_ms
     lobby = lobby_pb2_grpc.LobbyServiceStub(session.channel)
     reply = await lobby.PlayAgainstBots(request, metadata=session.metadata, timeout=CALL_TIMEOUT)
     return reply.status.game_id, reply.seat if reply.HasField("seat") else -1  # unset: watch_only
@@ -584,6 +587,26 @@ class Table:
         self.say(f"{who} resigned")
         return True
 
+    async def pass_jump_in(self) -> bool:
+        """Say "I pass" at the version shown (PassJumpIn): no jump-in from this seat now. Once
+        every person at the table has passed, the bots act without waiting out the window."""
+        version = self.status.version
+        request = common_pb2.PassJumpInRequest(game_id=self.game_id, version=version)
+        try:
+            reply = await self._call("PassJumpIn", self._seat_of(request))
+        except grpc.aio.AioRpcError as error:
+            reason, _ = error_info(error)
+            self.say(f"pass refused ({reason}): {error.details()}", style="bold red")
+            return False
+        if reply.window_ended:
+            self.say(f"you pass at #{version}: the bots go on now", style="dim")
+        else:
+            self.say(
+                f"you pass at #{version}: the bots go on once everyone at the table has passed",
+                style="dim",
+            )
+        return True
+
     async def _autoplay(self) -> None:
         if not self.auto or not self.my_turn or self.status.version == self._auto_version:
             return
@@ -662,6 +685,8 @@ class Table:
             self.say("nothing to confirm")
         elif line.strip().lower() == "j" and (jump := self.board.quick(self._offered)):
             await self.play(jump)  # one keystroke: a jump-in is a race
+        elif line.strip().lower() == "n" and self.out_of_turn:
+            await self.pass_jump_in()
         elif line.strip():
             await self._move(line)
         return True
@@ -1118,7 +1143,14 @@ async def _seat(
     assert options is not None
     if args.command == "watch":
         game_id, seat = await account.call(
-            lambda: bot_game(session, args.game, options, level=args.level, watch_only=True)
+            lambda: bot_game(
+                session,
+                args.game,
+                options,
+                level=args.level,
+                watch_only=True,
+                pace_ms=getattr(args, "pace", None),
+            )
         )
         return args.game, game_id, seat, "watch"
     if args.match:

@@ -48,6 +48,14 @@ MAX_JUMP_IN_WINDOW_MS = 5000
 person, bots let between 1 and 1.25 times the window pass after each move before they act."""
 
 
+MAX_BOT_PACE_MS = 5000
+"""The slowest pace a table's bots may be asked to keep (`bot_pace_ms`): they let at least this
+long pass after each move before they act."""
+WATCHED_BOT_PACE_MS = 1000
+"""The pace of a game of bots made for a person to watch (LobbyService.PlayAgainstBots with
+watch_only) that asks for none: a move a second, which a person can follow."""
+
+
 class BadTimeControl(ValueError):
     """A time control (or jump-in window) a game cannot be played with (answered as
     INVALID_OPTIONS)."""
@@ -61,6 +69,17 @@ def check_jump_in_window(value: object) -> int:
         raise BadTimeControl(
             f"jump_in_window_ms must be 0..{MAX_JUMP_IN_WINDOW_MS} ms (0: bots act at once); "
             f"got {value}"
+        )
+    return value
+
+
+def check_bot_pace(value: object) -> int:
+    """A table's bot pace in ms (0..MAX_BOT_PACE_MS), or BadTimeControl."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadTimeControl(f"bot_pace_ms must be a whole number of ms, not {value!r}")
+    if not 0 <= value <= MAX_BOT_PACE_MS:
+        raise BadTimeControl(
+            f"bot_pace_ms must be 0..{MAX_BOT_PACE_MS} ms (0: bots act at once); got {value}"
         )
     return value
 

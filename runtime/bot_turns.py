@@ -17,7 +17,7 @@ from wire.players import is_bot, sponsor_of
 from wire.status import holders_of
 
 Job = dict[str, str | int]
-"""Fields game, game_id, seat, player, version, sponsor, window_ms."""
+"""Fields game, game_id, seat, player, version, sponsor, window_ms, pace_ms."""
 
 STREAM_LENGTH = 100_000
 """The stream is trimmed to about this many entries (jobs are acknowledged within seconds)."""
@@ -29,6 +29,7 @@ def jobs(
     meta: Mapping[str, Any],
     to_act: Iterable[int],
     holders: Sequence[str],
+    window_ms: int | None = None,
 ) -> list[Job]:
     """A bot-turn job for each bot seat that may act (`holders`: who holds each seat now, bots
     in the seats they took over). Which seats those are is decided from public information
@@ -40,12 +41,18 @@ def jobs(
     made the game, or its first person), so that workers share their time fairly between
     players, and, in a game played out of turn, the table's jump-in window (`window_ms`: how
     long bots leave a person at the table to act first; the game's default for a table made
-    before tables had one)."""
+    before tables had one), and the table's bot pace (`pace_ms`: how long bots let pass after
+    each move in any case; 0 for a table made without one). `window_ms` overrides the table's
+    window: 0 once every person at the table passed on jumping in at `version` (PassJumpIn), for
+    every bot seat alike, whatever cards it holds."""
     declared = games.get(meta["game"])
     acting = range(len(holders)) if declared.out_of_turn else to_act
     seats: Sequence[str] = meta["seats"]
     sponsor = sponsor_of(seats, meta.get("sponsor") or "")
     window = int(meta.get("jump_in_window_ms", declared.jump_in_window_ms))
+    if window_ms is not None:
+        window = window_ms
+    pace = int(meta.get("bot_pace_ms", 0))
     return [
         {
             "game": meta["game"],
@@ -55,6 +62,7 @@ def jobs(
             "version": version,
             "sponsor": sponsor,
             "window_ms": window,
+            "pace_ms": pace,
         }
         for seat in acting
         if is_bot(holders[seat])

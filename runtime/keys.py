@@ -38,6 +38,12 @@ def game_requests(game_id: str) -> str:
     return f"game:{_tag(game_id)}:requests"
 
 
+def game_passes(game_id: str) -> str:
+    """Hash: seat -> the last version at which the person at that seat passed on jumping in
+    (Solo's PassJumpIn). No part of the game's record: it only ends the bots' wait early."""
+    return f"game:{_tag(game_id)}:passes"
+
+
 def changed_channel(family: str) -> str:
     """Pub/sub channel: the names of the streams of a family that just got an entry (a game
     kind's event streams, or "tickets"), for the fan-out hubs (runtime/fanout.py)."""

@@ -231,7 +231,7 @@ class Platform:
         worker = BotWorker(
             redis=redis, gateway=self.target, bot_key=TEST_BOT_KEY, consumer=consumer,
             tls=self.tls[1] if self.tls else None,
-            **{"max_jump_in_window_ms": 0, **settings},  # type: ignore[arg-type]
+            **{"max_jump_in_window_ms": 0, "max_bot_pace_ms": 0, **settings},  # type: ignore[arg-type]
         )  # fmt: skip
         stop = asyncio.Event()
         self.workers.append((worker, stop, asyncio.create_task(worker.run(stop))))

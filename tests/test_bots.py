@@ -332,6 +332,51 @@ async def test_the_worker_takes_players_in_turn() -> None:
     await worker.close()
 
 
+async def test_a_job_that_waits_to_play_holds_no_share_of_its_player() -> None:
+    """A job waiting out a window (or a pace) before it plays lets the next job of its sponsor
+    start, and takes no place among the jobs at work; the counts come back to nothing once all
+    are done."""
+    started: list[str] = []
+    thought, release = asyncio.Event(), asyncio.Event()
+
+    class Waiter(BotWorker):
+        async def play(self, job: Job) -> str:
+            started.append(job.game_id)
+            if job.game_id == "waits":
+                await thought.wait()
+                await self._sleep(job, 0.01)
+                await release.wait()
+            return "retry"  # nothing to acknowledge
+
+    worker = Waiter(
+        redis=None,  # type: ignore[arg-type]
+        gateway="127.0.0.1:1",
+        bot_key="k",
+        consumer="c",
+        concurrency=4,
+        per_sponsor=1,
+    )
+    bot = "bot-random-0001aaaa"
+    for name in ("waits", "next"):
+        job = Job(name, "solo", name, 1, bot, 0, "person")
+        worker._queues.setdefault(job.sponsor, collections.deque()).append(job)
+    worker._dispatch()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert started == ["waits"]  # it thinks: the next job of the same player waits its turn
+    thought.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert started == ["waits", "next"]  # it waits to play: the next one starts meanwhile
+    assert (len(worker._tasks), worker.working) == (1, 0)  # it waits, "next" is done
+    release.set()
+    await asyncio.gather(*worker._tasks)
+    for _ in range(5):  # the tasks' done callbacks
+        await asyncio.sleep(0)
+    assert (worker._running, worker._sleeping, worker._tasks) == ({}, set(), set())
+    await worker.close()
+
+
 def test_a_bot_thinks_at_most_a_quarter_of_the_time_its_seat_has_left() -> None:
     """Bots are never timed out, but keep within their clock: the level's budget, capped at a
     quarter of what is left before the seat's deadline (never below zero); untimed: the budget."""
@@ -368,3 +413,23 @@ def test_a_bot_turn_job_carries_its_tables_jump_in_window() -> None:
     del fields[b"window_ms"]
     older = Job.parse(b"1-1", fields)
     assert (older.window_ms, BotWorker.window_of(older)) == (-1, 2500)
+
+
+def test_a_bot_turn_job_carries_its_tables_pace() -> None:
+    """Jobs name the bot pace the table was made with (none: 0), in every game, and a worker
+    reads it back; a job from an older service, without one, has none."""
+    seats = ["bot-greedy-00aa11bb", "bot-random-00aa11cc"]
+
+    def paces(meta: dict[str, Any]) -> set[int | str]:
+        return {job["pace_ms"] for job in bot_turns.jobs("g", 3, meta, [0, 1], seats)}
+
+    assert paces({"game": "esoloe", "seats": seats, "bot_pace_ms": 1000}) == {1000}
+    assert paces({"game": "solo", "seats": seats, "bot_pace_ms": 250}) == {250}
+    assert paces({"game": "esoloe", "seats": seats}) == {0}
+    (job, _) = bot_turns.jobs(
+        "g", 3, {"game": "solo", "seats": seats, "bot_pace_ms": 700}, [0], seats
+    )
+    fields = {key.encode(): str(value).encode() for key, value in job.items()}
+    assert Job.parse(b"1-1", fields).pace_ms == 700
+    del fields[b"pace_ms"]
+    assert Job.parse(b"1-1", fields).pace_ms == 0

@@ -279,6 +279,12 @@ class FakeGame:
             status=status, events=[adapter.event(e) for e in visible_events(events, ME)]
         )
 
+    async def PassJumpIn(self, request: Any, **call: Any) -> Any:
+        self.calls.append(f"PassJumpIn {request.version}")
+        return common_pb2.PassJumpInResponse(
+            game_id=request.game_id, version=request.version, seat=ME, passed=[ME]
+        )
+
     async def Resign(self, request: Any, **call: Any) -> Any:
         self.calls.append("Resign")
         self.state, _ = self.state.resign(ME)
@@ -479,9 +485,13 @@ async def test_a_jump_in_chance_is_announced_the_moment_it_exists() -> None:
     )
     await table._on_update(update)
     jumps = [m for m in state.legal_moves(ME) if m.startswith("play ")]
-    assert f"you may jump in now: {', '.join(jumps)}  (j: jump in)" in out.getvalue()
+    offer = f"you may jump in now: {', '.join(jumps)}  (j: jump in, n: pass, bots go on)"
+    assert offer in out.getvalue()
     await table._on_update(update)  # the same chance again: said once
     assert out.getvalue().count("you may jump in now") == 1
+    assert await table.command("n")  # one keystroke passes at the version shown
+    assert f"PassJumpIn {version}" in fake.calls
+    assert f"you pass at #{version}: the bots go on once everyone" in out.getvalue()
     assert await table.command("j")  # one keystroke jumps in: a race
     assert f"Play {jumps[0]}" in fake.calls
 

@@ -1,5 +1,6 @@
-"""Time controls and clocks on the wire (tabletop.common.v1 TimeControl, Clock, TableEvent), and
-a table's jump-in window (the `jump_in_window_ms` option of a game played out of turn)."""
+"""Time controls and clocks on the wire (tabletop.common.v1 TimeControl, Clock, TableEvent), a
+table's jump-in window (the `jump_in_window_ms` option of a game played out of turn) and its
+bots' pace (a CreateGame request's `bot_pace_ms`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from games.clock import TimeControl, check_jump_in_window
+from games.clock import TimeControl, check_bot_pace, check_jump_in_window
 from tabletop.common.v1 import common_pb2
 
 JUMP_IN_WINDOW = "jump_in_window_ms"
-DEAL_OF_THE_DAY = "deal_of_the_day"
 """The option, in a game's Options message, that sets a table's jump-in window."""
+DEAL_OF_THE_DAY = "deal_of_the_day"
+BOT_PACE = "bot_pace_ms"
+"""The field of a CreateGame request that sets a table's bot pace."""
 
 TIMEOUTS = {"forfeit": common_pb2.TIMEOUT_FORFEIT, "bot": common_pb2.TIMEOUT_BOT}
 """The Timeout enum value of each outcome (games.clock.OUTCOMES)."""
@@ -60,6 +63,14 @@ def jump_in_window(request: Any, default: int) -> int:
     ):
         return default
     return check_jump_in_window(getattr(options, JUMP_IN_WINDOW))
+
+
+def bot_pace(request: Any) -> int:
+    """The bot pace (ms) a CreateGame request asks for: 0 when unset (or the game's request has
+    no such field). Raises BadTimeControl when it is out of bounds."""
+    if BOT_PACE not in request.DESCRIPTOR.fields_by_name or not request.HasField(BOT_PACE):
+        return 0
+    return check_bot_pace(getattr(request, BOT_PACE))
 
 
 def deal_of_the_day(request: Any) -> bool:

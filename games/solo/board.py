@@ -346,7 +346,9 @@ class SoloBoard(BaseBoard):
         others = [move for move in moves if not move.startswith("play ")]
         lines = []
         if plays:
-            lines.append("you may jump in now: " + ", ".join(plays) + "  (j: jump in)")
+            lines.append(
+                "you may jump in now: " + ", ".join(plays) + "  (j: jump in, n: pass, bots go on)"
+            )
         if others:
             lines.append("you may act now: " + ", ".join(others))
         return lines

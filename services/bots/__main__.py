@@ -3,8 +3,9 @@ many as the load needs.
 
 Environment: GATEWAY_ADDR (default 127.0.0.1:50050), BOT_KEY (required), REDIS_URL, LISTEN
 (its health service, default 0.0.0.0:50060), METRICS_PORT, GRACE_SECONDS, BOT_CONCURRENCY
-(jobs in hand at once, default 32), BOT_CLAIM_IDLE_SECONDS (take over a job another worker has
-held this long, default 15), BOT_DELAY_SECONDS (wait before each move, default 0),
+(jobs worked on at once, waits aside, default 32), BOT_CLAIM_IDLE_SECONDS (take over a job
+another worker has held this long, default 15), BOT_DELAY_SECONDS (wait before each move,
+default 0),
 BOT_BUDGETS (seconds a level may think about a move, e.g. "strong=0.5,greedy=0"; defaults in
 engines/bots/base.py DEFAULT_BUDGETS; `--budget` items override it), BOT_PROCESSES (processes
 the searching levels think in, default one per CPU the container may use: its CPU limit, not
@@ -13,8 +14,10 @@ speaks TLS: see gateway_tls_from_env), REDIS_PASSWORD / REDIS_USERNAME, BOT_STAL
 live game waiting this long on a bot seat gets a new job, default 30),
 BOT_MAX_JUMP_IN_WINDOW_MS (caps the jump-in window of every table: in Solo, at a table with a
 person, bots wait the table's window, `jump_in_window_ms`, after each move; default 5000, no
-cap; 0: bots never wait, for load tests),
-BOT_PER_SPONSOR (jobs of one player's games in hand at once, taken in turn with other
+cap; 0: bots never wait, for load tests), BOT_MAX_PACE_MS (caps the bot pace of every table:
+at a table made with `bot_pace_ms`, as games of bots made for people to watch are, bots let
+that long pass after each move; default 5000, no cap; 0: never, for load tests),
+BOT_PER_SPONSOR (jobs of one player's games worked on at once, taken in turn with other
 players'; default an eighth of BOT_CONCURRENCY).
 """
 
@@ -29,7 +32,7 @@ import sys
 from collections.abc import Sequence
 
 from client.session import Tls
-from games.clock import MAX_JUMP_IN_WINDOW_MS
+from games.clock import MAX_BOT_PACE_MS, MAX_JUMP_IN_WINDOW_MS
 from runtime.config import env_bool, env_float, env_int, env_str
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
@@ -85,6 +88,7 @@ async def main(budgets: dict[str, float]) -> None:
         processes=env_int("BOT_PROCESSES", 0),
         stall_seconds=env_float("BOT_STALL_SECONDS", 30.0),
         max_jump_in_window_ms=env_int("BOT_MAX_JUMP_IN_WINDOW_MS", MAX_JUMP_IN_WINDOW_MS),
+        max_bot_pace_ms=env_int("BOT_MAX_PACE_MS", MAX_BOT_PACE_MS),
         per_sponsor=env_int("BOT_PER_SPONSOR", 0),
         tls=gateway_tls_from_env(),
     )

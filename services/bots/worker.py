@@ -38,7 +38,7 @@ import games
 from client.session import Session, Tls, gateway_channel
 from engines.bots.base import RandomBot, Turn
 from games import DEFAULT_BUDGETS, LEVELS
-from games.clock import MAX_JUMP_IN_WINDOW_MS
+from games.clock import MAX_BOT_PACE_MS, MAX_JUMP_IN_WINDOW_MS
 from runtime import bot_turns, keys
 from runtime.config import cpu_limit
 from runtime.game_log import now_ms
@@ -142,6 +142,9 @@ class Job:
     window_ms: int = -1
     """The table's jump-in window (runtime.bot_turns.jobs); -1: a job that does not say (from
     a game service older than windows), which gets the game's default."""
+    pace_ms: int = 0
+    """The table's bot pace (runtime.bot_turns.jobs): how long the bot lets pass after the move
+    before it acts, whoever sits at the table."""
 
     @staticmethod
     def parse(entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> Job:
@@ -155,6 +158,7 @@ class Job:
             version=int(text["version"]),
             sponsor=text.get("sponsor", ""),
             window_ms=int(text.get("window_ms", -1)),
+            pace_ms=int(text.get("pace_ms", 0)),
         )
 
 
@@ -174,6 +178,7 @@ class BotWorker:
         choose: Chooser = choose_move,
         stall_seconds: float = 30.0,
         max_jump_in_window_ms: int = MAX_JUMP_IN_WINDOW_MS,
+        max_bot_pace_ms: int = MAX_BOT_PACE_MS,
         per_sponsor: int = 0,
         tls: Tls | None = None,
     ) -> None:
@@ -186,7 +191,10 @@ class BotWorker:
         after each move before they act (between 1 and 1.25 times it: bots racing each other
         for a jump-in take turns winning), so that the person can jump in first; a table made
         with a window of 0 gets its bots' moves at once. `max_jump_in_window_ms` caps every
-        table's window (0: bots never wait; for load tests and the test suite).
+        table's window (0: bots never wait; for load tests and the test suite). At a table made
+        with a bot pace (`bot_pace_ms`: games of bots that people watch), bots let that long
+        pass after each move before they act, within `max_bot_pace_ms` (0: never; for load
+        tests and the test suite). Thinking counts within both waits.
         `per_sponsor`: jobs of one sponsor (the player the bots' work is for) in hand at once
         (0: an eighth of `concurrency`, at least 1; see `_dispatch`). `tls`: the gateway
         speaks TLS (client.session.Tls)."""
@@ -212,9 +220,13 @@ class BotWorker:
         self._queues: dict[str, collections.deque[Job]] = {}
         """Jobs read and waiting to start, by sponsor (taken in turn)."""
         self._running: dict[str, int] = {}
+        """Jobs in hand by sponsor, less those that only wait to play (see `_sleep`)."""
+        self._sleeping: set[str] = set()
+        """The jobs (entry ids) that only wait to play: they hold no sponsor's share."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.stall_ms = int(stall_seconds * 1000)
         self.max_window_ms = max_jump_in_window_ms
+        self.max_pace_ms = max_bot_pace_ms
 
     async def ensure_group(self) -> None:
         with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists already
@@ -287,12 +299,17 @@ class BotWorker:
         """Jobs read and not started yet."""
         return sum(len(queue) for queue in self._queues.values())
 
+    @property
+    def working(self) -> int:
+        """Jobs in hand that ask or think (not those that only wait to play: `_sleep`)."""
+        return len(self._tasks) - len(self._sleeping)
+
     def _dispatch(self) -> None:
         """Start waiting jobs, taking the players in turn: each sponsor has at most
         `per_sponsor` jobs in hand, so one player's many games against strong bots cannot
         keep everyone else's bots waiting."""
         started = True
-        while started and len(self._tasks) < self.concurrency:
+        while started and self.working < self.concurrency:
             started = False
             for sponsor in list(self._queues):
                 queue = self._queues[sponsor]
@@ -304,9 +321,9 @@ class BotWorker:
                 self._running[sponsor] = self._running.get(sponsor, 0) + 1
                 task = asyncio.create_task(self._handle(job))
                 self._tasks.add(task)
-                task.add_done_callback(functools.partial(self._done, job.sponsor))
+                task.add_done_callback(functools.partial(self._done, job))
                 started = True
-                if len(self._tasks) >= self.concurrency:
+                if self.working >= self.concurrency:
                     break
 
     async def _report_lag(self) -> None:
@@ -315,14 +332,33 @@ class BotWorker:
                 STREAM_LAG.labels(keys.BOT_TURNS, keys.BOT_GROUP).set(group.get("lag") or 0)
                 STREAM_PENDING.labels(keys.BOT_TURNS, keys.BOT_GROUP).set(group["pending"])
 
-    def _done(self, sponsor: str, task: asyncio.Task[None]) -> None:
+    def _done(self, job: Job, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
+        if job.entry_id in self._sleeping:
+            self._sleeping.discard(job.entry_id)
+        else:
+            self._free_share(job.sponsor)
+        self._dispatch()
+
+    def _free_share(self, sponsor: str) -> None:
         left = self._running[sponsor] - 1
         if left:
             self._running[sponsor] = left
         else:
             del self._running[sponsor]
-        self._dispatch()
+
+    async def _sleep(self, job: Job, seconds: float) -> None:
+        """Wait `seconds` before playing the job's chosen move, holding neither its sponsor's
+        share nor a place among the `concurrency` jobs at work: those are for asking and
+        thinking, and a job that waits out a window must not keep its table's other jobs from
+        starting (those queued when every person passed, PassJumpIn, above all: whether they
+        start at once must not depend on how many bots hold a card to jump in with and wait to
+        play it)."""
+        if job.entry_id not in self._sleeping:
+            self._sleeping.add(job.entry_id)
+            self._free_share(job.sponsor)
+            self._dispatch()
+        await asyncio.sleep(seconds)
 
     async def _handle(self, job: Job) -> None:
         try:
@@ -427,11 +463,13 @@ class BotWorker:
             if move is None:
                 return "passed"
             wait = self.delay_seconds
+            until = min(job.pace_ms, self.max_pace_ms) / 1000  # the table's pace
             if window_ms > 0:  # a person at the table: leave them their chance to jump in first
-                window = window_ms / 1000 * self.rng.uniform(1.0, 1.25)
-                wait = max(wait, window - (time.perf_counter() - started))
+                until = max(until, window_ms / 1000 * self.rng.uniform(1.0, 1.25))
+            if until > 0:
+                wait = max(wait, until - (time.perf_counter() - started))
             if wait > 0:
-                await asyncio.sleep(wait)
+                await self._sleep(job, wait)
             await stub.Play(
                 common_pb2.PlayRequest(
                     game_id=job.game_id,

@@ -1,10 +1,11 @@
 """A game, played: the game service's logic, free of any transport.
 
 `GameCore` answers every call of a game's API (CreateGame, GetView, LegalMoves, Play, Resign,
-StopGame, TakeSeat, Watch) given the request and the `Caller`; the gRPC servicer and the relay
-links both call it, and neither it nor they fake the other's context. It loads the game from
-Redis, asks the engine, commits the result with a version check, and builds the answer. Everything
-game-specific sits in the engine (rules) and in the game's adapter (protobuf <-> engine values).
+StopGame, TakeSeat, Watch; PassJumpIn in a game played out of turn) given the request and the
+`Caller`; the gRPC servicer and the relay links both call it, and neither it nor they fake the
+other's context. It loads the game from Redis, asks the engine, commits the result with a
+version check, and builds the answer. Everything game-specific sits in the engine (rules) and in
+the game's adapter (protobuf <-> engine values).
 The authoritative state is in Redis: any replica serves any game, two replicas can serve one
 game interleaved, and killing one loses nothing (a replica only keeps version-checked hints, see
 `Hints`).
@@ -46,7 +47,7 @@ from runtime.observability import (
 from services.game.limits import Limits, check_options
 from services.game.store import Deadline, GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
-from wire.clock import deal_of_the_day, jump_in_window, requested, table_event
+from wire.clock import bot_pace, deal_of_the_day, jump_in_window, requested, table_event
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import PLAYER_ID_PATTERN, is_bot, level_of, new_bot_id
@@ -364,9 +365,10 @@ class GameCore:
     ) -> list[Message]:
         return self._events([Event.from_json(e) for e in events], seat)
 
-    async def _wake_bots(self, loaded: Loaded) -> None:
+    async def _wake_bots(self, loaded: Loaded, window_ms: int | None = None) -> None:
         """Queue a bot-turn job for every bot seat that may act now, as public information
-        says (in Solo: every bot seat, whatever cards it holds; see bot_turns.jobs).
+        says (in Solo: every bot seat, whatever cards it holds; see bot_turns.jobs); with
+        `window_ms`, jobs with that jump-in window instead of the table's.
 
         Best effort: the move stands whatever happens here. Should Redis fail now (or this
         process stop), a client's retry (same request id) or the bot workers' sweep of the live
@@ -376,7 +378,12 @@ class GameCore:
         if loaded.finished:
             return
         jobs = bot_turns.jobs(
-            game_id, version, loaded.stored.meta, loaded.state.public_to_act(), loaded.holders
+            game_id,
+            version,
+            loaded.stored.meta,
+            loaded.state.public_to_act(),
+            loaded.holders,
+            window_ms,
         )
         if jobs:
             try:
@@ -397,6 +404,7 @@ class GameCore:
             check_options(self.game, {**self.rules.default_options(), **options}, players)
             tc.check(self.game, declared.timeouts, games.LEVELS)
             window = jump_in_window(request, declared.jump_in_window_ms)
+            pace = bot_pace(request)
             seed = random.SystemRandom().getrandbits(63)
             state = self.rules.new_game(seed, options)
         except GameError as error:
@@ -456,6 +464,8 @@ class GameCore:
             meta["private"] = True
         if declared.out_of_turn:  # a table setting, not a rule: the engine never sees it
             meta["jump_in_window_ms"] = window
+        if pace:  # a table setting too: how long its bots let pass after each move
+            meta["bot_pace_ms"] = pace
         now = now_ms()
         table = None
         if tc.kept:
@@ -654,6 +664,56 @@ class GameCore:
                 raise ApiError("GAME_NOT_FOUND", f"no game with id {stored.game_id}")
             loaded = written.current  # a bot moved first: take the seat back as it is now
         raise ApiError("UNAVAILABLE", "the game is too busy right now; retry")
+
+    async def pass_jump_in(
+        self, request: common_pb2.PassJumpInRequest, caller: Caller
+    ) -> common_pb2.PassJumpInResponse:
+        """PassJumpIn: the person at the caller's seat will not jump in at this version. Once
+        every seat a person holds has passed at the version, the bots are woken again with no
+        jump-in window (every bot seat, as after any move): they act at once. Only people's
+        passes, which are public choices, end the window early; no card of anyone's does. Not
+        a move: the game's version and log stay as they are."""
+        if not games.get(self.game).out_of_turn:
+            raise ApiError(
+                "INVALID_ARGUMENT", f"nobody jumps in in {self.game}: there is nothing to pass on"
+            )
+        if request.version < 0:
+            raise ApiError(
+                "INVALID_ARGUMENT",
+                f"version is a version of the game (0 or more), not {request.version}",
+            )
+        loaded = await self._load(request.game_id)
+        game_id, version = loaded.stored.game_id, loaded.stored.version
+        seat = self._seat(loaded, caller.player, request, spectator_ok=False)
+        assert seat is not None
+        holders = loaded.holders
+        if is_bot(holders[seat]):
+            raise ApiError(
+                "NOT_PERMITTED",
+                f"seat {seat} is a bot's: only a person passes on jumping in (a bot lets its "
+                "chance go by not playing)",
+            )
+        if loaded.finished:
+            raise ApiError(
+                "GAME_OVER",
+                f"game {game_id} is over (version {version}): there is nothing to pass on",
+                version=str(version),
+            )
+        if request.version != version:
+            raise await self._stale(game_id, version, request.version)
+        current, passes, new = await self.store.pass_jump_in(game_id, version, seat)
+        if current < 0:
+            raise ApiError("GAME_NOT_FOUND", f"no game with id {game_id}")
+        if current != version:  # a move came first
+            raise await self._stale(game_id, current, request.version)
+        people = [i for i, holder in enumerate(holders) if not is_bot(holder)]
+        passed = [i for i in people if passes.get(i) == version]
+        ended = len(passed) == len(people)
+        if ended and new:  # this pass was the last one: the bots need wait no more
+            await self._wake_bots(loaded, window_ms=0)
+        return common_pb2.PassJumpInResponse(
+            game_id=game_id, version=version, seat=seat, passed=passed, window_ended=ended
+        )
 
     # -- acting ----------------------------------------------------------------------------
 

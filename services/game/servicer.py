@@ -17,7 +17,7 @@ from wire.metadata import Caller
 
 class GameServicer:
     """Serves CreateGame, GetView, LegalMoves, Play, Resign, StopGame, TakeSeat and Watch for one
-    game."""
+    game, and PassJumpIn for a game whose API has it (Solo)."""
 
     def __init__(self, core: GameCore) -> None:
         self.core = core
@@ -49,6 +49,11 @@ class GameServicer:
     ) -> common_pb2.TakeSeatResponse:
         return await answer(self.core.take_seat(request, caller_of(context)), context)
 
+    async def PassJumpIn(
+        self, request: common_pb2.PassJumpInRequest, context: Context
+    ) -> common_pb2.PassJumpInResponse:
+        return await answer(self.core.pass_jump_in(request, caller_of(context)), context)
+
     async def Watch(
         self, request: common_pb2.WatchRequest, context: Context
     ) -> AsyncIterator[Message]:
@@ -70,4 +75,5 @@ class GameServicer:
             "Resign": core.resign,
             "StopGame": core.stop,
             "TakeSeat": core.take_seat,
+            "PassJumpIn": core.pass_jump_in,
         }

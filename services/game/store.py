@@ -116,6 +116,20 @@ local game = redis.call('HMGET', KEYS[1], 'version', 'snapshot', 'meta', 'table'
 return {game[1], game[2], game[3], game[4], redis.call('HGET', KEYS[2], ARGV[1]), game[5]}
 """
 
+# KEYS: state, passes. ARGV: version, seat, ttl.
+# Returns {-1} when there is no such game, {current version} when the game is at another
+# version, else {version, the passes (seat, version, ...), 1 if this seat had not passed at
+# this version yet else 0}.
+_PASS = """
+local current = redis.call('HGET', KEYS[1], 'version')
+if not current then return {-1} end
+if tonumber(current) ~= tonumber(ARGV[1]) then return {tonumber(current)} end
+local before = redis.call('HGET', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return {tonumber(current), redis.call('HGETALL', KEYS[2]), before == ARGV[1] and 0 or 1}
+"""
+
 # KEYS: state, events. ARGV: snapshot, meta JSON, events JSON, status JSON, time ms, ttl,
 # the channel that tells watchers of a new entry, table JSON ("" for an untimed game).
 # Returns 1 when created, 0 when a game with this id exists already.
@@ -352,6 +366,7 @@ class GameStore:
         self._reserve = redis.register_script(_RESERVE)
         self._claim = redis.register_script(_CLAIM)
         self._deal = redis.register_script(_DEAL)
+        self._pass = redis.register_script(_PASS)
 
     @unavailable_when_unreachable
     async def create(
@@ -656,6 +671,23 @@ class GameStore:
                 for level in levels:
                     pipe.hdel(keys.level_live(level), game_id)
                 await pipe.execute()
+
+    @unavailable_when_unreachable
+    async def pass_jump_in(
+        self, game_id: str, version: int, seat: int
+    ) -> tuple[int, dict[int, int], bool]:
+        """Record that `seat` passes on jumping in at `version`, if the game is at it: the
+        game's version (-1: no such game), each seat's last version passed at (empty when the
+        game is at another version), and whether this pass is new."""
+        reply: Any = await self._pass(
+            keys=[keys.game_state(game_id), keys.game_passes(game_id)],
+            args=[version, seat, self.ttl_seconds],
+        )
+        current = int(reply[0])
+        if len(reply) == 1:
+            return current, {}, False
+        flat = [int(value) for value in reply[1]]
+        return current, dict(zip(flat[::2], flat[1::2], strict=True)), bool(reply[2])
 
     @unavailable_when_unreachable
     async def active_games(self, game: str) -> int:

@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 import games
 from engines.contract import GameError
-from games.clock import BadTimeControl, TimeControl
+from games.clock import WATCHED_BOT_PACE_MS, BadTimeControl, TimeControl, check_bot_pace
 from runtime import keys
 from runtime.fanout import StreamHub, TooSlow
 from runtime.redis import redis_failed
@@ -34,7 +34,14 @@ from services.ratings.scores import ScoreCache, Scores
 from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
-from wire.clock import DEAL_OF_THE_DAY, JUMP_IN_WINDOW, deal_of_the_day, jump_in_window, requested
+from wire.clock import (
+    BOT_PACE,
+    DEAL_OF_THE_DAY,
+    JUMP_IN_WINDOW,
+    deal_of_the_day,
+    jump_in_window,
+    requested,
+)
 from wire.errors import ApiError
 from wire.metadata import GUEST_METADATA, RATED_METADATA, SPONSOR_METADATA, Caller, rated_value
 from wire.players import PLAYER_ID_PATTERN, new_bot_id
@@ -188,6 +195,17 @@ def _check_standard(game: str, create: Any) -> None:
             f"a rated {game} game is played with the standard options and time control, not "
             f"{', '.join(differ)}: leave them unset, or play it casual",
         )
+
+
+def _bot_pace(request: lobby_pb2.PlayAgainstBotsRequest) -> int:
+    """The bot pace a PlayAgainstBots request asks for (ms, checked): unset, a move a second
+    for a game of bots the caller watches (WATCHED_BOT_PACE_MS), at once otherwise."""
+    if not request.HasField("bot_pace_ms"):
+        return WATCHED_BOT_PACE_MS if request.watch_only else 0
+    try:
+        return check_bot_pace(request.bot_pace_ms)
+    except BadTimeControl as error:
+        raise ApiError("INVALID_OPTIONS", str(error)) from None
 
 
 def _timed(tc: TimeControl) -> dict[str, Any]:
@@ -472,6 +490,9 @@ class Lobby:
             if request.watch_only:
                 raise ApiError("INVALID_ARGUMENT", "a game of bots only is never rated")
             _check_standard(game, create)
+        pace = _bot_pace(request)
+        if pace and BOT_PACE in create.DESCRIPTOR.fields_by_name:
+            setattr(create, BOT_PACE, pace)
         player = await self._seen(caller)
         seats = seat_count(game, create)
         bots = [new_bot_id(request.level or "random") for _ in range(seats)]

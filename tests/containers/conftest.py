@@ -182,6 +182,8 @@ def stack() -> Iterator[Stack]:
         "POSTGRES_PASSWORD": secrets.token_hex(32),
         # Solo's bots wait 2.5 s after each move at a table with a person: a game takes minutes.
         "BOT_MAX_JUMP_IN_WINDOW_MS": "100",
+        # Games of bots made to be watched keep a move a second: spare the tests the wait.
+        "BOT_MAX_PACE_MS": "0",
     }
     stack = Stack(port=int(env["GATEWAY_PORT"]), web_port=int(env["WEB_PORT"]), env=env)
     stack.remove()  # what an interrupted run left
