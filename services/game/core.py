@@ -430,12 +430,13 @@ class GameCore:
                 if day is not None:
                     await self.store.forget_try(self.game, day, sponsor)
                 raise
+        names = await self.store.player_names(players, caller)
         # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
         # move log it rebuilds every position, which audits use (bench/soak.py).
         meta = {
             "game": self.game,
             "seats": players,
-            "names": await self.store.player_names(players, caller),
+            "names": names,
             "options": options,
             "seed": seed,
             "edition": state.edition,
@@ -479,6 +480,8 @@ class GameCore:
         await self._index(loaded)
         await self._wake_bots(loaded)
         await self.store.confirm(written)
+        if not meta.get("private") and day is None:  # a game anyone may watch: tell followers
+            await self.store.started(game_id, players, names)
         GAMES_CREATED.labels(self.game).inc()
         log.info("game created", extra={"game_id": game_id, "seats": len(players)})
         return self.adapter.create_response(status=status_message(game_id, 0, meta, status))
