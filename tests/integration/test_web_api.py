@@ -1,8 +1,8 @@
 """The API for browsers (gateway/web.py): every public method answered over the Connect protocol
 and gRPC-Web exactly as over gRPC (the same answers, codes, error reasons and their metadata),
 through the same steps (tokens, limits, streams per player), a Watch resumed after a dropped
-connection without gap or duplicate, a player's notifications streamed, CORS only for the origins configured, and the web client's
-files with headers that keep the page to itself."""
+connection without gap or duplicate, a player's notifications streamed, CORS only for the
+origins configured, and the web client's files with headers that keep the page to itself."""
 
 from __future__ import annotations
 
