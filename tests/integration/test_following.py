@@ -18,6 +18,7 @@ from services.lobby.friends import FriendsSettings
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tests.integration.test_accounts import PASSWORD
+from tests.integration.test_client import state_dir, tabletop
 from tests.integration.test_friends import (
     EXHAUSTED,
     FAILED,
@@ -30,8 +31,11 @@ from tests.integration.test_friends import (
 )
 from tests.platform import assert_refused, logged_in
 from tests.timing import eventually
+from wire.errors import error_info
 
 pytestmark = pytest.mark.integration
+
+__all__ = ["state_dir"]  # the fixture of tests/integration/test_client.py
 
 N = lobby_pb2.NotificationKind
 
@@ -263,3 +267,47 @@ async def test_notification_streams_are_bounded_and_resume_after_the_last_id(
         ]
         await second.close()
         await everything.close()
+
+
+async def test_the_terminal_client_follows_and_prints_notifications(
+    redis_url: str, database_url: str
+) -> None:
+    async with stack(redis_url, database_url) as platform:
+        ann, cy = await accounts(platform, "ann", "cy")
+        await tabletop(platform, "register", "bob", script=PASSWORD + "\n")
+        followed = await tabletop(platform, "follow", "ann")
+        assert followed.code == 0, followed.err
+        assert "you follow ann  offline" in followed.out
+        played = await call(ann, "PlayAgainstBots", lobby_pb2.PlayAgainstBotsRequest(game="zoxso"))
+        game_id = played.status.game_id
+        shown = await tabletop(platform, "following")
+        assert f"ann  offline  playing zoxso {game_id}  (tabletop watch zoxso {game_id})" in (
+            shown.out
+        )
+        refused = await tabletop(platform, "follow", "nobody-here")
+        assert refused.code == 1
+        assert "PLAYER_NOT_FOUND" in refused.err
+        await tabletop(platform, "followers", "refuse")
+        assert (await tabletop(platform, "followers")).out.strip() == "nobody follows you"
+        assert "FOLLOWS_REFUSED" in (await follow_as(cy, "bob"))
+        await tabletop(platform, "followers", "allow")
+        await follow(cy, "bob")
+        assert (await tabletop(platform, "followers")).out.strip() == "cy"
+        made = await challenge(cy, username="bob")
+        told = await tabletop(platform, "notifications", "--all", "--count", "2")
+        assert told.code == 0, told.err
+        lines = told.out.splitlines()
+        assert f"ann is playing zoxso: watch game {game_id}" in lines[0]
+        assert f"(tabletop challenges accept {made.challenge_id})" in lines[1]
+        assert (await tabletop(platform, "unfollow", "ann")).code == 0
+        assert "you follow nobody" in (await tabletop(platform, "following")).out
+        await ann.game("zoxso").Resign(
+            common_pb2.ResignRequest(game_id=game_id), metadata=ann.metadata
+        )
+
+
+async def follow_as(session: Session, username: str) -> str:
+    """The reason a follow was refused."""
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await follow(session, username)
+    return error_info(caught.value)[0]
