@@ -5,27 +5,21 @@ tabletop following                   whom you follow: online or not, the game th
 tabletop followers [list] | followers refuse | followers allow
 tabletop notifications [--all] [--count N]   what concerns you, printed as it comes
 
-Following needs an account (`tabletop register`). While `tabletop notifications` runs you are
+Following needs an account (`tabletop register`). While `tabletop notifications` runs (and while
+`tabletop play` plays or a command waits for a table: they print notifications too) you are
 online to those who follow you.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import datetime
 from typing import Any
 
-import grpc
-
 from client.friends import once
+from client.notifications import print_notifications
 from client.play import CALL_TIMEOUT
 from client.session import Session
 from tabletop.lobby.v1 import lobby_pb2
-from wire.errors import error_info
-
-RETRY_SECONDS = 1.0
-"""The pause before a dropped notification stream is opened again."""
 
 
 def describe_followed(player: lobby_pb2.FollowedPlayer) -> str:
@@ -35,21 +29,6 @@ def describe_followed(player: lobby_pb2.FollowedPlayer) -> str:
         line += f"  playing {player.game} {player.game_id}  (tabletop watch {player.game} "
         line += f"{player.game_id})"
     return line
-
-
-def describe_notification(notification: lobby_pb2.Notification) -> str:
-    """One line: its time (local), what happened, what to do about it."""
-    when = datetime.datetime.fromtimestamp(notification.time.ToSeconds()).strftime("%H:%M:%S")
-    kind = notification.kind
-    hint = ""
-    if kind in (
-        lobby_pb2.NOTIFICATION_KIND_CHALLENGE_RECEIVED,
-        lobby_pb2.NOTIFICATION_KIND_REMATCH_OFFERED,
-    ):
-        hint = f"  (tabletop challenges accept {notification.challenge_id})"
-    elif kind == lobby_pb2.NOTIFICATION_KIND_GAME_STARTED:
-        hint = f"  (tabletop watch {notification.game} {notification.game_id})"
-    return f"{when}  {notification.message}{hint}"
 
 
 async def follow(args: argparse.Namespace) -> int:
@@ -129,27 +108,6 @@ async def notifications(args: argparse.Namespace) -> int:
     Ctrl-C or `--count` of them; a dropped stream is opened again where it stopped."""
 
     async def work(session: Session, lobby: Any) -> None:
-        await print_notifications(session, lobby, "0" if args.all else "", args.count)
+        await print_notifications(session, "0" if args.all else "", args.count)
 
     return await once("notifications", args, work)
-
-
-async def print_notifications(session: Session, lobby: Any, after: str, count: int = 0) -> None:
-    """Print the player's notifications after `after` as they come, until `count` of them (0:
-    for ever)."""
-    printed = 0
-    while True:
-        try:
-            async for notification in lobby.WatchNotifications(
-                lobby_pb2.WatchNotificationsRequest(after_id=after), metadata=session.metadata
-            ):
-                print(describe_notification(notification), flush=True)
-                after = notification.notification_id
-                printed += 1
-                if printed == count:
-                    return
-        except grpc.aio.AioRpcError as error:
-            passing = error.code() == grpc.StatusCode.UNAVAILABLE
-            if not passing and error_info(error)[0] != "TOO_SLOW":
-                raise
-        await asyncio.sleep(RETRY_SECONDS)
