@@ -2,12 +2,13 @@
 
 Environment: REDIS_URL, LISTEN (default 0.0.0.0:50055), <GAME>_ADDR for each game (where
 PlayAgainstBots creates its games, as for the matchmaker), DATABASE_URL (the archive's
-PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView, and the accounts'
-usernames a challenge may name; empty: no archive), METRICS_PORT, GRACE_SECONDS; playing with
-friends: CHALLENGE_SECONDS, INVITE_SECONDS, OPEN_TABLE_SECONDS (how long each waits),
-MAX_OPEN_CHALLENGES, MAX_INVITES, MAX_OPEN_TABLES, GUEST_MAX_INVITES, GUEST_MAX_OPEN_TABLES,
-MAX_CHALLENGES_TO_PLAYER, MAX_CHALLENGES_FROM_STRANGERS (services/lobby/friends.py); following:
-MAX_FOLLOWS, MAX_NOTIFICATION_STREAMS (services/lobby/following.py).
+PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView, the accounts'
+usernames a challenge may name, and the follows; empty: no archive, no following),
+METRICS_PORT, GRACE_SECONDS; playing with friends: CHALLENGE_SECONDS, INVITE_SECONDS,
+OPEN_TABLE_SECONDS (how long each waits), MAX_OPEN_CHALLENGES, MAX_INVITES, MAX_OPEN_TABLES,
+GUEST_MAX_INVITES, GUEST_MAX_OPEN_TABLES, MAX_CHALLENGES_TO_PLAYER,
+MAX_CHALLENGES_FROM_STRANGERS (services/lobby/friends.py); following: MAX_FOLLOWS,
+MAX_NOTIFICATION_STREAMS (services/lobby/following.py).
 """
 
 from __future__ import annotations
