@@ -36,22 +36,30 @@ def describe_notification(notification: lobby_pb2.Notification) -> str:
         hint = f"  (tabletop challenges accept {notification.challenge_id})"
     elif kind == lobby_pb2.NOTIFICATION_KIND_GAME_STARTED:
         hint = f"  (tabletop watch {notification.game} {notification.game_id})"
+    elif kind == lobby_pb2.NOTIFICATION_KIND_YOUR_TURN:
+        hint = f"  (tabletop play --game {notification.game_id})"
     return f"{when}  {notification.message}{hint}"
 
 
 async def print_notifications(
-    session: Session, after: str, count: int = 0, say: Callable[[str], None] = _say
+    session: Session,
+    after: str,
+    count: int = 0,
+    say: Callable[[str], None] = _say,
+    shown: Callable[[lobby_pb2.Notification], bool] = lambda _: True,
 ) -> None:
-    """Print (`say`) the player's notifications after `after` as they come, until `count` of
-    them (0: for ever); a dropped stream is opened again where it stopped."""
+    """Print (`say`) the player's notifications after `after` that are `shown` as they come,
+    until `count` of them (0: for ever); a dropped stream is opened again where it stopped."""
     printed = 0
     while True:
         try:
             async for notification in session.lobby.WatchNotifications(
                 lobby_pb2.WatchNotificationsRequest(after_id=after), metadata=session.metadata
             ):
-                say(describe_notification(notification))
                 after = notification.notification_id
+                if not shown(notification):
+                    continue
+                say(describe_notification(notification))
                 printed += 1
                 if printed == count:
                     return
@@ -62,10 +70,19 @@ async def print_notifications(
         await asyncio.sleep(RETRY_SECONDS)
 
 
-async def told_meanwhile(session: Session, console: Console) -> None:
-    """Print the notifications that come while the player plays or waits (a background task);
-    a refused stream (as many open as the player may hold, say) ends it quietly."""
+async def told_meanwhile(
+    session: Session, console: Console, at: Callable[[], str] = lambda: ""
+) -> None:
+    """Print the notifications that come while the player plays or waits (a background task),
+    but "your turn" in the game they are `at` (its id, once known); a refused stream (as many
+    open as the player may hold, say) ends it quietly."""
+
+    def shown(notification: lobby_pb2.Notification) -> bool:
+        mine = notification.kind == lobby_pb2.NOTIFICATION_KIND_YOUR_TURN
+        return not (mine and notification.game_id == at())
+
     with contextlib.suppress(grpc.aio.AioRpcError):
         await print_notifications(
-            session, "", say=lambda line: console.print(line, markup=False, highlight=False)
-        )
+            session, "", shown=shown,
+            say=lambda line: console.print(line, markup=False, highlight=False),
+        )  # fmt: skip

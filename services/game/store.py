@@ -19,6 +19,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from runtime import game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
+from runtime.notifications import Notifier
 from runtime.observability import PRIMARY_UNCONFIRMED, REPLICATION_LATE
 from runtime.redis import (
     Command,
@@ -345,6 +346,8 @@ class GameStore:
         """`wait_replicas`: answer a write only once every replica in sync, and at least this
         many, hold it (see `confirm`), waiting at most `wait_timeout_ms`."""
         self.redis = redis
+        self.notifier = Notifier(redis)
+        """A player's notifications: "your turn" (runtime/notifications.py)."""
         self.cluster = isinstance(redis, RedisCluster)
         self.ttl_seconds = ttl_seconds
         self.wait_replicas = wait_replicas

@@ -10,10 +10,11 @@ session): each open stream keeps an entry in the player's presence set (keys.pre
 lapses PRESENCE_SECONDS after its lobby last refreshed it; a stream that closes removes its own.
 
 Notifications are entries of a per-player Redis stream (keys.player_notifications), capped and
-expiring, written where what they tell of happens: the tables of friends (friends.py) and the
-games that start (a game service appends each to keys.GAMES_STARTED; `GameStarts`, a consumer in
-each lobby, tells the seated people's followers). WatchNotifications follows the stream through
-the process's fan-out hub and resumes after any entry id.
+expiring, written (runtime/notifications.py) where what they tell of happens: the tables of
+friends (friends.py), the games that start (a game service appends each to keys.GAMES_STARTED;
+`GameStarts`, a consumer in each lobby, tells the seated people's followers), and a person's
+turn coming (the game service's commit of the move before it). WatchNotifications follows the
+stream through the process's fan-out hub and resumes after any entry id.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from runtime.config import env_int
 from runtime.consumer import GroupConsumer
 from runtime.db import database_failed
 from runtime.fanout import StreamHub, TooSlow
+from runtime.notifications import Notifier
 from runtime.redis import redis_failed
 from services.lobby.servicer import _lobby_reachable, _player
 from services.lobby.tables import now_ms
@@ -47,10 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tabletop.lobby")
 
-NOTIFICATIONS_KEPT = 100
-"""A player's notifications kept (about: the stream is trimmed with MAXLEN ~)."""
-NOTIFICATIONS_SECONDS = 86400
-"""How long a player's notifications are kept after the latest."""
 PRESENCE_SECONDS = 10.0
 """An open stream's presence lapses this long after its lobby last refreshed it."""
 PRESENCE_REFRESH_SECONDS = 3.0
@@ -62,6 +60,7 @@ KINDS = {
     "challenge_expired": lobby_pb2.NOTIFICATION_KIND_CHALLENGE_EXPIRED,
     "rematch_offered": lobby_pb2.NOTIFICATION_KIND_REMATCH_OFFERED,
     "game_started": lobby_pb2.NOTIFICATION_KIND_GAME_STARTED,
+    "your_turn": lobby_pb2.NOTIFICATION_KIND_YOUR_TURN,
 }
 _FIELDS = ("player_id", "name", "challenge_id", "game", "game_id", "message")
 
@@ -98,22 +97,15 @@ class Notifications:
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        self.notifier = Notifier(redis)
         self._present = redis.register_script(_PRESENT)
 
     async def send(self, players: Sequence[str], kind: str, **fields: str) -> None:
-        """Tell each of `players` of `kind` (fields: those of Notification, by name). Best
-        effort: a notification that cannot be written is logged, never the failure of the call
-        that made it."""
-        entry: dict[Any, Any] = {"kind": kind, "t": str(now_ms())}
-        entry.update((k, v) for k, v in fields.items() if v)
+        """Tell each of `players` of `kind` (runtime/notifications.py). Best effort: a
+        notification that cannot be written is logged, never the failure of the call that made
+        it."""
         try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for player in dict.fromkeys(players):
-                    stream = keys.player_notifications(player)
-                    pipe.xadd(stream, entry, maxlen=NOTIFICATIONS_KEPT, approximate=True)
-                    pipe.expire(stream, NOTIFICATIONS_SECONDS)
-                    pipe.publish(keys.changed_channel(keys.NOTIFICATIONS_FAMILY), stream)
-                await pipe.execute()
+            await self.notifier.send(players, kind, **fields)
         except Exception as error:
             if not redis_failed(error):
                 raise

@@ -28,8 +28,9 @@ from tests.integration.test_friends import (
     call,
     challenge,
     stack,
+    status,
 )
-from tests.platform import assert_refused, logged_in
+from tests.platform import assert_refused, logged_in, play_moves
 from tests.timing import eventually
 from wire.errors import error_info
 
@@ -311,3 +312,32 @@ async def follow_as(session: Session, username: str) -> str:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await follow(session, username)
     return error_info(caught.value)[0]
+
+
+async def test_your_turn_is_told_when_the_turn_comes_to_a_person(
+    redis_url: str, database_url: str
+) -> None:
+    async with stack(redis_url, database_url) as platform:
+        ann, bob = await accounts(platform, "ann", "bob")
+        async with Notified(ann) as ann_told, Notified(bob) as bob_told:
+            made = await call(
+                ann, "ChallengePlayer",
+                lobby_pb2.ChallengePlayerRequest(player_id=bob.player_id, game="zoxso"),
+            )  # fmt: skip
+            game_id = (await answer(bob, made.challenge_id, accept=True)).game_id
+            seats = [s.player_id for s in (await status(ann, game_id)).seats]
+            told = {ann.player_id: ann_told, bob.player_id: bob_told}
+            by_id = {ann.player_id: ann, bob.player_id: bob}
+            seated = {seat: by_id[player] for seat, player in enumerate(seats)}
+            first = seats[(await status(ann, game_id)).to_act[0]]
+            await play_moves(seated, "zoxso", game_id, each=1)
+            (second,) = [p for p in seats if p != first]
+            turn = await told[second].told(N.NOTIFICATION_KIND_YOUR_TURN, game_id=game_id)
+            assert (turn.game, turn.game_id) == ("zoxso", game_id)
+            # the first mover's turn came back with the second's move, not with their own
+            mine = await told[first].told(N.NOTIFICATION_KIND_YOUR_TURN, game_id=game_id)
+            assert len([n for n in told[first].seen if n.kind == mine.kind]) == 1
+            assert len([n for n in told[second].seen if n.kind == mine.kind]) == 1
+            await ann.game("zoxso").Resign(
+                common_pb2.ResignRequest(game_id=game_id), metadata=ann.metadata
+            )
