@@ -1,7 +1,8 @@
 """Following, presence and notifications on the real stack (gateway, lobby, game services,
 Redis, PostgreSQL for the accounts and their follows): follow, unfollow, list, refuse, bound;
-presence while a notification stream is open; challenges and their answers, and a followed
-player's game starting, told on the notification stream; its bounds; resuming it."""
+presence while a notification stream is open; challenges and their answers, a followed player's
+game starting and a person's turn, told on the notification stream; its bounds (the lobby's,
+and the gateway's on a player's streams); resuming it; the terminal client's commands."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from typing import Any
 
 import grpc
 import pytest
+from redis.asyncio import Redis
 
 from client.session import Session
+from runtime import keys
 from services.lobby.following import FollowSettings
 from services.lobby.friends import FriendsSettings
 from tabletop.common.v1 import common_pb2
@@ -30,7 +33,7 @@ from tests.integration.test_friends import (
     stack,
     status,
 )
-from tests.platform import assert_refused, logged_in, play_moves
+from tests.platform import Platform, assert_refused, logged_in, play_moves
 from tests.timing import eventually
 from wire.errors import error_info
 
@@ -341,3 +344,32 @@ async def test_your_turn_is_told_when_the_turn_comes_to_a_person(
             await ann.game("zoxso").Resign(
                 common_pb2.ResignRequest(game_id=game_id), metadata=ann.metadata
             )
+
+
+async def test_notification_streams_count_among_the_players_streams(
+    redis_url: str, database_url: str
+) -> None:
+    async with Platform(
+        redis_url, database_url=database_url, gateway_settings={"streams_per_player": 2}
+    ) as platform:
+        (ann,) = await accounts(platform, "ann")
+        held = [Notified(ann) for _ in range(2)]
+        redis = Redis.from_url(redis_url)
+        try:
+            await eventually(
+                lambda: _equal(redis.zcard(keys.presence(ann.player_id)), 2), 10, "both open"
+            )
+        finally:
+            await redis.aclose()
+        third = ann.lobby.WatchChallenges(lobby_pb2.WatchChallengesRequest(), metadata=ann.metadata)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            async for _ in third:
+                pass
+        assert caught.value.code() == EXHAUSTED
+        assert error_info(caught.value)[1]["limit"] == "streams"
+        for stream in held:
+            await stream.close()
+
+
+async def _equal(check: Any, value: int) -> bool:
+    return bool(await check == value)
