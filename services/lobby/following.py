@@ -290,7 +290,7 @@ class Following:
                         "INSERT INTO follows (follower, followed) VALUES (%s, %s)",
                         (player, target),
                     )
-        (followed,) = [p for p in await self._following(player) if p.player_id == target]
+        (followed,) = await self._following(player, target)
         return followed
 
     async def unfollow_player(
@@ -308,14 +308,17 @@ class Following:
                 )
         return lobby_pb2.UnfollowPlayerResponse()
 
-    async def _following(self, player: str) -> list[lobby_pb2.FollowedPlayer]:
+    async def _following(
+        self, player: str, only: str | None = None
+    ) -> list[lobby_pb2.FollowedPlayer]:
+        """The players `player` follows (`only` that one), as ListFollowing lists them."""
         with _database_reachable():
             async with self._database().connection() as connection:
                 cursor = await connection.execute(
                     "SELECT f.followed, a.username, f.created_at FROM follows f "
                     "JOIN accounts a ON a.id = f.followed WHERE f.follower = %s "
-                    "ORDER BY a.username_key",
-                    (player,),
+                    "AND (%s::text IS NULL OR f.followed = %s) ORDER BY a.username_key",
+                    (player, only, only),
                 )
                 rows = await cursor.fetchall()
         ids = [str(row[0]) for row in rows]
