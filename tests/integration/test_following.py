@@ -155,6 +155,16 @@ async def test_presence_follows_the_notification_stream_and_the_game_played(
         await eventually(lambda: _not(online(ann, bob.player_id)), 1, "bob offline")
         with contextlib.suppress(Exception):
             await watching.close()
+        # the same on a player session: its notification stream is a call on it
+        on_session = Session(platform.target)
+        await on_session.account_login("bob", PASSWORD)
+        on_session.open_stream()
+        watching = Notified(on_session)
+        await eventually(lambda: online(ann, bob.player_id), 10, "bob online on a session")
+        await on_session.close()
+        await eventually(lambda: _not(online(ann, bob.player_id)), 1, "bob offline again")
+        with contextlib.suppress(Exception):
+            await watching.close()
         # the public game bob plays now, to watch
         played = await call(bob, "PlayAgainstBots", lobby_pb2.PlayAgainstBotsRequest(game="zoxso"))
         (shown,) = await following(ann)
