@@ -19,6 +19,8 @@ tabletop challenge PLAYER GAME [--rated] [--options JSON]   (a player id or a us
 tabletop challenges [list] | challenges accept|decline|cancel ID | challenges refuse|allow
 tabletop invite GAME [--seats N] | join CODE        (a private table and its invite code)
 tabletop tables [GAME] | tables join ID | tables open GAME [--seats N] | rematch GAME_ID
+tabletop follow USERNAME | unfollow USERNAME | following | followers [list|refuse|allow]
+tabletop notifications [--all] [--count N]   (what concerns you, as it comes)
 tabletop migrate [--database URL] [--wait SECONDS]   (operators: the database's schema)
 
 Every command that calls the platform takes --gateway HOST:PORT; without it, TABLETOP_GATEWAY,
@@ -503,7 +505,24 @@ def _main(argv: Sequence[str] | None) -> int:
         friendly.add_argument(
             "--seats", type=int, default=0, help="seats at the table (Solo: 2..10)"
         )
-    for friendly in (ch, cs, iv, jn, tb, rm):
+    fo = commands.add_parser("follow", help="follow a player (accounts): see them online")
+    fo.add_argument("username")
+    uf = commands.add_parser("unfollow", help="stop following a player")
+    uf.add_argument("username")
+    fg = commands.add_parser(
+        "following", help="whom you follow: online or not, the game they play now"
+    )
+    fs = commands.add_parser("followers", help="who follows you; refuse or allow followers")
+    fs.add_argument(
+        "action", nargs="?", choices=("list", "refuse", "allow"), default="list",
+        help="refuse: nobody follows you (those who do stop); allow: anyone may",
+    )  # fmt: skip
+    nt = commands.add_parser(
+        "notifications", help="challenges, answers, followed players' games: as they come"
+    )
+    nt.add_argument("--all", action="store_true", help="those kept first (the last 100)")
+    nt.add_argument("--count", type=int, default=0, help="stop after this many")
+    for friendly in (ch, cs, iv, jn, tb, rm, fo, uf, fg, fs, nt):
         _gateway_flag(friendly)
         friendly.add_argument("--name", default=None, help=NAME_HELP)
 
@@ -582,6 +601,20 @@ def _main(argv: Sequence[str] | None) -> int:
             "join": friends.join,
             "tables": friends.tables,
             "rematch": friends.rematch,
+        }[args.command]
+        try:
+            return asyncio.run(_interruptible(command(args)))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            return 130
+    if args.command in ("follow", "unfollow", "following", "followers", "notifications"):
+        from client import following
+
+        command = {
+            "follow": following.follow,
+            "unfollow": following.unfollow,
+            "following": following.following,
+            "followers": following.followers,
+            "notifications": following.notifications,
         }[args.command]
         try:
             return asyncio.run(_interruptible(command(args)))

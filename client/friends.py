@@ -248,7 +248,7 @@ async def challenges(args: argparse.Namespace) -> int:
             )  # fmt: skip
             print("you take no challenges" if action == "refuse" else "anyone may challenge you")
 
-    return await _once("challenges", args, work)
+    return await once("challenges", args, work)
 
 
 async def tables(args: argparse.Namespace) -> int:
@@ -295,10 +295,10 @@ async def tables(args: argparse.Namespace) -> int:
         if not reply.tables:
             print("no open tables; `tabletop tables open GAME` opens one")
 
-    return await _once("tables", args, listing)
+    return await once("tables", args, listing)
 
 
-async def _once(
+async def once(
     command: str, args: argparse.Namespace, work: Callable[[Session, Any], Awaitable[None]]
 ) -> int:
     """Sign in (the saved login, else a new guest) and do one thing; its exit status."""

@@ -59,6 +59,7 @@ from client.narrate import (
     seat_label,
     short_result,
 )
+from client.notifications import told_meanwhile
 from client.ratings import change_line, seats_line
 from client.session import Session
 from tabletop.common.v1 import common_pb2
@@ -986,18 +987,22 @@ async def run_table(args: argparse.Namespace, seating: Seating | None = None) ->
     session = Session(args.gateway, tls=args.tls)
     account = Account(session, args.name, args.default_name)
     fresh: asyncio.Task[None] | None = None
+    told: asyncio.Task[None] | None = None
+    at = ""  # the game the player sits at (or watches), once known
 
     async def seated() -> tuple[Table, str]:
-        nonlocal fresh
+        nonlocal fresh, told, at
         # before any call: a usage error needs no server
         options = None if seating else _checked_options(args)
         await account.sign_in()
         session.open_stream()  # the table's calls and events on one stream (client/link.py)
         fresh = asyncio.create_task(account.keep_fresh())
+        told = asyncio.create_task(told_meanwhile(session, console, lambda: at))
         if seating is None:
             game, game_id, seat, mode = await _seat(args, session, account, console, options)
         else:
             game, game_id, seat, mode = await seating(session, account, console)
+        at = game_id
         names = f", playing as {account.name}" if account.name else ""
         started_to_watch = seat < 0 and not args.game_id  # theirs to stop
         if started_to_watch:
@@ -1021,8 +1026,9 @@ async def run_table(args: argparse.Namespace, seating: Seating | None = None) ->
     try:
         return await at_table(args.command, console, seated)
     finally:
-        if fresh is not None:
-            fresh.cancel()
+        for task in (fresh, told):
+            if task is not None:
+                task.cancel()
         await session.close()
 
 

@@ -297,3 +297,32 @@ def invite_code(code: str) -> str:
 def challenge_setting(player: str) -> str:
     """String: who may challenge the player ("nobody"; absent: everyone)."""
     return f"lobby:{{lobby}}:player:{player}:accept-from"
+
+
+# Following, presence and notifications (services/lobby/following.py), under the lobby's tag.
+NOTIFICATIONS_FAMILY = "notifications"
+
+
+def player_notifications(player: str) -> str:
+    """Stream: what concerns a player (WatchNotifications reads it): fields kind, t (ms), and
+    player, name, challenge, game, game_id, message as the kind has them; about the last 100,
+    kept a day after the latest."""
+    return f"lobby:{{lobby}}:player:{player}:notifications"
+
+
+def presence(player: str) -> str:
+    """Sorted set: a player's open notification streams (a random id each), scored by when each
+    lapses (ms) unless its lobby refreshes it: online while one has not lapsed. A stream that
+    closes removes its own; a stopped lobby's lapse within seconds."""
+    return f"lobby:{{lobby}}:player:{player}:presence"
+
+
+GAMES_STARTED = "games:started"
+"""Stream: one entry per new game with a person at the table that anyone may watch (not a
+private table's, not a deal of the day's): fields game, game_id, players (JSON: the people
+seated), appended by the game service that made it. The lobby reads it with the consumer group
+NOTIFIER_GROUP and tells the people's followers. Trimmed to about GAMES_STARTED_KEPT."""
+
+GAMES_STARTED_KEPT = 10_000
+
+NOTIFIER_GROUP = "notifiers"

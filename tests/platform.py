@@ -27,6 +27,7 @@ from runtime.server import Server, TlsFiles, awaiting, where_tasks_are
 from services.bots.worker import BotWorker
 from services.game.limits import Limits
 from services.game.main import GameService, start_game_service
+from services.lobby.following import FollowSettings
 from services.lobby.friends import FriendsSettings
 from services.lobby.main import LobbyService, LobbySettings, start_lobby_service
 from services.matchmaker.matchmaker import Matchmaker
@@ -65,15 +66,18 @@ class Platform:
         gateway_settings: Mapping[str, Any] | None = None,
         limits: Limits | None = None,
         friends: FriendsSettings | None = None,
+        following: FollowSettings | None = None,
         web: WebSettings | None = None,
     ) -> None:
         """`limits`: the per-player limits of the game services and the lobby (default: the
         platform's defaults); `friends`: the lobby's bounds and waits of challenges, invites and
-        open tables (default: the platform's); `web`: the gateway's web edge too (its listen
+        open tables (default: the platform's); `following`: the lobby's bounds on follows and
+        notification streams; `web`: the gateway's web edge too (its listen
         address with port 0: a free one; `web_url` says where)."""
         self.web_settings = web
         self.web: WebEdge | None = None
         self.friends = friends or FriendsSettings()
+        self.following = following or FollowSettings()
         self.redis_url = redis_url
         self.limits = limits or Limits()
         self.database_url = database_url
@@ -151,6 +155,7 @@ class Platform:
                 limits=self.limits,
                 database_url=self.database_url,
                 friends=self.friends,
+                following=self.following,
             )
         )
         self.gateway = Gateway(

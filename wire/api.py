@@ -85,6 +85,10 @@ READS = frozenset(
         "WatchChallenges",
         "GetChallengeSetting",
         "ListOpenTables",
+        "ListFollowing",
+        "ListFollowers",
+        "GetFollowSetting",
+        "WatchNotifications",
     )
 )
 """The public methods that only read: an API token without a scope to act may call these (every

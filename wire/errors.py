@@ -54,6 +54,7 @@ class Reason(enum.StrEnum):
     TABLE_FULL = "TABLE_FULL"
     CHALLENGES_REFUSED = "CHALLENGES_REFUSED"
     PLAYER_NOT_FOUND = "PLAYER_NOT_FOUND"
+    FOLLOWS_REFUSED = "FOLLOWS_REFUSED"
 
 
 CODES: dict[str, grpc.StatusCode] = {
@@ -72,6 +73,7 @@ CODES: dict[str, grpc.StatusCode] = {
     Reason.CHALLENGE_CLOSED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.TABLE_FULL: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.CHALLENGES_REFUSED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.FOLLOWS_REFUSED: grpc.StatusCode.FAILED_PRECONDITION,
     Reason.USERNAME_TAKEN: grpc.StatusCode.ALREADY_EXISTS,
     Reason.ALREADY_PLAYED: grpc.StatusCode.ALREADY_EXISTS,
     Reason.STALE_VERSION: grpc.StatusCode.ABORTED,

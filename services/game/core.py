@@ -44,6 +44,7 @@ from runtime.observability import (
     TIMEOUTS,
     WATCHERS,
 )
+from runtime.redis import redis_failed
 from services.game.limits import Limits, check_options
 from services.game.store import Deadline, GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
@@ -438,12 +439,13 @@ class GameCore:
                 if day is not None:
                     await self.store.forget_try(self.game, day, sponsor)
                 raise
+        names = await self.store.player_names(players, caller)
         # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
         # move log it rebuilds every position, which audits use (bench/soak.py).
         meta = {
             "game": self.game,
             "seats": players,
-            "names": await self.store.player_names(players, caller),
+            "names": names,
             "options": options,
             "seed": seed,
             "edition": state.edition,
@@ -489,6 +491,8 @@ class GameCore:
         await self._index(loaded)
         await self._wake_bots(loaded)
         await self.store.confirm(written)
+        if not meta.get("private") and day is None:  # a game anyone may watch: tell followers
+            await self.store.started(game_id, players, names)
         GAMES_CREATED.labels(self.game).inc()
         log.info("game created", extra={"game_id": game_id, "seats": len(players)})
         return self.adapter.create_response(status=status_message(game_id, 0, meta, status))
@@ -727,6 +731,33 @@ class GameCore:
         given = request.request_id or caller.request_id[:MAX_REQUEST_ID_CHARS]
         return given, f"{caller.player}:{given}" if given else ""
 
+    async def _tell_turn(self, before: Loaded, after: Loaded, actor: int) -> None:
+        """Tell each person whose seat is to act now, and was not before, that it is their turn
+        (a notification, keys.player_notifications; the client at that game leaves it out):
+        one write, and only then. Not the one who just moved (hot seat, a jump-in). Best
+        effort: the move stands whatever happens here."""
+        if after.finished:
+            return
+        was = set(before.state.public_to_act())
+        holders = after.holders
+        mover = holders[actor] if 0 <= actor < len(holders) else ""
+        people = [
+            holders[seat] for seat in after.state.public_to_act()
+            if seat not in was and not is_bot(holders[seat]) and holders[seat] != mover
+        ]  # fmt: skip
+        if not people:
+            return
+        game_id = after.stored.game_id
+        try:
+            await self.store.notifier.send(
+                people, "your_turn", game=self.game, game_id=game_id,
+                message=f"your turn in {self.game} game {game_id}",
+            )  # fmt: skip
+        except Exception as error:
+            if not redis_failed(error):
+                raise
+            log.warning("a turn was not told", extra={"game_id": game_id})
+
     async def act(
         self, request: Any, caller: Caller, move: str | None, expected: int | None
     ) -> Message:
@@ -859,6 +890,7 @@ class GameCore:
             elif loaded.table is not None:
                 await self._index(now)
             await self._wake_bots(now)
+            await self._tell_turn(loaded, now, played.actor)
             if played.status["finished"]:
                 await self.store.closed(
                     game_id, [*stored.meta["seats"], stored.meta.get("sponsor", "")]

@@ -7,6 +7,7 @@ the version and the request id, then writes the snapshot and appends the stream 
 from __future__ import annotations
 
 import json
+import logging
 import random
 import secrets
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from runtime import game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
+from runtime.notifications import Notifier
 from runtime.observability import PRIMARY_UNCONFIRMED, REPLICATION_LATE
 from runtime.redis import (
     Command,
@@ -25,6 +27,7 @@ from runtime.redis import (
     Script,
     on_primary,
     primary_confirmed,
+    redis_failed,
     replicas_wanted,
     unavailable_when_unreachable,
 )
@@ -33,6 +36,8 @@ from services.ratings.model import held_rating, rated_seats
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import display_name, is_bot, sponsor_of
+
+log = logging.getLogger("tabletop.game")
 
 # KEYS: state, events, requests.
 # ARGV: 1 expected version, 2 snapshot, 3 request id ("" for none), 4 actor, 5 move, 6 events
@@ -355,6 +360,8 @@ class GameStore:
         """`wait_replicas`: answer a write only once every replica in sync, and at least this
         many, hold it (see `confirm`), waiting at most `wait_timeout_ms`."""
         self.redis = redis
+        self.notifier = Notifier(redis)
+        """A player's notifications: "your turn" (runtime/notifications.py)."""
         self.cluster = isinstance(redis, RedisCluster)
         self.ttl_seconds = ttl_seconds
         self.wait_replicas = wait_replicas
@@ -495,6 +502,31 @@ class GameStore:
                 int(outcome[3]),
                 int(outcome[4]),
             )
+
+    async def started(self, game_id: str, players: Sequence[str], names: Sequence[str]) -> None:
+        """Tell the lobbies that a game anyone may watch started with people at it
+        (keys.GAMES_STARTED: their followers are told). Best effort: a game is never refused
+        for it."""
+        people = [(p, n) for p, n in zip(players, names, strict=True) if not is_bot(p)]
+        if not people:
+            return
+        entry: dict[Any, Any] = {
+            "game": keys.kind_of(game_id),
+            "game_id": game_id,
+            "players": json.dumps([p for p, _ in people]),
+            "names": json.dumps([n for _, n in people]),
+        }
+        try:
+            await self.redis.xadd(
+                keys.GAMES_STARTED,
+                entry,
+                maxlen=keys.GAMES_STARTED_KEPT,
+                approximate=True,
+            )
+        except Exception as error:
+            if not redis_failed(error):
+                raise
+            log.warning("followers not told of a game", extra={"game_id": game_id})
 
     @unavailable_when_unreachable
     async def opened(

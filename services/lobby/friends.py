@@ -30,6 +30,7 @@ from games.clock import TimeControl
 from runtime import game_log, keys
 from runtime.config import env_float, env_int
 from runtime.fanout import StreamHub, TooSlow
+from services.lobby.following import Notifications
 from services.lobby.servicer import (
     CREATE_TIMEOUT_SECONDS,
     Lobby,
@@ -153,12 +154,19 @@ class Friends:
     services and its fan-out hub)."""
 
     def __init__(
-        self, lobby: Lobby, store: TableStore, hub: StreamHub, settings: FriendsSettings
+        self,
+        lobby: Lobby,
+        store: TableStore,
+        hub: StreamHub,
+        settings: FriendsSettings,
+        notifications: Notifications,
     ) -> None:
         self.lobby = lobby
         self.store = store
         self.hub = hub
         self.settings = settings
+        self.notifications = notifications
+        """Tells the players of what concerns them (services/lobby/following.py)."""
 
     def handlers(self) -> dict[str, Any]:
         return {
@@ -289,6 +297,13 @@ class Friends:
         if invited:  # the maker chose them: from now on they know them
             with _lobby_reachable():
                 await self.store.met(player, invited)
+            name = caller.name or player
+            offered = "a rematch of" if kind == "rematch" else "a game of"
+            await self.notifications.send(
+                invited, "rematch_offered" if kind == "rematch" else "challenge_received",
+                player_id=player, name=name, challenge_id=table_id, game=game,
+                game_id=rematch_of, message=f"{name} offers you {offered} {game}",
+            )  # fmt: skip
         return await self._answer(table_id, caller)
 
     async def _target(self, request: lobby_pb2.ChallengePlayerRequest) -> str:
@@ -408,6 +423,7 @@ class Friends:
         if outcome == "OK" and player in table.invited:  # who accepts a challenge knows its maker
             with _lobby_reachable():
                 await self.store.met(player, [table.host])
+            await self._tell_host(table, caller, "accepted")
         if state == "starting" and outcome == "OK":
             await self._start(table.table_id, player)
         return await self._answer(table.table_id, caller)
@@ -473,7 +489,18 @@ class Friends:
             outcome, now, _ = await self.store.change(table.table_id, "close", caller.player, state)
         if outcome == "STATE" and now != state:
             raise _closed(now)
+        if outcome == "OK" and state == "declined":
+            await self._tell_host(table, caller, "declined")
         return await self._answer(table.table_id, caller)
+
+    async def _tell_host(self, table: Table, caller: Caller, answer: str) -> None:
+        """Tell the maker of a challenge (or rematch offer) that `caller` `answer`ed it."""
+        name = caller.name or caller.player
+        await self.notifications.send(
+            [table.host], f"challenge_{answer}", player_id=caller.player, name=name,
+            challenge_id=table.table_id, game=table.game,
+            message=f"{name} {answer} your challenge to a game of {table.game}",
+        )  # fmt: skip
 
     async def cancel_challenge(
         self, request: lobby_pb2.CancelChallengeRequest, caller: Caller
@@ -612,12 +639,31 @@ class Friends:
         expired = 0
         gone = []
         for table_id in due:
-            outcome, _, _ = await self.store.change(table_id, "close", "", "expired")
+            outcome, _, table = await self.store.change(table_id, "close", "", "expired")
             expired += outcome == "OK"
             if outcome == "GONE":
                 gone.append(table_id)
+            if outcome == "OK" and table is not None and table.invited:
+                await self._tell_expired(table)
         await self.store.forget_due(gone)
         return expired
+
+    async def _tell_expired(self, table: Table) -> None:
+        """Tell the maker of a challenge (or rematch offer) and its invited players that it
+        expired unanswered."""
+        names = dict(
+            zip(table.players, await self.lobby.games.player_names(table.players, Caller()),
+                strict=True)
+        )  # fmt: skip
+        host = table.host
+        for player in table.players:
+            other = host if player != host else table.invited[0]
+            await self.notifications.send(
+                [player], "challenge_expired", player_id=other, name=names[other],
+                challenge_id=table.table_id, game=table.game,
+                message=f"the challenge {'of' if player != host else 'to'} {names[other]} to a "
+                f"game of {table.game} expired unanswered",
+            )  # fmt: skip
 
     async def run_sweeps(self) -> None:
         """Every `sweep_seconds`, until cancelled (each replica of the lobby does it: a table

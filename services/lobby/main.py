@@ -2,17 +2,20 @@
 
 Environment: REDIS_URL, LISTEN (default 0.0.0.0:50055), <GAME>_ADDR for each game (where
 PlayAgainstBots creates its games, as for the matchmaker), DATABASE_URL (the archive's
-PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView, and the accounts'
-usernames a challenge may name; empty: no archive), METRICS_PORT, GRACE_SECONDS; playing with
-friends: CHALLENGE_SECONDS, INVITE_SECONDS, OPEN_TABLE_SECONDS (how long each waits),
-MAX_OPEN_CHALLENGES, MAX_INVITES, MAX_OPEN_TABLES, GUEST_MAX_INVITES, GUEST_MAX_OPEN_TABLES,
-MAX_CHALLENGES_TO_PLAYER, MAX_CHALLENGES_FROM_STRANGERS (services/lobby/friends.py).
+PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView, the accounts'
+usernames a challenge may name, and the follows; empty: no archive, no following),
+METRICS_PORT, GRACE_SECONDS; playing with friends: CHALLENGE_SECONDS, INVITE_SECONDS,
+OPEN_TABLE_SECONDS (how long each waits), MAX_OPEN_CHALLENGES, MAX_INVITES, MAX_OPEN_TABLES,
+GUEST_MAX_INVITES, GUEST_MAX_OPEN_TABLES, MAX_CHALLENGES_TO_PLAYER,
+MAX_CHALLENGES_FROM_STRANGERS (services/lobby/friends.py); following: MAX_FOLLOWS,
+MAX_NOTIFICATION_STREAMS (services/lobby/following.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +41,7 @@ from runtime.server import Context, Server, answer, caller_of, run
 from runtime.tasks import stop_tasks
 from services.game.limits import Limits
 from services.game.store import GameStore
+from services.lobby.following import Following, FollowSettings, GameStarts, Notifications
 from services.lobby.friends import Friends, FriendsSettings
 from services.lobby.servicer import Lobby
 from services.lobby.store import LobbyStore
@@ -71,6 +75,8 @@ class LobbySettings:
     """The archive's PostgreSQL (the accounts' database); empty: no archive."""
     friends: FriendsSettings = field(default_factory=FriendsSettings)
     """Challenges, invites, open tables: how long they wait, how many a player may make."""
+    following: FollowSettings = field(default_factory=FollowSettings)
+    """How many players one may follow, how many notification streams one may hold."""
 
     @staticmethod
     def from_env() -> LobbySettings:
@@ -85,15 +91,17 @@ class LobbySettings:
             accept_unbound_proofs=env_bool("ACCEPT_UNBOUND_PROOFS", False),
             database_url=env_str("DATABASE_URL", ""),
             friends=FriendsSettings.from_env(),
+            following=FollowSettings.from_env(),
         )
 
 
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     """The lobby's gRPC face: who calls from the metadata, the answer from `Lobby`."""
 
-    def __init__(self, lobby: Lobby, friends: Friends) -> None:
+    def __init__(self, lobby: Lobby, friends: Friends, following: Following) -> None:
         self.lobby = lobby
         self.friends = friends
+        self.following = following
 
     async def FindMatch(self, request: Any, context: Context) -> lobby_pb2.Ticket:
         return await answer(self.lobby.find_match(request, caller_of(context)), context)
@@ -230,6 +238,42 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         except ApiError as error:
             await abort(context, error)
 
+    async def FollowPlayer(self, request: Any, context: Context) -> lobby_pb2.FollowedPlayer:
+        return await answer(self.following.follow_player(request, caller_of(context)), context)
+
+    async def UnfollowPlayer(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.UnfollowPlayerResponse:
+        return await answer(self.following.unfollow_player(request, caller_of(context)), context)
+
+    async def ListFollowing(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListFollowingResponse:
+        return await answer(self.following.list_following(request, caller_of(context)), context)
+
+    async def ListFollowers(
+        self, request: Any, context: Context
+    ) -> lobby_pb2.ListFollowersResponse:
+        return await answer(self.following.list_followers(request, caller_of(context)), context)
+
+    async def SetFollowSetting(self, request: Any, context: Context) -> lobby_pb2.FollowSetting:
+        return await answer(self.following.set_follow_setting(request, caller_of(context)), context)
+
+    async def GetFollowSetting(self, request: Any, context: Context) -> lobby_pb2.FollowSetting:
+        return await answer(self.following.get_follow_setting(request, caller_of(context)), context)
+
+    async def WatchNotifications(
+        self, request: Any, context: Context
+    ) -> AsyncIterator[lobby_pb2.Notification]:
+        updates = await answer(
+            self.following.watch_notifications(request, caller_of(context)), context
+        )
+        try:
+            async for update in updates:
+                yield update
+        except ApiError as error:
+            await abort(context, error)
+
 
 @dataclass(frozen=True)
 class LobbyService:
@@ -238,14 +282,14 @@ class LobbyService:
     relay: RelayServicer
     channels: Mapping[str, Replicas]
     hub: StreamHub
-    sweeps: asyncio.Task[None]
-    """Expires the tables of friends that are due."""
+    tasks: list[asyncio.Task[None]]
+    """Expire the tables of friends that are due; tell followers of the games that start."""
     database: AsyncConnectionPool | None = None
 
     async def close(self) -> None:
-        """After the server stopped: the sweeps, the hub, the channels, the database and Redis
-        clients."""
-        await stop_tasks([self.sweeps])  # cancelled again if it swallows a cancellation
+        """After the server stopped: the sweeps and the consumer, the hub, the channels, the
+        database and Redis clients."""
+        await stop_tasks(self.tasks)  # cancelled again if one swallows a cancellation
         await self.hub.stop()
         for replicas in self.channels.values():
             await replicas.close()
@@ -265,7 +309,10 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         replicas.start()
     hub = StreamHub(
         redis,
-        [keys.changed_channel(keys.TICKETS_FAMILY), keys.changed_channel(keys.TABLES_FAMILY)],
+        [
+            keys.changed_channel(family)
+            for family in (keys.TICKETS_FAMILY, keys.TABLES_FAMILY, keys.NOTIFICATIONS_FAMILY)
+        ],
     )
     await hub.start()
     database = None
@@ -285,21 +332,30 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         internal_key=settings.internal_key,
         accept_unbound_proofs=settings.accept_unbound_proofs,
     )
+    notifications = Notifications(redis)
     friends = Friends(
-        lobby, TableStore(redis, settings.friends.keep_seconds), hub, settings.friends
+        lobby, TableStore(redis, settings.friends.keep_seconds), hub, settings.friends,
+        notifications,
+    )  # fmt: skip
+    follows = Following(friends, notifications, hub, settings.following)
+    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
+        LobbyServicer(lobby, friends, follows), server.server
     )
-    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyServicer(lobby, friends), server.server)
     relay = RelayServicer(
         lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"],
-        {**lobby.handlers(), **friends.handlers()},
+        {**lobby.handlers(), **friends.handlers(), **follows.handlers()},
         settings.internal_key,
         settings.accept_unbound_proofs,
     )
     relay.add_to(server.server)
     server.on_stop.append(relay.drain)
     await server.start()
-    sweeps = asyncio.create_task(friends.run_sweeps())
-    return LobbyService(server, redis, relay, channels, hub, sweeps, database)
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(friends.run_sweeps())]
+    if database is not None:  # followers are told of the games that start
+        starts = GameStarts(follows, redis=redis, consumer=f"lobby-{secrets.token_hex(6)}")
+        tasks.append(asyncio.create_task(starts.run(stop)))
+    return LobbyService(server, redis, relay, channels, hub, tasks, database)
 
 
 def run_lobby_service() -> None:

@@ -9,10 +9,10 @@ import threading
 from pathlib import Path
 
 import games
+from games.clock import MAX_JUMP_IN_WINDOW_MS
 from gateway.web import WebSettings
 from runtime import db
 from runtime.redis import connect_redis
-from services.bots.worker import MAX_JUMP_IN_WINDOW_MS
 from services.ratings.consumer import RatingsConsumer
 from tests.platform import Platform
 
@@ -52,6 +52,7 @@ class Stack:
             self._up.set()
 
     async def _with_ratings(self, url: str) -> None:
+        assert self._stop is not None
         redis, database = connect_redis(self.redis_url), db.pool(self.database_url)
         await database.open(wait=True)
         ratings = RatingsConsumer(

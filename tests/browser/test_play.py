@@ -100,7 +100,7 @@ def test_two_accounts_play_a_rated_challenge_to_the_end(browser: Browser, web_ur
             wait_turn_or_end(mover)
             if mover.locator(".result").is_visible():
                 break
-            if turn < 4:  # two cubes each, turned four ways apart: the game counts (docs/ratings.md)
+            if turn < 4:  # two cubes each, turned apart: the game counts (docs/ratings.md)
                 version = board(mover).get_attribute("data-version") or ""
                 board(mover).locator(f"[data-target='{'aebd'[turn]}']").click()
                 board(mover).locator("button.turn").nth(turn * 3).click()

@@ -170,10 +170,12 @@ def test_a_jump_in_is_played_by_its_button(page: Page) -> None:
             continue
         pair = page.evaluate(
             """() => {
-              const hand = [...document.querySelectorAll(".solo-board [data-card]")].map((g) => g.dataset.card);
-              const playable = [...document.querySelectorAll(".solo-board [role=button][data-target^='card:']")]
+              const all = (q) => [...document.querySelectorAll(q)];
+              const hand = all(".solo-board [data-card]").map((g) => g.dataset.card);
+              const playable = all(".solo-board [role=button][data-target^='card:']")
                 .map((g) => g.dataset.target.slice(5));
-              return playable.find((c) => !c.startsWith("W") && hand.filter((h) => h === c).length >= 2) ?? null;
+              const twice = (c) => hand.filter((h) => h === c).length >= 2;
+              return playable.find((c) => !c.startsWith("W") && twice(c)) ?? null;
             }"""
         )
         if pair is None:

@@ -1,8 +1,8 @@
 """The API for browsers (gateway/web.py): every public method answered over the Connect protocol
 and gRPC-Web exactly as over gRPC (the same answers, codes, error reasons and their metadata),
 through the same steps (tokens, limits, streams per player), a Watch resumed after a dropped
-connection without gap or duplicate, CORS only for the origins configured, and the web client's
-files with headers that keep the page to itself."""
+connection without gap or duplicate, a player's notifications streamed, CORS only for the
+origins configured, and the web client's files with headers that keep the page to itself."""
 
 from __future__ import annotations
 
@@ -18,12 +18,14 @@ import pytest
 import pytest_asyncio
 
 import games
+from client.session import Session
 from gateway.web import WebSettings
 from runtime.server import MAX_REQUEST_BYTES
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
+from tests.integration.test_accounts import PASSWORD
 from tests.platform import Platform, logged_in
 from tests.web import PROTOCOLS, Answer, Call, call
 from wire.api import AUTH_SERVICE
@@ -362,3 +364,33 @@ async def test_the_web_clients_files_are_served_and_kept_to_themselves(web: Plat
     for outside in ("/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/nothing.js"):
         status, _, _ = await asyncio.to_thread(_raw, web, "GET", outside, {})
         assert status == 404, outside
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_notifications_stream_over_http(web: Platform, protocol: str) -> None:
+    """WatchNotifications over HTTP: a challenge made to the player comes on it, as over gRPC."""
+    ann, bob = [Session(web.target) for _ in range(2)]
+    await ann.register("ann", PASSWORD)
+    await bob.register("bob", PASSWORD)
+    made = await ann.lobby.ChallengePlayer(
+        lobby_pb2.ChallengePlayerRequest(player_id=bob.player_id, game="zoxso"),
+        metadata=ann.metadata,
+    )
+
+    def first_notification() -> lobby_pb2.Notification:
+        request = lobby_pb2.WatchNotificationsRequest(after_id="0")
+        stream = Call(web.web_url, "/tabletop.lobby.v1.LobbyService/WatchNotifications",
+                      request.SerializeToString(), protocol=protocol, streaming=True,
+                      token=bob.token)  # fmt: skip
+        try:
+            for data in stream.messages():
+                return lobby_pb2.Notification.FromString(data)
+        finally:
+            stream.close()
+        raise AssertionError("the stream ended without a notification")
+
+    told = await asyncio.to_thread(first_notification)
+    assert told.kind == lobby_pb2.NOTIFICATION_KIND_CHALLENGE_RECEIVED
+    assert (told.challenge_id, told.player_id) == (made.challenge_id, ann.player_id)
+    for session in (ann, bob):
+        await session.close()
