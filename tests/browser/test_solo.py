@@ -20,7 +20,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from redis import Redis
 
 from runtime import keys
-from tabletop.common.v1 import common_pb2  # noqa: F401 (registers the messages decoded below)
+from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.browser.conftest import new_context
@@ -205,6 +205,27 @@ def test_a_jump_in_is_played_by_its_button(page: Page) -> None:
             expect(log).to_contain_text(f"you jumped in with {top}")
             return
     pytest.fail(f"no jump-in was played in {TURNS_FOR_A_JUMP_IN} turns")
+
+
+def test_a_pass_ends_the_jump_in_window_for_the_bots(page: Page) -> None:
+    """Out of turn, Pass says "no jump-in from me" at the version shown (PassJumpIn): the one
+    person at the table has passed, so the window ends and the bot plays on."""
+    start(page, "pat", players=2, window_ms=5000)
+    for _ in range(20):  # until the bot is to move after this seat's move
+        expect(
+            page.locator(".solo-board[data-turn='me'], .solo-board[data-turn='other']").first
+        ).to_be_visible()
+        if page.locator(".solo-board[data-turn='other']").count():
+            break
+        one_action(page)
+    else:
+        pytest.fail("the bot was never to move")
+    version = board(page).get_attribute("data-version") or ""
+    with page.expect_response("**/tabletop.solo.v1.SoloService/PassJumpIn") as answer:
+        solo(page).get_by_role("button", name=re.compile(r"^Pass: no jump-in")).click()
+    reply = common_pb2.PassJumpInResponse.FromString(answer.value.body())
+    assert (reply.version, reply.window_ended) == (int(version), True), reply
+    expect(board(page)).not_to_have_attribute("data-version", version)
 
 
 def draw_a_card(page: Page) -> None:

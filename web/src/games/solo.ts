@@ -7,6 +7,8 @@ import { create } from "@bufbuild/protobuf";
 import { GameOptionsSchema } from "../gen/tabletop/lobby/v1/lobby_pb";
 import { DrawReason, Mode, OptionsSchema, SoloService, type Event, type View } from "../gen/tabletop/solo/v1/solo_pb";
 import type { GameStatus } from "../gen/tabletop/common/v1/common_pb";
+import { createClient } from "@connectrpc/connect";
+import { describeError, headers, transport } from "../api";
 import { h, s } from "../dom";
 import { narrow } from "../moves";
 import {
@@ -22,7 +24,12 @@ const CARD_H = 60;
 const HAND_STEP = 44;
 const PER_ROW = 8;
 
+const soloClient = createClient(SoloService, transport);
+
 interface SoloState {
+  /** The version this seat passed on (PassJumpIn), and what the answer said. */
+  passed?: bigint;
+  passNote?: string;
   /** The card picked and the choices made so far (solo-moves steps). */
   picked?: string[];
   /** A control to focus once drawn (the first choice after a card is picked). */
@@ -485,6 +492,28 @@ function render(ctx: BoardContext): void {
     jump.disabled = ctx.busy || jumps.length === 0;
     jump.classList.add("jump-in");
     actions.append(jump);
+    // PassJumpIn: no jump-in from me at this version; once every person at the table has
+    // passed, the bots go on without waiting out the window (docs/rules/solo.md)
+    const version = ctx.status.version;
+    const passed = st.passed === version;
+    const pass = button(passed ? "Passed" : "Pass", "pass-jump-in", ctx, () => {
+      st.passed = version;
+      st.passNote = undefined;
+      ctx.redraw();
+      soloClient.passJumpIn({ gameId: ctx.status.gameId, version }, { headers: headers() }).then(
+        (reply) => {
+          if (st.passed !== version) return;
+          st.passNote = reply.windowEnded ? "" : "Waiting for the others at the table to pass.";
+          ctx.redraw();
+        },
+        (e) => {
+          if (st.passed === version) st.passNote = describeError(e);
+        },
+      );
+    }, { aria: passed ? "Passed: no jump-in from you at this move" : "Pass: no jump-in from you at this move (the bots go on once everyone has passed)" });
+    pass.disabled = ctx.busy || passed;
+    actions.append(pass);
+    if (passed && st.passNote) actions.append(h("span", { class: "muted", role: "status" }, st.passNote));
   }
   wrap.append(actions);
 
