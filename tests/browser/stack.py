@@ -1,5 +1,5 @@
-"""The platform with its web edge and a ratings consumer (a rated game's change is shown in
-words), running in a thread's own event loop: for the browser tests and bench/web_moves.py, whose
+"""The platform with its web edge, a ratings consumer (a rated game's change is shown in
+words) and an archiver (finished games are replayed from the archive), running in a thread's own event loop: for the browser tests and bench/web_moves.py, whose
 browser drives it from the main thread."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from games.clock import MAX_JUMP_IN_WINDOW_MS
 from gateway.web import WebSettings
 from runtime import db
 from runtime.redis import connect_redis
+from services.archive.archiver import Archiver
 from services.ratings.consumer import RatingsConsumer
 from tests.platform import Platform
 
@@ -58,13 +59,18 @@ class Stack:
         ratings = RatingsConsumer(
             redis=redis, database=database, consumer="web-ratings", block_seconds=0.2
         )
+        archiver = Archiver(
+            redis=redis, database=database, consumer="web-archive", block_seconds=0.2
+        )
         counting = asyncio.create_task(ratings.run(self._stop))
+        archiving = asyncio.create_task(archiver.run(self._stop))
         try:
             self.url = url
             self._up.set()
             await self._stop.wait()
         finally:
             await counting
+            await archiving
             await database.close()
             await redis.aclose()
 

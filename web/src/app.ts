@@ -3,6 +3,8 @@
 //   #/                      the lobby
 //   #/game/<game>/<id>      a table (your seat, or watching when you have none)
 //   #/watch/<game>/<id>     watching a game
+//   #/replay/<game>/<id>[/<move>]  an archived game stepped through (replay.ts)
+//   #/player/<username>     a player's ratings and games; #/leaders the leaderboards (player.ts)
 import { create } from "@bufbuild/protobuf";
 import * as api from "./api";
 import { lobby, headers, describeError } from "./api";
@@ -10,11 +12,13 @@ import { h, clear } from "./dom";
 import { GAMES, LEVELS, gameModule, gameOfId } from "./games/index";
 import type { GameModule } from "./games/types";
 import { Table } from "./table";
+import { Replay } from "./replay";
+import { leadersPage, playerHash, playerLink, playerPage } from "./player";
 import { BotFill, ChallengeState, ChallengeKind, TicketState, type Challenge } from "./gen/tabletop/lobby/v1/lobby_pb";
 import { GameOptionsSchema } from "./gen/tabletop/lobby/v1/lobby_pb";
 
 const main = document.getElementById("main")!;
-let table: Table | undefined;
+let table: Table | Replay | undefined;
 let pageAbort = new AbortController();
 let challengesAbort: AbortController | undefined;
 const challenges = new Map<string, Challenge>();
@@ -80,6 +84,25 @@ async function route(): Promise<void> {
     }
     table = new Table(main, module, decodeURIComponent(parts[2]), parts[0] === "watch");
     await table.start();
+    return;
+  }
+  if (parts[0] === "replay" && parts[2]) {
+    const module = gameModule(parts[1]);
+    if (!module) {
+      main.append(h("p", {}, `No such game: ${parts[1]}`));
+      return;
+    }
+    const move = parts[3] !== undefined && /^\d+$/.test(parts[3]) ? Number(parts[3]) : undefined;
+    table = new Replay(main, module, decodeURIComponent(parts[2]), move);
+    await table.start();
+    return;
+  }
+  if (parts[0] === "player" && parts[1]) {
+    await playerPage(main, decodeURIComponent(parts[1]), pageAbort.signal);
+    return;
+  }
+  if (parts[0] === "leaders") {
+    await leadersPage(main, pageAbort.signal, go);
     return;
   }
   lobbyPage();
@@ -155,7 +178,11 @@ function lobbyPage(): void {
   const friends = friendsCard();
   const open = h("section", { class: "card", "aria-label": "Open tables" }, h("h2", {}, "Open tables"), h("ul", { id: "open-tables", class: "list" }));
   const live = h("section", { class: "card", "aria-label": "Live games" }, h("h2", {}, "Watch live games"), h("ul", { id: "live-games", class: "list" }));
-  main.append(h("div", { class: "lobby" }, games, h("div", { class: "side" }, mine, friends, open, live)));
+  const me = api.session();
+  const pages = h("nav", { class: "row pages", "aria-label": "Pages" },
+    h("a", { href: "#/leaders" }, "Leaders and the deal of the day"),
+    me && !me.guest ? h("a", { href: playerHash(me.name), "aria-label": "Your page" }, "Your page: ratings and games") : null);
+  main.append(pages, h("div", { class: "lobby" }, games, h("div", { class: "side" }, mine, friends, open, live)));
   void loadMine();
   void loadOpenTables();
   void loadLive();
@@ -258,9 +285,10 @@ async function loadOpenTables(): Promise<void> {
     for (const t of reply.tables) {
       const module = gameModule(t.game);
       const who = t.players.map((p) => p.name).join(", ");
+      const whoLinks = t.players.flatMap((p, i) => [i ? ", " : "", playerLink(p.playerId, p.name)]);
       const seated = t.players.some((p) => p.playerId === me);
       const join = seated ? h("span", { class: "muted" }, " (yours: waiting)") : h("button", { type: "button", class: "small", "aria-label": `Join ${who}'s ${module?.title ?? t.game} table`, onclick: () => void joinTable(t.challengeId) }, "Join");
-      list.append(h("li", {}, `${module?.title ?? t.game}: ${who} (${t.players.length}/${t.seats}) `, join));
+      list.append(h("li", {}, `${module?.title ?? t.game}: `, ...whoLinks, ` (${t.players.length}/${t.seats}) `, join));
     }
     if (!reply.tables.length) list.append(h("li", { class: "muted" }, "No open table: open one above."));
   } catch (e) {
@@ -290,7 +318,8 @@ async function loadLive(): Promise<void> {
       const module = gameModule(st.game);
       const names = st.seats.map((s) => s.name).join(" vs ");
       const rating = g.rating !== undefined ? ` (${g.rating})` : "";
-      list.append(h("li", {}, h("a", { href: `#/watch/${st.game}/${st.gameId}`, "aria-label": `Watch ${module?.title ?? st.game}: ${names}` }, `${module?.title ?? st.game}: ${names}${rating}`)));
+      const players = st.seats.flatMap((s, i) => [i ? " vs " : "", playerLink(s.playerId, s.name)]);
+      list.append(h("li", {}, h("a", { href: `#/watch/${st.game}/${st.gameId}`, "aria-label": `Watch ${module?.title ?? st.game}: ${names}` }, `${module?.title ?? st.game}${rating}`), ": ", ...players));
     }
     if (!reply.games.length) list.append(h("li", { class: "muted" }, "No game being played right now."));
   } catch (e) {
@@ -350,7 +379,7 @@ function drawChallenges(): void {
     const toMe = c.players.some((p) => p.playerId === me && !p.joined);
     if (!toMe || !from) continue;
     const title = gameModule(c.game)?.title ?? c.game;
-    list.append(h("li", { class: "challenge" }, `${from.name} challenges you to ${c.rated ? "a rated game of " : ""}${title} `,
+    list.append(h("li", { class: "challenge" }, playerLink(from.playerId, from.name), ` challenges you to ${c.rated ? "a rated game of " : ""}${title} `,
       h("button", { type: "button", class: "small", "aria-label": `Accept ${from.name}'s challenge`, onclick: () => void answer(c.challengeId, true) }, "Accept"),
       h("button", { type: "button", class: "small secondary", "aria-label": `Decline ${from.name}'s challenge`, onclick: () => void answer(c.challengeId, false) }, "Decline")));
   }

@@ -7,6 +7,8 @@ import { TableEvent_Kind, Timeout } from "./gen/tabletop/common/v1/common_pb";
 import { transport, headers, lobby, session, describeError } from "./api";
 import { h, clear } from "./dom";
 import { formatClock, remaining } from "./clock";
+import { resultWords } from "./result";
+import { playerLink } from "./player";
 import type { BoardContext, GameModule, LastMove } from "./games/types";
 
 interface Update {
@@ -43,6 +45,7 @@ export class Table {
   private ticker: number | undefined;
   private ratingText = "";
   private lastEnd: string | undefined;
+  private archived = false;
   private els: {
     board: HTMLElement; players: HTMLElement; turn: HTMLElement; result: HTMLElement; log: HTMLElement; actions: HTMLElement;
   };
@@ -294,7 +297,7 @@ export class Table {
       const rating = seat.rating !== undefined ? ` ${seat.rating}${seat.provisional ? "?" : ""}` : "";
       this.els.players.append(h("div", { class: `player seat${i}${acting ? " acting" : ""}${i === this.seat ? " me" : ""}` },
         h("span", { class: "swatch", "aria-hidden": "true" }),
-        h("span", { class: "name" }, this.names(i), h("small", {}, rating)),
+        h("span", { class: "name" }, playerLink(seat.playerId, seat.name, this.names(i)), h("small", {}, rating)),
         h("span", { class: "clock", "data-seat": i, "aria-label": `${this.names(i)}'s clock` })));
     });
     this.drawClocks();
@@ -347,33 +350,7 @@ export class Table {
   }
 
   private resultText(): string {
-    const status = this.status!;
-    const result = status.result;
-    const winners = result?.winners ?? [];
-    let text: string;
-    if (!result || (!winners.length && Object.keys(result.scores ?? {}).length === 0 && !result.detail)) {
-      text = "The game ended without a result.";
-    } else if (winners.length === 0) text = "A draw.";
-    else if (this.seat !== undefined && winners.includes(this.seat)) text = winners.length > 1 ? `You won, with ${winners.filter((w) => w !== this.seat).map(this.names).join(", ")}.` : "You won!";
-    else {
-      const who = winners.map(this.names).join(" and ");
-      text = `${who.charAt(0).toUpperCase()}${who.slice(1)} won.`;
-      if (this.seat !== undefined) text += " You lost.";
-    }
-    const how = this.module.describeResult?.(status, this.view, this.names) ?? this.defaultHow();
-    return how ? `${text} ${how}` : text;
-  }
-
-  private defaultHow(): string {
-    const parts: string[] = [];
-    for (const event of this.events) {
-      const line = this.module.describeEvent?.(event, this.names);
-      if (line && /won|resign|draw|time/i.test(line)) parts.push(line);
-    }
-    const scores = this.status?.result?.scores ?? {};
-    const entries = Object.entries(scores);
-    if (entries.length) parts.push(`Scores: ${entries.map(([seat, score]) => `${this.names(Number(seat))} ${score}`).join(", ")}`);
-    return parts.length ? `${parts.join(". ")}.` : "";
+    return resultWords({ module: this.module, status: this.status!, view: this.view, names: this.names, seat: this.seat, events: this.events });
   }
 
   private async finish(): Promise<void> {
@@ -388,8 +365,10 @@ export class Table {
       this.els.result.hidden = false;
       this.els.result.append(h("p", { class: "result-text" }, this.resultText()));
       if (this.ratingText) this.els.result.append(h("p", { class: "rating" }, this.ratingText));
+      if (this.archived) this.els.result.append(h("p", {}, h("a", { class: "button secondary replay-link", href: `#/replay/${this.module.id}/${this.gameId}`, "aria-label": "Replay this game" }, "Replay")));
     };
     show();
+    void this.whenArchived(show);
     if (!status.rated) return;
     // counted a moment after the end (the ratings consumer): asked again for up to a minute
     for (let i = 0; i < 60 && !this.abort.signal.aborted; i++) {
@@ -407,6 +386,22 @@ export class Table {
         }
       } catch {
         return;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  /** The "Replay" link once the archiver has the game (a moment after its end; asked for up to
+   * a minute). */
+  private async whenArchived(show: () => void): Promise<void> {
+    for (let i = 0; i < 60 && !this.abort.signal.aborted && !this.archived; i++) {
+      try {
+        await lobby.getArchivedGame({ gameId: this.gameId }, this.opts());
+        this.archived = true;
+        show();
+        return;
+      } catch {
+        // not archived yet
       }
       await new Promise((r) => setTimeout(r, 1000));
     }
