@@ -1,6 +1,7 @@
 """The platform with its web edge, a ratings consumer (a rated game's change is shown in
-words) and an archiver (finished games are replayed from the archive), running in a thread's own event loop: for the browser tests and bench/web_moves.py, whose
-browser drives it from the main thread."""
+words) and an archiver (finished games are replayed from the archive), running in a thread's own
+event loop: for the browser tests and bench/web_moves.py, whose browser drives it from the main
+thread."""
 
 from __future__ import annotations
 

@@ -64,6 +64,7 @@ def words(cell: Any) -> str:
 
 def expected_labels(view: esoloe_pb2.View) -> list[str]:
     """The upper, left, right and back views' labels the board must show for `view`."""
+
     def at(cells: Any, i: int) -> Any:
         return cells[i] if i < len(cells) else None
 
@@ -82,8 +83,10 @@ def expected_labels(view: esoloe_pb2.View) -> list[str]:
 
 
 def shown_labels(page: Page) -> list[str]:
-    labels = board(page).locator("g[role=img]").evaluate_all(
-        "els => els.map(e => e.getAttribute('aria-label'))"
+    labels = (
+        board(page)
+        .locator("g[role=img]")
+        .evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
     )
     return [re.sub(r" \([^)]*\)", "", label) for label in labels]
 
@@ -98,7 +101,9 @@ def check_position(page: Page, web_url: str, game_id: str, version: int, last: i
     expect(current).to_have_attribute("data-version", str(version))
     view = archived_view(web_url, page, game_id, version)
     assert shown_labels(page) == expected_labels(view), f"the board at version {version}"
-    left = [int(n) for n in re.findall(r"(\d+) cubes left", board(page).locator(".hand").inner_text())]
+    left = [
+        int(n) for n in re.findall(r"(\d+) cubes left", board(page).locator(".hand").inner_text())
+    ]
     assert left == list(view.cubes_left), f"the cubes left at version {version}"
     assert view.ply == sum(len(s.cubes) for s in view.stacks)
     expect(page.locator(".turn-line")).to_contain_text(

@@ -140,7 +140,7 @@ export async function leadersPage(root: HTMLElement, signal: AbortSignal, go: (h
     const card = h("section", { class: "card", "aria-label": `${m.title} leaderboard` }, h("h2", {}, m.title));
     boards.append(card);
     lobby.listLeaderboard({ game: m.id, limit: 10 }, opts).then(
-      (reply) => card.append(table(`${m.title}: the best rated`, ["#", "player", "rating", "games"],
+      (reply) => card.append(table("The best rated", ["#", "player", "rating", "games"],
         reply.entries.map((e) => h("tr", {}, h("td", {}, String(e.place ?? "")), h("td", {}, playerLink(e.playerId, e.name)), h("td", {}, String(e.rating)), h("td", {}, String(e.games)))),
         "Nobody is established yet (a rating counts here once it is no longer provisional).")),
       (e) => card.append(h("p", { class: "error" }, describeError(e))));
