@@ -202,3 +202,33 @@ def test_a_players_page_shows_ratings_and_games(
     expect(page.get_by_role("region", name="Solace: the deal of the day")).to_contain_text(
         "today's deal"
     )
+
+
+def test_a_solace_game_is_replayed_with_its_own_board(page: Page) -> None:
+    """Another game's module draws its replay: a Solace deal played two moves, then stopped."""
+    guest(page, "sol")
+    page.get_by_role("button", name="Play Solace against bots").click()
+    expect(page).to_have_url(re.compile(r"#/game/solace/solace-"))
+    for _ in range(2):
+        version = board(page).get_attribute("data-version") or ""
+        page.locator(".solace-board [data-role=source]").first.click()
+        page.locator(".solace-board [data-role=target]").first.click()
+        expect(board(page)).not_to_have_attribute("data-version", version)
+    page.get_by_role("button", name=re.compile(r"^Stop with")).click()
+    page.get_by_role("button", name="Yes, stop").click()
+    replay = page.get_by_role("link", name="Replay this game")
+    expect(replay).to_be_visible(timeout=60_000)
+    replay.click()
+    expect(page).to_have_url(re.compile(r"#/replay/solace/solace-[^/]+/3$"))
+    expect(page.locator(".replay-result")).to_contain_text("stopped with")
+    spaces = page.locator(".solace-board [data-space]")
+    expect(spaces).to_have_count(10)
+    # no move offered in a replay
+    expect(page.locator(".solace-board [data-role=source]")).to_have_count(0)
+    page.keyboard.press("Home")
+    expect(board(page)).to_have_attribute("data-version", "0")
+    for name in ("B1", "B2", "B3", "B4", "B5"):
+        expect(page.locator(f".solace-board [data-space={name}]")).to_have_attribute(
+            "aria-label", re.compile(rf"^{name}: nest of black 3, sealed")
+        )
+    expect(page).to_have_url(re.compile(r"/0$"))
