@@ -22,6 +22,9 @@ const TOAST_MS = 10_000;
 let deps: NotifyDeps | undefined;
 let abort: AbortController | undefined;
 let lastId = "";
+/** An id a moment before the first stream opened (the server's clock): where a stream that
+ * dropped before anything came resumes. */
+let since = "";
 let unread = 0;
 const shown: Notification[] = [];
 const done = new Map<string, string>(); // challenge id → what was answered
@@ -198,13 +201,19 @@ function unmount(): void {
 }
 
 /** The stream: from now on at first, then after the last id received; reopened with backoff
- * (0.5 s doubling to 30 s; back to 0.5 s once a stream delivered or stayed open a while). */
+ * (0.5 s doubling to 30 s; back to 0.5 s once a stream opened). */
 async function loop(signal: AbortSignal): Promise<void> {
   let delay = 500;
+  const onHeader = (hd: Headers) => {
+    delay = 500;
+    if (!since && !lastId) {
+      const date = Date.parse(hd.get("date") ?? "");
+      since = `${Math.max(0, (Number.isNaN(date) ? Date.now() : date) - 2000)}-0`;
+    }
+  };
   while (!signal.aborted && api.session()) {
-    const opened = Date.now();
     try {
-      for await (const n of lobby.watchNotifications({ afterId: lastId }, { headers: headers(), signal })) {
+      for await (const n of lobby.watchNotifications({ afterId: lastId || since }, { headers: headers(), signal, onHeader })) {
         delay = 500;
         if (n.notificationId) lastId = n.notificationId;
         onNotification(n);
@@ -213,7 +222,6 @@ async function loop(signal: AbortSignal): Promise<void> {
       if (signal.aborted) return;
       console.debug("notifications dropped:", describeError(e));
     }
-    if (Date.now() - opened > 15_000) delay = 500;
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 30_000);
   }
@@ -228,6 +236,7 @@ function sync(): void {
     shown.length = 0;
     unread = 0;
     lastId = "";
+    since = "";
     done.clear();
     unmount();
     return;
@@ -250,6 +259,7 @@ export function initNotifications(with_: NotifyDeps): void {
       shown.length = 0;
       unread = 0;
       lastId = "";
+    since = "";
       done.clear();
     }
     sync();
