@@ -93,8 +93,15 @@ def test_following_presence_and_a_challenge_accepted_from_a_notification(
         expect(ann.get_by_role("link", name=f"Watch {bob_name}'s e-SOLO-e game now")).to_have_attribute(
             "href", f"#/watch/esoloe/{game_id}"
         )
-        expect(ann.get_by_role("button", name="Notifications: 1 unread")).to_be_visible()
+        ann.get_by_role("button", name="Notifications: 1 unread").click()
+        ann_panel = ann.get_by_role("region", name="Notifications", exact=True)
+        expect(
+            ann_panel.get_by_role("link", name=f"Watch {bob_name} play e-SOLO-e")
+        ).to_have_attribute("href", f"#/watch/esoloe/{game_id}")
         assert ann.evaluate("document.documentElement.scrollWidth") <= 375
+        ann.keyboard.press("Escape")
+        expect(ann_panel).to_be_hidden()
+        expect(ann.get_by_role("button", name="Notifications: 0 unread")).to_be_focused()
 
         # ann challenges him while he is at that table: the notification says so, he accepts
         # there, and both land at the new game's table

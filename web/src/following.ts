@@ -27,8 +27,14 @@ export function followingCard(signal: AbortSignal): HTMLElement {
   const refuse = h("input", { type: "checkbox", id: "refuse-followers", "aria-label": "Refuse followers" });
   let players: FollowedPlayer[] = [];
   let loading = false;
+  let drawn = "";
 
+  /** The list again when it changed, the focus kept on the same control. */
   const draw = () => {
+    const key = JSON.stringify(players.map((p) => [p.playerId, p.name, p.online, p.game, p.gameId]));
+    if (key === drawn) return;
+    drawn = key;
+    const focused = list.contains(document.activeElement) ? document.activeElement?.getAttribute("aria-label") : null;
     clear(list);
     for (const p of players) {
       const title = gameModule(p.game)?.title ?? p.game;
@@ -40,6 +46,7 @@ export function followingCard(signal: AbortSignal): HTMLElement {
         h("button", { type: "button", class: "small secondary", "aria-label": `Unfollow ${p.name}`, onclick: () => void unfollow(p) }, "Unfollow")));
     }
     if (!players.length) list.append(h("li", { class: "muted" }, "You follow nobody yet."));
+    if (focused) ([...list.querySelectorAll<HTMLElement>("[aria-label]")].find((el) => el.getAttribute("aria-label") === focused) ?? name).focus();
   };
 
   const load = async () => {

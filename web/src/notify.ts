@@ -25,7 +25,7 @@ let lastId = "";
 /** An id a moment before the first stream opened (the server's clock): where a stream that
  * dropped before anything came resumes. */
 let since = "";
-let unread = 0;
+const unread = new Set<string>(); // ids of the notifications not seen in the list yet
 const shown: Notification[] = [];
 const done = new Map<string, string>(); // challenge id → what was answered
 let els: { button: HTMLButtonElement; count: HTMLElement; panel: HTMLElement; list: HTMLElement; toasts: HTMLElement } | undefined;
@@ -107,12 +107,20 @@ function item(n: Notification): HTMLElement {
 
 function redraw(): void {
   if (!els) return;
+  const active = document.activeElement;
+  const focused = active && els.list.contains(active) ? [active.closest("li")?.dataset.id, active.getAttribute("aria-label")] : null;
   clear(els.list);
   for (const n of shown) els.list.append(item(n));
   if (!shown.length) els.list.append(h("li", { class: "muted" }, "No notification yet."));
-  els.count.textContent = unread ? String(unread) : "";
-  els.count.hidden = !unread;
-  els.button.setAttribute("aria-label", `Notifications: ${unread} unread`);
+  if (focused) {
+    // the same control again, or (answered: gone) its notification's first control, or the list's
+    const li = [...els.list.children].find((el) => (el as HTMLElement).dataset.id === focused[0]);
+    const same = [...(li?.querySelectorAll<HTMLElement>("[aria-label]") ?? [])].find((el) => el.getAttribute("aria-label") === focused[1]);
+    (same ?? els.panel.querySelector<HTMLElement>("button, a"))?.focus();
+  }
+  els.count.textContent = unread.size ? String(unread.size) : "";
+  els.count.hidden = !unread.size;
+  els.button.setAttribute("aria-label", `Notifications: ${unread.size} unread`);
   // a toast's buttons follow the answer too
   for (const toast of els.toasts.querySelectorAll<HTMLElement>(".notify-toast")) {
     const n = shown.find((x) => x.notificationId === toast.dataset.id);
@@ -145,11 +153,24 @@ function showToast(n: Notification): void {
 function onNotification(n: Notification): void {
   if (n.kind === NotificationKind.YOUR_TURN && lookingAt(n.gameId)) return;
   shown.unshift(n);
-  shown.length = Math.min(shown.length, MAX_KEPT);
-  if (els && els.panel.hidden) unread++; // an open list is seen at once
+  for (const old of shown.splice(MAX_KEPT)) unread.delete(old.notificationId);
+  if (els && els.panel.hidden) unread.add(n.notificationId); // an open list is seen at once
   showToast(n);
   redraw();
   window.dispatchEvent(new CustomEvent(NOTIFICATION_EVENT, { detail: n }));
+}
+
+/** "Your turn" at the game now on screen is old news: gone from the list and the toasts. */
+function forgetTurns(): void {
+  if (!els) return;
+  const stale = shown.filter((n) => n.kind === NotificationKind.YOUR_TURN && lookingAt(n.gameId));
+  if (!stale.length) return;
+  for (const n of stale) {
+    shown.splice(shown.indexOf(n), 1);
+    unread.delete(n.notificationId);
+    els.toasts.querySelector(`[data-id="${CSS.escape(n.notificationId)}"]`)?.remove();
+  }
+  redraw();
 }
 
 function toggle(open?: boolean): void {
@@ -158,7 +179,7 @@ function toggle(open?: boolean): void {
   els.panel.hidden = !show;
   els.button.setAttribute("aria-expanded", String(show));
   if (show) {
-    unread = 0;
+    unread.clear();
     redraw();
     (els.panel.querySelector("button, a") as HTMLElement | null)?.focus();
   }
@@ -234,7 +255,7 @@ function sync(): void {
     abort?.abort();
     abort = undefined;
     shown.length = 0;
-    unread = 0;
+    unread.clear();
     lastId = "";
     since = "";
     done.clear();
@@ -257,13 +278,14 @@ export function initNotifications(with_: NotifyDeps): void {
       abort?.abort();
       abort = undefined;
       shown.length = 0;
-      unread = 0;
+      unread.clear();
       lastId = "";
     since = "";
       done.clear();
     }
     sync();
   });
+  window.addEventListener("hashchange", forgetTurns);
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && els && !els.panel.hidden) {
       toggle(false);
