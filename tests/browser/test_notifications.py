@@ -32,8 +32,10 @@ def log_in(page: Page, username: str, password: str) -> None:
 
 
 def followed(page: Page, name: str):  # type: ignore[no-untyped-def]
-    return page.get_by_role("list", name="Players you follow").get_by_role("listitem").filter(
-        has=page.get_by_text(name, exact=True)
+    return (
+        page.get_by_role("list", name="Players you follow")
+        .get_by_role("listitem")
+        .filter(has=page.get_by_text(name, exact=True))
     )
 
 
@@ -90,9 +92,9 @@ def test_following_presence_and_a_challenge_accepted_from_a_notification(
         expect(ann_toasts).to_contain_text(f"{bob_name} is playing an e-SOLO-e game.")
         watch = ann_toasts.get_by_role("link", name=f"Watch {bob_name} play e-SOLO-e").first
         expect(watch).to_have_attribute("href", f"#/watch/esoloe/{game_id}")
-        expect(ann.get_by_role("link", name=f"Watch {bob_name}'s e-SOLO-e game now")).to_have_attribute(
-            "href", f"#/watch/esoloe/{game_id}"
-        )
+        expect(
+            ann.get_by_role("link", name=f"Watch {bob_name}'s e-SOLO-e game now")
+        ).to_have_attribute("href", f"#/watch/esoloe/{game_id}")
         ann.get_by_role("button", name="Notifications: 1 unread").click()
         ann_panel = ann.get_by_role("region", name="Notifications", exact=True)
         expect(
@@ -150,3 +152,38 @@ def test_a_guest_is_told_to_register_to_follow(page: Page) -> None:
     page.keyboard.press("Escape")
     expect(page.get_by_role("region", name="Notifications", exact=True)).to_be_hidden()
     expect(bell).to_be_focused()
+
+
+def test_refusing_followers_and_unfollowing(browser: Browser, web_url: str) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    cara_name, dan_name = f"cara{suffix}", f"dan{suffix}"
+    cara_context, dan_context = new_context(browser, web_url), new_context(browser, web_url)
+    try:
+        cara, dan = cara_context.new_page(), dan_context.new_page()
+        register(cara, cara_name, "a long password 6")
+        register(dan, dan_name, "a long password 7")
+        dan.get_by_label("Username to follow").fill(cara_name.upper())
+        dan.get_by_role("button", name="Follow this player").click()
+        expect(followed(dan, cara_name)).to_be_visible()
+        expect(cara.get_by_text("1 player follows you.")).to_be_visible()
+        # she takes no followers: his follow ends, and a new one is refused
+        refuse = cara.get_by_role("checkbox", name="Refuse followers")
+        refuse.check()
+        expect(cara.get_by_text("0 players follow you.")).to_be_visible()
+        expect(dan.get_by_text("You follow nobody yet.")).to_be_visible()
+        dan.get_by_label("Username to follow").fill(cara_name)
+        dan.get_by_role("button", name="Follow this player").click()
+        expect(dan.get_by_role("region", name="Following")).to_contain_text("takes no followers")
+        # the setting is kept with her account
+        cara.reload()
+        expect(cara.get_by_role("checkbox", name="Refuse followers")).to_be_checked()
+        cara.get_by_role("checkbox", name="Refuse followers").uncheck()
+        expect(cara.get_by_text("Anyone may follow you again.")).to_be_visible()
+        dan.get_by_role("button", name="Follow this player").click()
+        expect(followed(dan, cara_name)).to_be_visible()
+        dan.get_by_role("button", name=f"Unfollow {cara_name}").click()
+        expect(dan.get_by_text("You follow nobody yet.")).to_be_visible()
+        expect(cara.get_by_text("0 players follow you.")).to_be_visible()
+    finally:
+        cara_context.close()
+        dan_context.close()

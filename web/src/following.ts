@@ -57,7 +57,8 @@ export function followingCard(signal: AbortSignal): HTMLElement {
       players = following.players;
       draw();
       const n = by.followers.length;
-      followers.textContent = `${n} ${n === 1 ? "player follows" : "players follow"} you.`;
+      const text = `${n} ${n === 1 ? "player follows" : "players follow"} you.`;
+      if (followers.textContent !== text) followers.textContent = text;
     } catch (e) {
       if (!signal.aborted) status.textContent = describeError(e);
     } finally {
