@@ -7,6 +7,15 @@ import { lobby, headers, describeError } from "./api";
 import { h, s, clear } from "./dom";
 import { gameModule, gameOfId } from "./games/index";
 import { NotificationKind, type Notification } from "./gen/tabletop/lobby/v1/lobby_pb";
+import { describe as describeIn, idBefore, resumeAfter } from "./notify-text";
+
+function titleOf(game: string): string {
+  return gameModule(game)?.title ?? game;
+}
+
+function describe(n: Notification): string {
+  return describeIn(n, titleOf);
+}
 
 export interface NotifyDeps {
   /** Answer a challenge as the lobby does (its table opens when it starts); true when done. */
@@ -30,32 +39,8 @@ const shown: Notification[] = [];
 const done = new Map<string, string>(); // challenge id → what was answered
 let els: { button: HTMLButtonElement; count: HTMLElement; panel: HTMLElement; list: HTMLElement; toasts: HTMLElement } | undefined;
 
-function titleOf(game: string): string {
-  return gameModule(game)?.title ?? game;
-}
-
-function aGame(game: string): string {
-  const title = titleOf(game);
-  return `${/^[aeiou]/i.test(title) ? "an" : "a"} ${title}`;
-}
-
 function tableHash(gameId: string): string {
   return `#/game/${gameOfId(gameId)}/${gameId}`;
-}
-
-/** What happened, in words. */
-export function describe(n: Notification): string {
-  const who = n.name || "A player";
-  switch (n.kind) {
-    case NotificationKind.CHALLENGE_RECEIVED: return `${who} challenges you to ${aGame(n.game)} game.`;
-    case NotificationKind.CHALLENGE_ACCEPTED: return `${who} accepted your ${titleOf(n.game)} challenge.`;
-    case NotificationKind.CHALLENGE_DECLINED: return `${who} declined your ${titleOf(n.game)} challenge.`;
-    case NotificationKind.CHALLENGE_EXPIRED: return `The ${titleOf(n.game)} challenge ${n.name ? `with ${n.name} ` : ""}expired unanswered.`;
-    case NotificationKind.REMATCH_OFFERED: return `${who} offers you a rematch of ${titleOf(n.game)}.`;
-    case NotificationKind.GAME_STARTED: return `${who} is playing ${aGame(n.game)} game.`;
-    case NotificationKind.YOUR_TURN: return `Your turn in ${aGame(n.game || gameOfId(n.gameId))} game.`;
-    default: return n.message || "Something happened.";
-  }
 }
 
 /** The table or game being looked at now, from the address. */
@@ -228,13 +213,12 @@ async function loop(signal: AbortSignal): Promise<void> {
   const onHeader = (hd: Headers) => {
     delay = 500;
     if (!since && !lastId) {
-      const date = Date.parse(hd.get("date") ?? "");
-      since = `${Math.max(0, (Number.isNaN(date) ? Date.now() : date) - 2000)}-0`;
+      since = idBefore(hd.get("date"), Date.now());
     }
   };
   while (!signal.aborted && api.session()) {
     try {
-      for await (const n of lobby.watchNotifications({ afterId: lastId || since }, { headers: headers(), signal, onHeader })) {
+      for await (const n of lobby.watchNotifications({ afterId: resumeAfter(lastId, since) }, { headers: headers(), signal, onHeader })) {
         delay = 500;
         if (n.notificationId) lastId = n.notificationId;
         onNotification(n);
