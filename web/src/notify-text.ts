@@ -32,3 +32,11 @@ export function idBefore(dateHeader: string | null, now: number): string {
   const date = Date.parse(dateHeader ?? "");
   return `${Math.max(0, (Number.isNaN(date) ? now : date) - 2000)}-0`;
 }
+
+/** Whether notification id `a` comes after `b` (Redis stream ids, "ms-seq"; "" is before all). */
+export function isAfter(a: string, b: string): boolean {
+  if (!b) return true;
+  const [am, as] = a.split("-").map((x) => BigInt(/^\d+$/.test(x) ? x : "0"));
+  const [bm, bs] = b.split("-").map((x) => BigInt(/^\d+$/.test(x) ? x : "0"));
+  return am > bm || (am === bm && (as ?? 0n) > (bs ?? 0n));
+}

@@ -7,7 +7,7 @@ import { lobby, headers, describeError } from "./api";
 import { h, s, clear } from "./dom";
 import { gameModule, gameOfId } from "./games/index";
 import { NotificationKind, type Notification } from "./gen/tabletop/lobby/v1/lobby_pb";
-import { describe as describeIn, idBefore, resumeAfter } from "./notify-text";
+import { describe as describeIn, idBefore, isAfter, resumeAfter } from "./notify-text";
 
 function titleOf(game: string): string {
   return gameModule(game)?.title ?? game;
@@ -220,7 +220,10 @@ async function loop(signal: AbortSignal): Promise<void> {
     try {
       for await (const n of lobby.watchNotifications({ afterId: resumeAfter(lastId, since) }, { headers: headers(), signal, onHeader })) {
         delay = 500;
-        if (n.notificationId) lastId = n.notificationId;
+        if (n.notificationId) {
+          if (!isAfter(n.notificationId, lastId)) continue; // had it already
+          lastId = n.notificationId;
+        }
         onNotification(n);
       }
     } catch (e) {

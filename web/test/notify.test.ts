@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { create } from "@bufbuild/protobuf";
 import { NotificationKind, NotificationSchema } from "../src/gen/tabletop/lobby/v1/lobby_pb";
-import { describe as describeIn, idBefore, resumeAfter } from "../src/notify-text";
+import { describe as describeIn, idBefore, isAfter, resumeAfter } from "../src/notify-text";
 
 const TITLES: Record<string, string> = { esoloe: "e-SOLO-e", zoxso: "ZoxSo", solo: "Solo", solace: "Solace" };
 const describe = (n: Parameters<typeof describeIn>[0]) => describeIn(n, (game) => TITLES[game] ?? game);
@@ -28,4 +28,13 @@ test("a stream resumes after the last id, or from before the first stream opened
   assert.equal(idBefore("Sun, 06 Dec 2026 21:00:00 GMT", 5), `${Date.parse("Sun, 06 Dec 2026 21:00:00 GMT") - 2000}-0`);
   assert.equal(idBefore(null, 10_000), "8000-0");
   assert.equal(idBefore("nonsense", 1000), "0-0");
+});
+
+test("a notification already had is known by its id", () => {
+  assert.ok(isAfter("1700000000000-1", "1700000000000-0"));
+  assert.ok(isAfter("1700000000001-0", "1700000000000-9"));
+  assert.ok(isAfter("10-0", "9-5"));
+  assert.ok(!isAfter("1700000000000-0", "1700000000000-0"));
+  assert.ok(!isAfter("9-9", "10-0"));
+  assert.ok(isAfter("1-0", ""));
 });
