@@ -26,8 +26,7 @@ export function resumeAfter(lastId: string, since: string): string {
   return lastId || since;
 }
 
-/** A notification id two seconds before the server's `Date` header (this browser's clock when
- * the header is missing): every notification the first stream could have missed comes after it. */
+/** A notification id two seconds before the time of a `Date` header (`now` when there is none). */
 export function idBefore(dateHeader: string | null, now: number): string {
   const date = Date.parse(dateHeader ?? "");
   return `${Math.max(0, (Number.isNaN(date) ? now : date) - 2000)}-0`;

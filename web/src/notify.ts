@@ -31,9 +31,10 @@ const TOAST_MS = 10_000;
 let deps: NotifyDeps | undefined;
 let abort: AbortController | undefined;
 let lastId = "";
-/** An id a moment before the first stream opened (the server's clock): where a stream that
- * dropped before anything came resumes. */
+/** An id a moment before the first stream opened: where a stream that dropped before anything
+ * came resumes (a notification of the 30 s before the page loaded may come then, none is lost). */
 let since = "";
+const CLOCK_MARGIN_MS = 28_000;
 const unread = new Set<string>(); // ids of the notifications not seen in the list yet
 const shown: Notification[] = [];
 const done = new Map<string, string>(); // challenge id → what was answered
@@ -210,15 +211,18 @@ function unmount(): void {
  * (0.5 s doubling to 30 s; back to 0.5 s once a stream opened). */
 async function loop(signal: AbortSignal): Promise<void> {
   let delay = 500;
-  const onHeader = (hd: Headers) => {
+  const onHeader = () => {
     delay = 500;
-    if (!since && !lastId) {
-      since = idBefore(hd.get("date"), Date.now());
-    }
+    if (els) els.button.dataset.stream = "open";
   };
   while (!signal.aborted && api.session()) {
+    const after = resumeAfter(lastId, since); // the first stream: "" (from now on)
+    // this browser's clock, with a margin for its difference with the server's
+    if (!since) since = idBefore(null, Date.now() - CLOCK_MARGIN_MS);
+    const opened = Date.now();
+    if (els) els.button.dataset.stream = "watching";
     try {
-      for await (const n of lobby.watchNotifications({ afterId: resumeAfter(lastId, since) }, { headers: headers(), signal, onHeader })) {
+      for await (const n of lobby.watchNotifications({ afterId: after }, { headers: headers(), signal, onHeader })) {
         delay = 500;
         if (n.notificationId) {
           if (!isAfter(n.notificationId, lastId)) continue; // had it already
@@ -230,6 +234,8 @@ async function loop(signal: AbortSignal): Promise<void> {
       if (signal.aborted) return;
       console.debug("notifications dropped:", describeError(e));
     }
+    if (els) els.button.dataset.stream = "retrying"; // watched again after `delay`
+    if (Date.now() - opened > 30_000) delay = 500; // it was open a while: a new drop
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 30_000);
   }
