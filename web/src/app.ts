@@ -10,7 +10,7 @@ import { h, clear } from "./dom";
 import { GAMES, LEVELS, gameModule, gameOfId } from "./games/index";
 import type { GameModule } from "./games/types";
 import { Table } from "./table";
-import { initNotifications } from "./notify";
+import { initNotifications, markAnswered } from "./notify";
 import { followingCard } from "./following";
 import { BotFill, ChallengeState, ChallengeKind, TicketState, type Challenge } from "./gen/tabletop/lobby/v1/lobby_pb";
 import { GameOptionsSchema } from "./gen/tabletop/lobby/v1/lobby_pb";
@@ -366,6 +366,7 @@ async function answer(id: string, accept: boolean): Promise<boolean> {
   if (accept) accepted.add(id);
   try {
     onChallenge(await lobby.answerChallenge({ challengeId: id, accept }, { headers: headers() }));
+    markAnswered(id, accept);
     return true;
   } catch (e) {
     toast(describeError(e));

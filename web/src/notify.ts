@@ -261,6 +261,13 @@ function sync(): void {
   void loop(abort.signal);
 }
 
+/** A challenge answered elsewhere on the page (the lobby's list): its buttons here go. */
+export function markAnswered(challengeId: string, accept: boolean): void {
+  if (done.has(challengeId)) return;
+  done.set(challengeId, accept ? "Accepted." : "Declined.");
+  redraw();
+}
+
 /** Called once by the app; the stream follows the session from then on. */
 export function initNotifications(with_: NotifyDeps): void {
   deps = with_;
