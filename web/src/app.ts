@@ -14,6 +14,8 @@ import type { GameModule } from "./games/types";
 import { Table } from "./table";
 import { Replay } from "./replay";
 import { leadersPage, playerHash, playerLink, playerPage } from "./player";
+import { initNotifications, markAnswered } from "./notify";
+import { followingCard } from "./following";
 import { BotFill, ChallengeState, ChallengeKind, TicketState, type Challenge } from "./gen/tabletop/lobby/v1/lobby_pb";
 import { GameOptionsSchema } from "./gen/tabletop/lobby/v1/lobby_pb";
 
@@ -25,6 +27,8 @@ const challenges = new Map<string, Challenge>();
 const handledStarts = new Set<string>();
 /** Challenges this page made, answered or joined: their game opens when it starts. */
 const acted = new Set<string>();
+/** Challenges accepted on this page: their game opens even from another table. */
+const accepted = new Set<string>();
 
 function toast(text: string): void {
   const el = document.getElementById("toast")!;
@@ -176,13 +180,14 @@ function lobbyPage(): void {
   for (const module of GAMES) games.append(gameCard(module));
   const mine = h("section", { class: "card mine", "aria-label": "Your games" }, h("h2", {}, "Your games"), h("ul", { id: "my-games", class: "list" }, h("li", { class: "muted" }, "Loading…")));
   const friends = friendsCard();
+  const following = followingCard(pageAbort.signal);
   const open = h("section", { class: "card", "aria-label": "Open tables" }, h("h2", {}, "Open tables"), h("ul", { id: "open-tables", class: "list" }));
   const live = h("section", { class: "card", "aria-label": "Live games" }, h("h2", {}, "Watch live games"), h("ul", { id: "live-games", class: "list" }));
   const me = api.session();
   const pages = h("nav", { class: "row pages", "aria-label": "Pages" },
     h("a", { href: "#/leaders" }, "Leaders and the deal of the day"),
     me && !me.guest ? h("a", { href: playerHash(me.name), "aria-label": "Your page" }, "Your page: ratings and games") : null);
-  main.append(pages, h("div", { class: "lobby" }, games, h("div", { class: "side" }, mine, friends, open, live)));
+  main.append(pages, h("div", { class: "lobby" }, games, h("div", { class: "side" }, mine, friends, following, open, live)));
   void loadMine();
   void loadOpenTables();
   void loadLive();
@@ -385,12 +390,16 @@ function drawChallenges(): void {
   }
 }
 
-async function answer(id: string, accept: boolean): Promise<void> {
+async function answer(id: string, accept: boolean): Promise<boolean> {
   acted.add(id);
+  if (accept) accepted.add(id);
   try {
-    onChallenge(await lobby.answerChallenge({ challengeId: id, accept }, opts()));
+    onChallenge(await lobby.answerChallenge({ challengeId: id, accept }, { headers: headers() }));
+    markAnswered(id, accept);
+    return true;
   } catch (e) {
     toast(describeError(e));
+    return false;
   }
 }
 
@@ -403,7 +412,7 @@ function onChallenge(c: Challenge): void {
     handledStarts.add(c.challengeId);
     // a game that started before this page knew of it is in "Your games"; a new one opens
     const fresh = before?.state === ChallengeState.OPEN || acted.has(c.challengeId);
-    if (fresh && !location.hash.startsWith("#/game/")) go(tableHash(c.gameId));
+    if (fresh && (!location.hash.startsWith("#/game/") || accepted.has(c.challengeId))) go(tableHash(c.gameId));
     else if (fresh) toast(`Your ${gameModule(c.game)?.title ?? c.game} game has started.`);
   }
   drawChallenges();
@@ -439,4 +448,5 @@ api.onSession((s) => {
   }
 });
 window.addEventListener("hashchange", () => void route());
+initNotifications({ answer });
 void route();
