@@ -352,9 +352,11 @@ TEE = """
 """Keeps a copy of every API answer's bytes in the page as they arrive (window.__answers)."""
 
 
-PUBLIC = {"discard", "top", "log", "move", "played", "round_started", "round_ended"}
+PUBLIC = {"discard", "top", "log", "move", "played", "round_started", "round_ended", "text"}
 """Fields whose cards everyone sees: the discard pile, the public log, a played card, the move
-as played, the card turned over, the hands shown at a round's end (S14)."""
+as played, the card turned over, the hands shown at a round's end (S14), and a finished game's
+archived record (its moves and those hands; docs/archive.md), which the table fetches for its
+Replay link."""
 
 
 def cards_in(value: Any, public: bool = False, key: str = "") -> Iterator[tuple[str, bool]]:
@@ -377,6 +379,8 @@ def version_of(message: Mapping[str, Any]) -> int | None:
     for holder in ("envelope", "status"):
         if holder in message:
             return int(message[holder].get("version", 0))
+    if "text" in message:  # an ArchivedGame: the game as it ended
+        return None
     if "game_id" in message and "moves" in message:  # LegalMovesResponse
         return int(message.get("version", 0))
     return None

@@ -78,8 +78,10 @@ async function route(): Promise<void> {
     loginPage();
     return;
   }
-  watchChallenges();
   const parts = location.hash.replace(/^#\/?/, "").split("/");
+  // WatchChallenges on the lobby only (below): a browser holds at most six HTTP/1.1
+  // connections to a site and every stream keeps one; elsewhere the notifications tell
+  challengesAbort?.abort();
   if ((parts[0] === "game" || parts[0] === "watch") && parts[2]) {
     const module = gameModule(parts[1]);
     if (!module) {
@@ -109,6 +111,7 @@ async function route(): Promise<void> {
     await leadersPage(main, pageAbort.signal, go);
     return;
   }
+  watchChallenges();
   lobbyPage();
 }
 
