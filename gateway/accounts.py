@@ -468,7 +468,7 @@ class Accounts:
                 raise ApiError("UNAUTHENTICATED", "unknown refresh token; log in again")
             session, used_at, revoked_at, expires, account_id, name, bot = row
             if revoked_at is not None:
-                raise ApiError("UNAUTHENTICATED", "this session has ended; log in again")
+                raise ApiError("UNAUTHENTICATED", "this login has ended; log in again")
             if expires <= _now():
                 raise ApiError("UNAUTHENTICATED", "this session has expired; log in again")
             if used_at is None:

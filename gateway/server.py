@@ -196,7 +196,7 @@ class Guard:
         if identity.session and (revocations is None or revocations.ended(identity.session)):
             raise ApiError(
                 "UNAUTHENTICATED",
-                "this session has ended (logged out, or the password changed); log in again",
+                "this login has ended (logged out, or the password changed); log in again",
             )
         return identity
 
