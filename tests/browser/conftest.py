@@ -15,7 +15,14 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Playwright,
+    expect,
+    sync_playwright,
+)
 
 from runtime.localpg import DATABASE, LocalPostgres
 from tests.browser.stack import Stack
@@ -23,6 +30,10 @@ from tests.browser.stack import Stack
 ROOT = Path(__file__).resolve().parents[2]
 WEB_ROOT = ROOT / "web" / "dist"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+# Every expect waits up to 30 s for its condition (Playwright's default is 5 s): the platform,
+# its bots and Chromium share CI's cores with whatever else runs there.
+expect.set_options(timeout=30_000)
 
 
 @pytest.fixture(scope="session")

@@ -46,3 +46,29 @@ function append(el: Element, children: Child[]): void {
 export function clear(el: Element): void {
   while (el.firstChild) el.firstChild.remove();
 }
+
+/** Make an SVG element a button of the board: focusable, named (`label`), `key` as its
+ * data-target, Enter/Space or a click call `act`; `ring` (appended, hidden) shows while it has
+ * the focus, and `focused` is told when it gets it. */
+export function svgButton(el: SVGElement, label: string, key: string, act: () => void, ring: SVGElement, focused?: () => void): void {
+  el.setAttribute("tabindex", "0");
+  el.setAttribute("role", "button");
+  el.setAttribute("aria-label", label);
+  el.setAttribute("data-target", key);
+  el.setAttribute("cursor", "pointer");
+  ring.setAttribute("visibility", "hidden");
+  el.append(ring);
+  el.addEventListener("click", act);
+  el.addEventListener("keydown", (e) => {
+    const k = (e as KeyboardEvent).key;
+    if (k === "Enter" || k === " ") {
+      e.preventDefault();
+      act();
+    }
+  });
+  el.addEventListener("focus", () => {
+    ring.setAttribute("visibility", "visible");
+    focused?.();
+  });
+  el.addEventListener("blur", () => ring.setAttribute("visibility", "hidden"));
+}

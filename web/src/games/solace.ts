@@ -4,7 +4,7 @@
 // nothing of it (L4). Click the space a piece or tower leaves, then the space it goes to.
 import { SolaceService, type Event, type View } from "../gen/tabletop/solace/v1/solace_pb";
 import type { GameStatus } from "../gen/tabletop/common/v1/common_pb";
-import { h, s } from "../dom";
+import { h, s, svgButton } from "../dom";
 import {
   BLACK, OPEN, PROMOTED, moveKind, parseMove, pieceWords, sources, spaceWords, targets, visibleNest,
   type PieceLike, type SpaceLike,
@@ -84,28 +84,6 @@ function towerShape(tower: readonly PieceLike[], cx: number, base: number): SVGE
   return g;
 }
 
-function spaceButton(el: SVGElement, label: string, key: string, ctx: BoardContext, act: () => void, ring: SVGElement): void {
-  el.setAttribute("tabindex", "0");
-  el.setAttribute("role", "button");
-  el.setAttribute("aria-label", label);
-  el.setAttribute("data-target", key);
-  el.setAttribute("cursor", "pointer");
-  ring.setAttribute("visibility", "hidden");
-  el.append(ring);
-  el.addEventListener("click", act);
-  el.addEventListener("keydown", (e) => {
-    const k = (e as KeyboardEvent).key;
-    if (k === "Enter" || k === " ") {
-      e.preventDefault();
-      act();
-    }
-  });
-  el.addEventListener("focus", () => {
-    ring.setAttribute("visibility", "visible");
-    mine(ctx).focus = key;
-  });
-  el.addEventListener("blur", () => ring.setAttribute("visibility", "hidden"));
-}
 
 function render(ctx: BoardContext): void {
   const view = ctx.view as View;
@@ -199,8 +177,9 @@ function render(ctx: BoardContext): void {
       else if (isStart) label += from ? ". A move can start here instead" : ". A move can start here";
       if (wasLast && last) label += last[1] === space.name ? ". The last move arrived here" : ". The last move left here";
       if (isFrom || isEnd || isStart) {
-        spaceButton(g, label, space.name, ctx, () => click(space.name),
-          s("rect", { x: x + 4, y: y + 4, width: COL_W - 8, height: SPACE_H - 10, rx: 7, fill: "none", stroke: "#111", "stroke-width": 2, "stroke-dasharray": "4 2" }));
+        svgButton(g, label, space.name, () => click(space.name),
+          s("rect", { x: x + 4, y: y + 4, width: COL_W - 8, height: SPACE_H - 10, rx: 7, fill: "none", stroke: "#111", "stroke-width": 2, "stroke-dasharray": "4 2" }),
+          () => { mine(ctx).focus = space.name; });
         if (isFrom) g.setAttribute("aria-pressed", "true");
       } else {
         g.setAttribute("role", "img");

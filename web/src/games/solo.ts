@@ -9,7 +9,7 @@ import { DrawReason, Mode, OptionsSchema, SoloService, type Event, type View } f
 import type { GameStatus } from "../gen/tabletop/common/v1/common_pb";
 import { createClient } from "@connectrpc/connect";
 import { describeError, headers, transport } from "../api";
-import { h, s } from "../dom";
+import { h, s, svgButton } from "../dom";
 import { narrow } from "../moves";
 import {
   COLOUR_EDGE, COLOUR_FILL, COLOUR_NAMES, cardCorner, cardName, cardSymbol, colourOf, isJoker, sortedHand,
@@ -113,26 +113,6 @@ export function cardBack(x: number, y: number, w: number, hgt: number): SVGEleme
 // ---------------------------------------------------------------------------------------------
 // Controls
 
-/** Make an SVG group a button: focusable, named, Enter/Space activate it; a ring when focused. */
-function svgButton(g: SVGElement, label: string, key: string, ctx: BoardContext, act: () => void, ring: SVGElement): void {
-  g.setAttribute("tabindex", "0");
-  g.setAttribute("role", "button");
-  g.setAttribute("aria-label", label);
-  g.setAttribute("data-target", key);
-  g.setAttribute("cursor", "pointer");
-  ring.setAttribute("visibility", "hidden");
-  g.append(ring);
-  g.addEventListener("click", act);
-  g.addEventListener("keydown", (e) => {
-    const k = (e as KeyboardEvent).key;
-    if (k === "Enter" || k === " ") {
-      e.preventDefault();
-      act();
-    }
-  });
-  g.addEventListener("focus", () => ring.setAttribute("visibility", "visible"));
-  g.addEventListener("blur", () => ring.setAttribute("visibility", "hidden"));
-}
 
 function button(label: string, key: string, ctx: BoardContext, act: () => void, opts: { primary?: boolean; aria?: string } = {}): HTMLButtonElement {
   const b = h("button", {
@@ -300,7 +280,7 @@ function render(ctx: BoardContext): void {
   const drawLabel = view.pendingDraw > 0 ? `Take ${view.pendingDraw} cards` : "Draw a card";
   if (drawMoves.length && myTurn) {
     pileGroup.append(s("rect", { x: pileX - 4, y: pileY - 9, width: bigW + 12, height: bigH + 12, rx: 11, fill: "none", stroke: "#ffe27a", "stroke-width": 3 }));
-    svgButton(pileGroup, `Draw pile, ${view.drawPileSize} cards: ${drawLabel.toLowerCase()}`, "draw", ctx, () => choose("draw"),
+    svgButton(pileGroup, `Draw pile, ${view.drawPileSize} cards: ${drawLabel.toLowerCase()}`, "draw", () => choose("draw"),
       s("rect", { x: pileX - 7, y: pileY - 12, width: bigW + 18, height: bigH + 18, rx: 13, fill: "none", stroke: "#ffffff", "stroke-width": 2.5, "stroke-dasharray": "5 3" }));
   } else {
     pileGroup.setAttribute("role", "img");
@@ -408,7 +388,7 @@ function render(ctx: BoardContext): void {
           stroke: chosen ? "#2f6fd6" : "#e0a100", "stroke-width": chosen ? 3.5 : 2.5,
         }));
         const how = jumpCard === card ? "jump in" : "playable";
-        svgButton(g, `${cardName(card)}, ${how}${chosen ? ", picked" : ""}`, `card:${card}`, ctx, () => choose(`card:${card}`),
+        svgButton(g, `${cardName(card)}, ${how}${chosen ? ", picked" : ""}`, `card:${card}`, () => choose(`card:${card}`),
           s("rect", { x: x - 5, y: y - 5, width: CARD_W + 10, height: CARD_H + 10, rx: 9, fill: "none", stroke: "#111", "stroke-width": 2, "stroke-dasharray": "4 2" }));
         if (chosen) g.setAttribute("aria-pressed", "true");
       } else {
