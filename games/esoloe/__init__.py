@@ -1,8 +1,8 @@
 """e-SOLO-e: two players stack symbol cubes on a 1x5 board; four in a row seen from five angles.
 Rules: docs/rules/esoloe.md."""
 
-from games import Game
 from games.clock import TimeControl
+from games.declaration import Game
 
 GAME = Game(
     name="esoloe",

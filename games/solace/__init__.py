@@ -1,8 +1,8 @@
 """Solace: a one-player patience with pyramids, where black pieces hide what is inside. Rules:
 docs/rules/solace.md."""
 
-from games import Game
 from games.clock import TimeControl
+from games.declaration import Game
 
 GAME = Game(
     name="solace",

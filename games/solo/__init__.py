@@ -1,8 +1,8 @@
 """Solo: an UNO-like card game for 2-10 with swaps, draw stacks and out-of-turn jump-ins. Rules:
 docs/rules/solo.md."""
 
-from games import Game
 from games.clock import TimeControl
+from games.declaration import Game
 
 GAME = Game(
     name="solo",

@@ -1,8 +1,8 @@
 """ZoxSo: a two-player abstract on Pearls and Stones with flipping pieces. Rules:
 docs/rules/zoxso.md."""
 
-from games import Game
 from games.clock import TimeControl
+from games.declaration import Game
 
 GAME = Game(
     name="zoxso",

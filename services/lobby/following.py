@@ -26,7 +26,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
@@ -38,14 +38,12 @@ from runtime.db import database_failed
 from runtime.fanout import StreamHub, TooSlow
 from runtime.notifications import Notifier
 from runtime.redis import redis_failed
+from services.lobby.names import Names
 from services.lobby.servicer import _lobby_reachable, _player
 from services.lobby.tables import now_ms
 from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import ApiError
 from wire.metadata import Caller
-
-if TYPE_CHECKING:
-    from services.lobby.friends import Friends
 
 log = logging.getLogger("tabletop.lobby")
 
@@ -196,17 +194,16 @@ def _who(accept_from: lobby_pb2.AcceptFrom.ValueType) -> str:
 
 
 class Following:
-    """The calls of following and notifications, beside those of friends (`Friends`: its
-    accounts' names and the lobby's hub)."""
+    """The calls of following and notifications (accounts named by `names`)."""
 
     def __init__(
         self,
-        friends: Friends,
+        names: Names,
         notifications: Notifications,
         hub: StreamHub,
         settings: FollowSettings,
     ) -> None:
-        self.friends = friends
+        self.names = names
         self.notifications = notifications
         self.hub = hub
         self.settings = settings
@@ -222,7 +219,7 @@ class Following:
         }
 
     def _database(self) -> AsyncConnectionPool:
-        database = self.friends.lobby.names.database
+        database = self.names.database
         if database is None:
             raise ApiError("ACCOUNTS_DISABLED", "this platform keeps no accounts to follow")
         return database
@@ -239,7 +236,7 @@ class Following:
 
     async def _named(self, username: str) -> str:
         """The account named `username` (PLAYER_NOT_FOUND when there is none)."""
-        return await self.friends.lobby.names.account(username)
+        return await self.names.account(username)
 
     # -- following -------------------------------------------------------------------------
 

@@ -11,8 +11,8 @@ from typing import Any
 import games
 from runtime import game_log, keys
 from services.lobby.names import Names
+from services.ratings.cache import RatingCache
 from services.ratings.model import Rating
-from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import ApiError
 from wire.metadata import Caller

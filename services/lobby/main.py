@@ -44,8 +44,8 @@ from services.game.store import GameStore
 from services.lobby.following import Following, FollowSettings, GameStarts, Notifications
 from services.lobby.friends import Friends, FriendsSettings
 from services.lobby.servicer import Lobby
-from services.lobby.store import LobbyStore
 from services.lobby.tables import TableStore
+from services.matchmaker.tickets import TicketStore
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import LOBBY_SERVICE, api
 from wire.errors import ApiError, abort
@@ -319,7 +319,7 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     if settings.database_url:
         database = db.pool(settings.database_url)
         await database.open(wait=False)
-    lobby = Lobby(LobbyStore(redis), GameStore(redis), channels, hub, settings.limits, database)
+    lobby = Lobby(TicketStore(redis), GameStore(redis), channels, hub, settings.limits, database)
 
     async def ready() -> bool:
         return bool(await redis.ping())
@@ -337,7 +337,7 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         lobby, TableStore(redis, settings.friends.keep_seconds), hub, settings.friends,
         notifications,
     )  # fmt: skip
-    follows = Following(friends, notifications, hub, settings.following)
+    follows = Following(lobby.names, notifications, hub, settings.following)
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
         LobbyServicer(lobby, friends, follows), server.server
     )

@@ -28,10 +28,10 @@ from services.game.limits import Limits, check_load, check_options, over
 from services.game.store import GameStore
 from services.lobby.live import LiveGames
 from services.lobby.names import Names
-from services.lobby.store import LobbyStore, Ticket, pool_key
+from services.matchmaker.tickets import Ticket, TicketStore, pool_key
+from services.ratings.cache import RatingCache
 from services.ratings.model import Rating, off_standard
 from services.ratings.scores import ScoreCache, Scores
-from services.ratings.store import RatingCache
 from tabletop.lobby.v1 import lobby_pb2
 from wire.api import api
 from wire.clock import (
@@ -290,7 +290,7 @@ class Lobby:
 
     def __init__(
         self,
-        tickets: LobbyStore,
+        tickets: TicketStore,
         games_store: GameStore,
         channels: Mapping[str, Replicas],
         hub: StreamHub,
@@ -460,7 +460,7 @@ class Lobby:
                         "TOO_SLOW", "this stream was read too slowly and was ended; watch again"
                     ) from None
                 for event in events:
-                    fields = LobbyStore.fields(event)
+                    fields = TicketStore.fields(event)
                     state = fields["state"]
                     yield _ticket_message(
                         ticket, state, game_id=fields.get("game_id", ""),

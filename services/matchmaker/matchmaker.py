@@ -28,10 +28,10 @@ from runtime import keys
 from runtime.observability import MATCHES
 from runtime.redis import group_entries, redis_failed
 from runtime.replicas import following
-from services.lobby.store import TICKET_TTL_SECONDS, LobbyStore, Ticket
 from services.matchmaker.skill import Window, balanced_seating, tables_by_skill, within
+from services.matchmaker.tickets import TICKET_TTL_SECONDS, Ticket, TicketStore
+from services.ratings.cache import RatingCache
 from services.ratings.model import rated_player
-from services.ratings.store import RatingCache
 from wire.api import api
 from wire.clock import time_control_message
 from wire.metadata import RATED_METADATA, rated_value
@@ -56,7 +56,7 @@ class Matchmaker:
         """`window`: how far apart in rating the players of a rated game may be, by how long
         they waited (services/matchmaker/skill.py)."""
         self.redis = redis
-        self.store = LobbyStore(redis)
+        self.store = TicketStore(redis)
         self.consumer = consumer
         self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.scan_seconds = scan_seconds

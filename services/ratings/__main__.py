@@ -28,9 +28,10 @@ from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.server import Server, finish, run, wait_for_signal
 from services.archive.archiver import Archiver
+from services.ratings import store
+from services.ratings.cache import RatingCache
 from services.ratings.consumer import RatingsConsumer
 from services.ratings.scores import ScoreCache
-from services.ratings.store import RatingCache
 
 log = logging.getLogger("tabletop.ratings")
 
@@ -48,7 +49,7 @@ async def rebuild() -> dict[str, int]:
     redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="ratings")
     try:
         async with await psycopg.AsyncConnection.connect(_database_url()) as connection:
-            written = await RatingCache(redis).rebuild(connection)
+            written = await store.rebuild(RatingCache(redis), connection)
             today = datetime.datetime.now(datetime.UTC).date()
             return written | await ScoreCache(redis).rebuild(connection, today)
     finally:

@@ -19,9 +19,10 @@ from redis.asyncio import Redis
 from runtime import game_log, keys
 from runtime.consumer import GroupConsumer
 from runtime.db import database_failed
+from services.ratings.cache import RatingCache
 from services.ratings.model import own_moves
 from services.ratings.scores import ScoreCache, count_score, day_counted
-from services.ratings.store import RatingCache, count, current
+from services.ratings.store import count, current
 
 log = logging.getLogger("tabletop.ratings")
 

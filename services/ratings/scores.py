@@ -16,8 +16,8 @@ from psycopg import AsyncConnection
 from redis.asyncio import Redis
 
 from runtime import keys
+from services.ratings.cache import Held
 from services.ratings.model import score_of
-from services.ratings.store import Held
 
 
 @dataclass(frozen=True, slots=True)

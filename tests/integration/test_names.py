@@ -28,8 +28,8 @@ from client.boards import board_of
 from client.session import Session
 from runtime.redis import connect_redis
 from services.archive.archiver import Archiver
+from services.ratings.cache import RatingCache
 from services.ratings.model import Rating
-from services.ratings.store import RatingCache
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2

@@ -17,8 +17,8 @@ from client.session import Session
 from runtime import keys
 from runtime.redis import connect_redis
 from services.matchmaker.skill import Window
+from services.ratings.cache import RatingCache
 from services.ratings.model import PLAYED_MOVES, Rating, starting
-from services.ratings.store import RatingCache
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tests.integration.test_accounts import PASSWORD, refused

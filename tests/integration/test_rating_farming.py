@@ -23,8 +23,8 @@ from client.session import Session
 from runtime import keys
 from runtime.redis import connect_redis
 from services.lobby.friends import FriendsSettings
+from services.ratings.cache import RatingCache
 from services.ratings.model import Rating, starting
-from services.ratings.store import RatingCache
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.zoxso.v1 import zoxso_pb2

@@ -21,9 +21,10 @@ from runtime import bot_turns, db, keys
 from runtime.consumer import GroupConsumer
 from runtime.redis import connect_redis
 from services.archive.archiver import ARCHIVE_GROUP
+from services.ratings.cache import RatingCache
 from services.ratings.consumer import RatingsConsumer, with_moves
 from services.ratings.model import MU, PLAYED_MOVES
-from services.ratings.store import RatingCache, count
+from services.ratings.store import count, rebuild
 from tabletop.common.v1 import common_pb2
 from tests.platform import TEST_INTERNAL_KEY, Platform, spread
 from tests.timing import eventually, patience
@@ -244,7 +245,7 @@ async def test_a_rated_game_counts_once_through_a_crash_and_a_replay(
             "INSERT INTO ratings (game, player_id, mu, sigma, games) VALUES (%s, %s, 30, 3, 40)",
             ("esoloe", carol),
         )
-        written = await cache.rebuild(conn)
+        written = await rebuild(cache, conn)
     assert written["esoloe"] >= 3
     rebuilt, place = await cache.rating("esoloe", bob)
     assert rebuilt == rating

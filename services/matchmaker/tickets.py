@@ -1,5 +1,6 @@
-"""Matchmaking tickets in Redis. Every state change is one Lua script, so a ticket ends in
-exactly one state: it is never matched twice, and a cancelled or expired one is never matched."""
+"""Matchmaking tickets in Redis: the lobby queues them, the matchmaker matches them. Every state
+change is one Lua script, so a ticket ends in exactly one state: it is never matched twice, and a
+cancelled or expired one is never matched."""
 
 from __future__ import annotations
 
@@ -121,7 +122,7 @@ def _notifying(script: str) -> str:
     return script.replace("{CHANNEL}", keys.changed_channel(keys.TICKETS_FAMILY))
 
 
-class LobbyStore:
+class TicketStore:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self._enqueue = redis.register_script(_notifying(_ENQUEUE))
