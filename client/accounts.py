@@ -16,7 +16,6 @@ import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
 
 import grpc
 
@@ -27,12 +26,10 @@ from client.identity import (
     load_identity,
     save_identity,
 )
+from client.runner import as_saved, failed
 from client.session import Session
 from tabletop.lobby.v1 import lobby_pb2
-from wire.errors import error_info
 from wire.players import is_bot
-
-T = TypeVar("T")
 
 
 def read_password(prompt: str = "password: ") -> str:
@@ -51,12 +48,6 @@ def player_fields(who: str) -> dict[str, str]:
     if not who or who == "me" or PLAYER_ID.fullmatch(who) or is_bot(who):
         return {"player_id": who}
     return {"username": who}
-
-
-def _failed(command: str, error: grpc.aio.AioRpcError) -> int:
-    reason, _ = error_info(error)
-    print(f"tabletop {command}: {reason or error.code().name}: {error.details()}", file=sys.stderr)
-    return 1
 
 
 async def register(args: argparse.Namespace) -> int:
@@ -92,7 +83,7 @@ async def _log_in(
     try:
         reply = await call(session)
     except grpc.aio.AioRpcError as error:
-        return _failed(command, error)
+        return failed(command, error)
     finally:
         await session.close()
     with contextlib.suppress(OSError):
@@ -114,33 +105,13 @@ async def logout(args: argparse.Namespace) -> int:
         await account.sign_in()
         ended = await account.call(lambda: session.logout(args.everywhere))
     except grpc.aio.AioRpcError as error:
-        return _failed("logout", error)
+        return failed("logout", error)
     finally:
         await session.close()
         with contextlib.suppress(OSError):
             forget_identity(args.gateway)
     print(f"logged out ({ended} session{'s' if ended != 1 else ''} ended)")
     return 0
-
-
-async def as_saved(
-    args: argparse.Namespace, command: str, call: Callable[[Session], Awaitable[T]]
-) -> T | int:
-    """`call` as the identity saved for the gateway; an exit status when it could not be."""
-    saved = load_identity(args.gateway)
-    if saved is None:
-        print(f"nobody yet on {args.gateway}: `tabletop play` plays as a guest")
-        return 0
-    session = Session(args.gateway, tls=args.tls)
-    account = Account(session, None, saved.name)
-    try:
-        account.use_saved()
-        await account.sign_in()
-        return await account.call(lambda: call(session))
-    except grpc.aio.AioRpcError as error:
-        return _failed(command, error)
-    finally:
-        await session.close()
 
 
 async def whoami(args: argparse.Namespace) -> int:

@@ -17,9 +17,10 @@ from typing import Any
 from google.protobuf import json_format
 from rich.console import RenderableType
 
-from client.accounts import as_saved, player_fields
+from client.accounts import player_fields
 from client.boards import board_of
 from client.play import make_console
+from client.runner import as_saved, asking
 from client.session import Session
 from games.board import Board, and_list, number, plural, seat_names
 from tabletop.common.v1 import common_pb2
@@ -56,14 +57,7 @@ async def history(args: argparse.Namespace) -> int:
     if args.opponent:
         for field, value in player_fields(args.opponent).items():
             setattr(request, "opponent" if field == "player_id" else "opponent_username", value)
-
-    async def call(session: Session) -> lobby_pb2.ListArchivedGamesResponse:
-        reply: lobby_pb2.ListArchivedGamesResponse = await session.lobby.ListArchivedGames(
-            request, metadata=session.metadata
-        )
-        return reply
-
-    found = await as_saved(args, "history", call)
+    found = await as_saved(args, "history", asking("ListArchivedGames", request))
     if isinstance(found, int):
         return found
     if not found.games:
@@ -370,14 +364,7 @@ async def export(args: argparse.Namespace) -> int:
 async def live(args: argparse.Namespace) -> int:
     """Games being played now, best-rated first, to watch."""
     request = lobby_pb2.ListLiveGamesRequest(game=args.game, limit=args.limit)
-
-    async def call(session: Session) -> lobby_pb2.ListLiveGamesResponse:
-        reply: lobby_pb2.ListLiveGamesResponse = await session.lobby.ListLiveGames(
-            request, metadata=session.metadata
-        )
-        return reply
-
-    found = await as_saved(args, "live", call)
+    found = await as_saved(args, "live", asking("ListLiveGames", request))
     if isinstance(found, int):
         return found
     if not found.games:

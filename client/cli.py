@@ -44,7 +44,8 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -289,8 +290,70 @@ def _main(argv: Sequence[str] | None) -> int:
         prog="tabletop", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    parsers = {command.name: _command_parser(commands, command) for command in COMMANDS}
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["migrate"]:
+        migrating = parsers["migrate"].parse_args(argv[1:])
+        return _migrate(migrating.database, migrating.wait)
+    if argv[:1] == ["replay"]:
+        # Options may come anywhere among the moves: `replay solo --seed 3 0:draw 1:pass`.
+        return _replay(parsers["replay"].parse_intermixed_args(argv[1:]))
+    args = parser.parse_args(argv)
+    _complete(args, parsers[args.command])
+    return _run(next(c for c in COMMANDS if c.name == args.command), args)
 
-    rp = commands.add_parser("replay", help="replay a game from a move list; prints JSON")
+
+def _command_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], command: Command
+) -> argparse.ArgumentParser:
+    """The command's parser: its own arguments, then those of its kind."""
+    parser = commands.add_parser(command.name, help=command.help)
+    command.arguments(parser)
+    if command.timed:
+        _time_flags(parser)
+    if command.seats:
+        parser.add_argument("--seats", type=int, default=0, help="seats at the table (Solo: 2..10)")
+    if command.gateway:
+        _gateway_flag(parser)
+    if command.named:
+        parser.add_argument("--name", default=None, help=NAME_HELP)
+    return parser
+
+
+def _complete(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """What every command calling the platform reads beside its arguments (the gateway, TLS,
+    the default name, the time control a new game asks for), or a usage error."""
+    if args.command == "rating":
+        _rating_args(parser, args)
+    args.gateway = gateway_address(args.gateway)
+    args.tls = _tls(args)
+    args.default_name = _default_name()
+    if args.command in FRIENDLY:
+        args.game_id = None  # a new game (client.play.run_table reads it)
+        words = getattr(args, "words", [])
+        opening = words[:1] == ["open"] and len(words) == 2
+        args.game = getattr(args, "game", words[1] if opening else "")
+        if opening and args.game not in games.names():
+            parser.error(f"no game {args.game!r}; games are: {', '.join(games.names())}")
+    timed = args.command in TIMED
+    args.time_control = _time_control(parser, args) if timed else None
+
+
+def _run(command: Command, args: argparse.Namespace) -> int:
+    """The command's work, to its end; Ctrl-C ends one that may wait long (130)."""
+    work = command.run(args)
+    if not command.interruptible:
+        return asyncio.run(work)
+    try:
+        return asyncio.run(_interruptible(work))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return 130
+
+
+# -- each command's arguments ---------------------------------------------------------------
+
+
+def _replay_arguments(rp: argparse.ArgumentParser) -> None:
     rp.add_argument("game", nargs="?", choices=games.names())
     rp.add_argument(
         "--file", default="", help="replay an exported game (text) or month (NDJSON, .gz)"
@@ -306,9 +369,8 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     rp.add_argument("moves", nargs="*", metavar="SEAT:MOVE")
 
-    hs = commands.add_parser(
-        "hotseat", help="people at one terminal, taking turns, through the gateway"
-    )
+
+def _hotseat_arguments(hs: argparse.ArgumentParser) -> None:
     hs.add_argument("game", choices=games.names(), help="a game with nothing hidden: esoloe, zoxso")
     _gateway_flag(hs)
     hs.add_argument(
@@ -325,13 +387,12 @@ def _main(argv: Sequence[str] | None) -> int:
         "`tabletop play`'s table",
     )
 
-    hc = commands.add_parser("health", help="ask a server whether it is SERVING")
-    _gateway_flag(hc)
 
-    pl = commands.add_parser(
-        "play",
-        help="play a game against bots (or people) at the terminal, or rejoin one (--game ID)",
-    )
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _play_arguments(pl: argparse.ArgumentParser) -> None:
     pl.add_argument("game", nargs="?", choices=games.names(), help="the game to start")
     pl.add_argument(
         "--game",
@@ -361,16 +422,13 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     pl.add_argument("--rated", action="store_true", help="a rated game (accounts; docs/ratings.md)")
     _time_flags(pl)
-    _gateway_flag(pl)
-    pl.add_argument("--name", default=None, help=NAME_HELP)
 
-    gl = commands.add_parser("games", help="your live and recent games on the gateway")
+
+def _games_arguments(gl: argparse.ArgumentParser) -> None:
     gl.add_argument("--live", action="store_true", help="only games still being played")
-    _gateway_flag(gl)
 
-    wt = commands.add_parser(
-        "watch", help="watch a game as a spectator (a finished one is replayed from its log)"
-    )
+
+def _watch_arguments(wt: argparse.ArgumentParser) -> None:
     wt.add_argument("game", choices=games.names())
     wt.add_argument("game_id", nargs="?", help="default: a new game with bots in every seat")
     wt.add_argument(
@@ -389,50 +447,45 @@ def _main(argv: Sequence[str] | None) -> int:
         help="how long the bots of a new game let pass after each move, 0..5000 ms "
         "(default 1000: a pace you can follow)",
     )
-    _gateway_flag(wt)
-    wt.add_argument("--name", default=None, help=NAME_HELP)
 
-    st = commands.add_parser(
-        "stop", help="end a game of bots that you watch (one `tabletop watch GAME` made)"
-    )
+
+def _game_id_argument(st: argparse.ArgumentParser) -> None:
     st.add_argument("game_id", metavar="GAME_ID")
-    _gateway_flag(st)
 
-    rg = commands.add_parser(
-        "register", help="make an account (your games as a guest here stay yours)"
-    )
+
+def _register_arguments(rg: argparse.ArgumentParser) -> None:
     rg.add_argument("username")
     rg.add_argument(
         "--bot", action="store_true", help="a bot account (it plays with a 'bot' API token)"
     )
-    _gateway_flag(rg)
-    li = commands.add_parser("login", help="log in to your account")
-    li.add_argument("username")
-    _gateway_flag(li)
-    lo = commands.add_parser("logout", help="end your session on this gateway")
+
+
+def _username_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("username")
+
+
+def _logout_arguments(lo: argparse.ArgumentParser) -> None:
     lo.add_argument("--everywhere", action="store_true", help="end every session of the account")
-    _gateway_flag(lo)
-    wh = commands.add_parser("whoami", help="who you play as on this gateway")
-    _gateway_flag(wh)
-    rt = commands.add_parser(
-        "rating",
-        help="your (or another player's) rating in each game (rated games), Solace scores",
-    )
+
+
+def _rating_arguments(rt: argparse.ArgumentParser) -> None:
     rt.add_argument(
         "game", nargs="?", default="", help="esoloe, solo, zoxso or solace (default: each)"
     )
     rt.add_argument("player", nargs="?", default="", help="a username or player id (default: you)")
     rt.add_argument("--player", dest="player_flag", default="", help="the same as PLAYER")
-    _gateway_flag(rt)
-    tp = commands.add_parser("top", help="a game's leaderboard (Solace: its score table)")
+
+
+def _top_arguments(tp: argparse.ArgumentParser) -> None:
     tp.add_argument("game", choices=("esoloe", "solo", "zoxso", "solace"))
     tp.add_argument(
         "--day", default="", help="Solace: a deal of the day's table (today, or YYYY-MM-DD)"
     )
     tp.add_argument("--limit", type=int, default=20, help="how many places (1 to 100)")
     tp.add_argument("--me", action="store_true", help="the places around you")
-    _gateway_flag(tp)
-    hi = commands.add_parser("history", help="a player's finished games (yours by default)")
+
+
+def _history_arguments(hi: argparse.ArgumentParser) -> None:
     hi.add_argument("player", nargs="?", default="", help="a username or player id (default: you)")
     hi.add_argument("--game", default="", choices=("", *games.names()), help="one game only")
     hi.add_argument("--outcome", default="", choices=("", "win", "loss", "draw"))
@@ -440,95 +493,89 @@ def _main(argv: Sequence[str] | None) -> int:
         "--opponent", default="", help="only games with this player (a username or player id)"
     )
     hi.add_argument("--limit", type=int, default=20, help="how many games (1 to 100)")
-    _gateway_flag(hi)
-    ex = commands.add_parser(
-        "export", help="a month of the archive's public games, as gzipped NDJSON"
-    )
+
+
+def _export_arguments(ex: argparse.ArgumentParser) -> None:
     ex.add_argument("--month", required=True, help="YYYY-MM (UTC)")
     ex.add_argument("--game", default="", choices=("", *games.names()), help="one game only")
     ex.add_argument("--out", default="", help="the file (default: tabletop-YYYY-MM.ndjson.gz)")
-    _gateway_flag(ex)
-    lv = commands.add_parser("live", help="games being played now, best-rated first, to watch")
+
+
+def _live_arguments(lv: argparse.ArgumentParser) -> None:
     lv.add_argument("game", nargs="?", default="", choices=("", *games.names()))
     lv.add_argument("--limit", type=int, default=20, help="how many games (1 to 50)")
-    _gateway_flag(lv)
-    sh = commands.add_parser("show", help="replay a finished game from the archive")
+
+
+def _show_arguments(sh: argparse.ArgumentParser) -> None:
     sh.add_argument("game_id")
     sh.add_argument("--every", action="store_true", help="the board after every move")
     sh.add_argument("--move", type=int, default=None, help="the board after move N (0: the start)")
     sh.add_argument(
         "--text", action="store_true", help="the game as text (`tabletop replay --file` reads it)"
     )
-    _gateway_flag(sh)
-    tk = commands.add_parser("tokens", help="your account's API tokens (for your programs)")
+
+
+def _tokens_arguments(tk: argparse.ArgumentParser) -> None:
     tk.add_argument("action", nargs="?", choices=("list", "create", "revoke"), default="list")
     tk.add_argument("what", nargs="?", default="", help="create: its name; revoke: its id")
     tk.add_argument(
         "--scope", action="append", choices=("play", "bot"), default=[], help="what it may do"
     )
     tk.add_argument("--days", type=int, default=0, help="how long it works (default 90)")
-    _gateway_flag(tk)
 
-    ch = commands.add_parser(
-        "challenge", help="challenge a player to a game; plays it once they accept"
-    )
+
+def _friendly(parser: argparse.ArgumentParser) -> None:
+    """A new game with friends: rated or not, its options."""
+    parser.add_argument("--rated", action="store_true", help="a rated game (accounts)")
+    parser.add_argument("--options", type=_json_arg, default=None, help="options as a JSON object")
+
+
+def _challenge_arguments(ch: argparse.ArgumentParser) -> None:
     ch.add_argument("player", help="a player id, or an account's username")
     ch.add_argument("game", choices=games.names())
-    cs = commands.add_parser(
-        "challenges", help="your challenges, invites and tables; accept, decline, cancel"
-    )
+    _friendly(ch)
+
+
+def _challenges_arguments(cs: argparse.ArgumentParser) -> None:
     cs.add_argument(
         "action", nargs="?", choices=("list", "accept", "decline", "cancel", "refuse", "allow"),
         default="list",
         help="refuse: take no challenges from now on; allow: take them again",
     )  # fmt: skip
     cs.add_argument("challenge_id", nargs="?", default="", metavar="ID")
-    iv = commands.add_parser(
-        "invite", help="a private table: prints its invite code, plays once it is full"
-    )
+
+
+def _invite_arguments(iv: argparse.ArgumentParser) -> None:
     iv.add_argument("game", choices=games.names())
-    jn = commands.add_parser("join", help="take a seat at a private table by its invite code")
+    _friendly(iv)
+
+
+def _join_arguments(jn: argparse.ArgumentParser) -> None:
     jn.add_argument("code")
-    tb = commands.add_parser("tables", help="open tables: list, join or open one")
+
+
+def _tables_arguments(tb: argparse.ArgumentParser) -> None:
     tb.add_argument("words", nargs="*", metavar="[GAME] | join ID | open GAME")
-    rm = commands.add_parser(
-        "rematch", help="offer the players of a finished game the same game again"
-    )
+    _friendly(tb)
+
+
+def _rematch_arguments(rm: argparse.ArgumentParser) -> None:
     rm.add_argument("game_id_of", metavar="GAME_ID")
-    for friendly in (ch, iv, tb):
-        friendly.add_argument("--rated", action="store_true", help="a rated game (accounts)")
-        friendly.add_argument(
-            "--options", type=_json_arg, default=None, help="options as a JSON object"
-        )
-        _time_flags(friendly)
-    for friendly in (iv, tb):
-        friendly.add_argument(
-            "--seats", type=int, default=0, help="seats at the table (Solo: 2..10)"
-        )
-    fo = commands.add_parser("follow", help="follow a player (accounts): see them online")
-    fo.add_argument("username")
-    uf = commands.add_parser("unfollow", help="stop following a player")
-    uf.add_argument("username")
-    fg = commands.add_parser(
-        "following", help="whom you follow: online or not, the game they play now"
-    )
-    fs = commands.add_parser("followers", help="who follows you; refuse or allow followers")
+
+
+def _followers_arguments(fs: argparse.ArgumentParser) -> None:
     fs.add_argument(
         "action", nargs="?", choices=("list", "refuse", "allow"), default="list",
         help="refuse: nobody follows you (those who do stop); allow: anyone may",
     )  # fmt: skip
-    nt = commands.add_parser(
-        "notifications", help="challenges, answers, followed players' games: as they come"
-    )
+
+
+def _notifications_arguments(nt: argparse.ArgumentParser) -> None:
     nt.add_argument("--all", action="store_true", help="those kept first (the last 100)")
     nt.add_argument("--count", type=int, default=0, help="stop after this many")
-    for friendly in (ch, cs, iv, jn, tb, rm, fo, uf, fg, fs, nt):
-        _gateway_flag(friendly)
-        friendly.add_argument("--name", default=None, help=NAME_HELP)
 
-    mg = commands.add_parser(
-        "migrate", help="bring the database's schema up to date (operators: DATABASE_URL)"
-    )
+
+def _migrate_arguments(mg: argparse.ArgumentParser) -> None:
     mg.add_argument(
         "--database",
         default=os.environ.get("DATABASE_URL", ""),
@@ -542,96 +589,184 @@ def _main(argv: Sequence[str] | None) -> int:
         help="wait up to this long for the database to answer (one starting beside it)",
     )
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["migrate"]:
-        migrating = mg.parse_args(argv[1:])
-        return _migrate(migrating.database, migrating.wait)
-    if argv[:1] == ["replay"]:
-        # Options may come anywhere among the moves: `replay solo --seed 3 0:draw 1:pass`.
-        return _replay(rp.parse_intermixed_args(argv[1:]))
-    args = parser.parse_args(argv)
-    if args.command == "rating":
-        _rating_args(rt, args)
-    args.gateway = gateway_address(args.gateway)
-    args.tls = _tls(args)
-    args.default_name = _default_name()
-    timed = {"play": pl, "challenge": ch, "invite": iv, "tables": tb}.get(args.command)
-    if args.command in ("challenge", "challenges", "invite", "join", "tables", "rematch"):
-        args.game_id = None  # a new game (client.play.run_table reads it)
-        words = getattr(args, "words", [])
-        opening = words[:1] == ["open"] and len(words) == 2
-        args.game = getattr(args, "game", words[1] if opening else "")
-        if opening and args.game not in games.names():
-            tb.error(f"no game {args.game!r}; games are: {', '.join(games.names())}")
-    args.time_control = _time_control(timed, args) if timed is not None else None
-    if args.command == "health":
-        return asyncio.run(_health(args.gateway, args.tls))
-    if args.command in ("history", "show", "export", "live"):
-        from client import archive
 
-        archived = {
-            "history": archive.history,
-            "show": archive.show,
-            "export": archive.export,
-            "live": archive.live,
-        }
-        return asyncio.run(archived[args.command](args))
-    if args.command in ("rating", "top"):
-        from client import ratings
+# -- each command's work --------------------------------------------------------------------
 
-        return asyncio.run((ratings.rating if args.command == "rating" else ratings.top)(args))
-    if args.command in ("register", "login", "logout", "whoami", "tokens"):
-        from client import accounts
+Work = Coroutine[Any, Any, int]
 
-        command = {
-            "register": accounts.register,
-            "login": accounts.login,
-            "logout": accounts.logout,
-            "whoami": accounts.whoami,
-            "tokens": accounts.tokens,
-        }[args.command]
-        return asyncio.run(command(args))
-    if args.command in ("challenge", "challenges", "invite", "join", "tables", "rematch"):
-        from client import friends
 
-        command = {
-            "challenge": friends.challenge,
-            "challenges": friends.challenges,
-            "invite": friends.invite,
-            "join": friends.join,
-            "tables": friends.tables,
-            "rematch": friends.rematch,
-        }[args.command]
-        try:
-            return asyncio.run(_interruptible(command(args)))
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            return 130
-    if args.command in ("follow", "unfollow", "following", "followers", "notifications"):
-        from client import following
+def _health_work(args: argparse.Namespace) -> Work:
+    return _health(args.gateway, args.tls)
 
-        command = {
-            "follow": following.follow,
-            "unfollow": following.unfollow,
-            "following": following.following,
-            "followers": following.followers,
-            "notifications": following.notifications,
-        }[args.command]
-        try:
-            return asyncio.run(_interruptible(command(args)))
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            return 130
-    if args.command in ("play", "watch", "games", "stop", "hotseat"):
-        from client.games import list_games
-        from client.hotseat import hotseat
-        from client.play import run_table, stop_game
 
-        runs = {"games": list_games, "stop": stop_game, "hotseat": hotseat}
-        work = runs.get(args.command, run_table)(args)
-        try:
-            return asyncio.run(_interruptible(work))
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            return 130
-    raise AssertionError(f"no command {args.command}")
+def _archive_work(args: argparse.Namespace) -> Work:
+    from client import archive
+
+    archived = {
+        "history": archive.history,
+        "show": archive.show,
+        "export": archive.export,
+        "live": archive.live,
+    }
+    return archived[args.command](args)
+
+
+def _ratings_work(args: argparse.Namespace) -> Work:
+    from client import ratings
+
+    return (ratings.rating if args.command == "rating" else ratings.top)(args)
+
+
+def _accounts_work(args: argparse.Namespace) -> Work:
+    from client import accounts
+
+    command = {
+        "register": accounts.register,
+        "login": accounts.login,
+        "logout": accounts.logout,
+        "whoami": accounts.whoami,
+        "tokens": accounts.tokens,
+    }[args.command]
+    return command(args)
+
+
+def _friends_work(args: argparse.Namespace) -> Work:
+    from client import friends
+
+    command = {
+        "challenge": friends.challenge,
+        "challenges": friends.challenges,
+        "invite": friends.invite,
+        "join": friends.join,
+        "tables": friends.tables,
+        "rematch": friends.rematch,
+    }[args.command]
+    return command(args)
+
+
+def _following_work(args: argparse.Namespace) -> Work:
+    from client import following
+
+    command = {
+        "follow": following.follow,
+        "unfollow": following.unfollow,
+        "following": following.following,
+        "followers": following.followers,
+        "notifications": following.notifications,
+    }[args.command]
+    return command(args)
+
+
+def _table_work(args: argparse.Namespace) -> Work:
+    from client.games import list_games
+    from client.hotseat import hotseat
+    from client.play import run_table, stop_game
+
+    runs = {"games": list_games, "stop": stop_game, "hotseat": hotseat}
+    return runs.get(args.command, run_table)(args)
+
+
+def _parsed_first(args: argparse.Namespace) -> Work:
+    raise AssertionError(f"no command {args.command}")  # `replay` and `migrate`: in _main
+
+
+Arguments = Callable[[argparse.ArgumentParser], None]
+"""Adds a command's own arguments to its parser."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command: its name and help, a function adding its own arguments, its work."""
+
+    name: str
+    help: str
+    arguments: Arguments
+    run: Callable[[argparse.Namespace], Work]
+    interruptible: bool = False
+    """Ctrl-C ends it (it may wait long: at a table, for an answer)."""
+    gateway: bool = True
+    """It calls the platform: --gateway and the TLS flags, after its own arguments."""
+    timed: bool = False
+    """A new game with a time control: the time flags, after its own arguments (`play` has
+    them among its own)."""
+    seats: bool = False
+    """A new table with a number of seats (--seats)."""
+    named: bool = False
+    """It signs in as a player: --name."""
+
+
+def _friends(
+    name: str, about: str, arguments: Arguments, *, timed: bool = False, seats: bool = False
+) -> Command:
+    """A command of games with friends (client/friends.py)."""
+    return Command(
+        name, about, arguments, _friends_work, True, timed=timed, seats=seats, named=True
+    )
+
+
+def _follows(name: str, about: str, arguments: Arguments) -> Command:
+    """A command of following (client/following.py)."""
+    return Command(name, about, arguments, _following_work, True, named=True)
+
+
+COMMANDS = (
+    Command("replay", "replay a game from a move list; prints JSON", _replay_arguments,
+            _parsed_first, gateway=False),
+    Command("hotseat", "people at one terminal, taking turns, through the gateway",
+            _hotseat_arguments, _table_work, True, gateway=False),
+    Command("health", "ask a server whether it is SERVING", _no_arguments, _health_work),
+    Command("play", "play a game against bots (or people) at the terminal, or rejoin one "
+            "(--game ID)", _play_arguments, _table_work, True, named=True),
+    Command("games", "your live and recent games on the gateway", _games_arguments, _table_work,
+            True),
+    Command("watch", "watch a game as a spectator (a finished one is replayed from its log)",
+            _watch_arguments, _table_work, True, named=True),
+    Command("stop", "end a game of bots that you watch (one `tabletop watch GAME` made)",
+            _game_id_argument, _table_work, True),
+    Command("register", "make an account (your games as a guest here stay yours)",
+            _register_arguments, _accounts_work),
+    Command("login", "log in to your account", _username_argument, _accounts_work),
+    Command("logout", "end your session on this gateway", _logout_arguments, _accounts_work),
+    Command("whoami", "who you play as on this gateway", _no_arguments, _accounts_work),
+    Command("rating", "your (or another player's) rating in each game (rated games), Solace "
+            "scores", _rating_arguments, _ratings_work),
+    Command("top", "a game's leaderboard (Solace: its score table)", _top_arguments,
+            _ratings_work),
+    Command("history", "a player's finished games (yours by default)", _history_arguments,
+            _archive_work),
+    Command("export", "a month of the archive's public games, as gzipped NDJSON",
+            _export_arguments, _archive_work),
+    Command("live", "games being played now, best-rated first, to watch", _live_arguments,
+            _archive_work),
+    Command("show", "replay a finished game from the archive", _show_arguments, _archive_work),
+    Command("tokens", "your account's API tokens (for your programs)", _tokens_arguments,
+            _accounts_work),
+    _friends("challenge", "challenge a player to a game; plays it once they accept",
+             _challenge_arguments, timed=True),
+    _friends("challenges", "your challenges, invites and tables; accept, decline, cancel",
+             _challenges_arguments),
+    _friends("invite", "a private table: prints its invite code, plays once it is full",
+             _invite_arguments, timed=True, seats=True),
+    _friends("join", "take a seat at a private table by its invite code", _join_arguments),
+    _friends("tables", "open tables: list, join or open one", _tables_arguments, timed=True,
+             seats=True),
+    _friends("rematch", "offer the players of a finished game the same game again",
+             _rematch_arguments),
+    _follows("follow", "follow a player (accounts): see them online", _username_argument),
+    _follows("unfollow", "stop following a player", _username_argument),
+    _follows("following", "whom you follow: online or not, the game they play now",
+             _no_arguments),
+    _follows("followers", "who follows you; refuse or allow followers", _followers_arguments),
+    _follows("notifications", "challenges, answers, followed players' games: as they come",
+             _notifications_arguments),
+    Command("migrate", "bring the database's schema up to date (operators: DATABASE_URL)",
+            _migrate_arguments, _parsed_first, gateway=False),
+)  # fmt: skip
+"""Every command, in the order `tabletop --help` lists them."""
+FRIENDLY = ("challenge", "challenges", "invite", "join", "tables", "rematch")
+"""The commands of games with friends (a new game each, `args.game` the game named)."""
+TIMED = ("play", *(command.name for command in COMMANDS if command.timed))
+"""The commands that make a new game with a time control (`args.time_control`)."""
 
 
 def _migrate(url: str, wait_seconds: float = 0.0) -> int:

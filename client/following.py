@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from client.friends import once
 from client.notifications import print_notifications
 from client.play import CALL_TIMEOUT
+from client.runner import once
 from client.session import Session
 from tabletop.lobby.v1 import lobby_pb2
 

@@ -20,15 +20,14 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import grpc
 from rich.console import Console
 
 from client.accounts import player_fields
-from client.identity import Account, SessionEnded
-from client.play import CALL_TIMEOUT, UsageError, game_options, run_table
+from client.identity import Account
+from client.play import CALL_TIMEOUT, game_options, run_table
+from client.runner import UsageError, once
 from client.session import Session
 from tabletop.lobby.v1 import lobby_pb2
-from wire.errors import error_info
 
 _KINDS = {
     lobby_pb2.CHALLENGE_KIND_CHALLENGE: "challenge",
@@ -296,27 +295,3 @@ async def tables(args: argparse.Namespace) -> int:
             print("no open tables; `tabletop tables open GAME` opens one")
 
     return await once("tables", args, listing)
-
-
-async def once(
-    command: str, args: argparse.Namespace, work: Callable[[Session, Any], Awaitable[None]]
-) -> int:
-    """Sign in (the saved login, else a new guest) and do one thing; its exit status."""
-    session = Session(args.gateway, tls=args.tls)
-    account = Account(session, args.name, args.default_name)
-    try:
-        await account.sign_in()
-        await account.call(lambda: work(session, session.lobby))
-    except SessionEnded as error:
-        print(f"tabletop {command}: {error}", file=sys.stderr)
-        return 1
-    except grpc.aio.AioRpcError as error:
-        reason, _ = error_info(error)
-        print(
-            f"tabletop {command}: {reason or error.code().name}: {error.details()}",
-            file=sys.stderr,
-        )
-        return 1
-    finally:
-        await session.close()
-    return 0

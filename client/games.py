@@ -4,7 +4,6 @@ ListGames (the caller's games, newest first: live ones and those that ended rece
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -13,11 +12,11 @@ import grpc
 
 from client.identity import Account, SessionEnded
 from client.narrate import actor_name, seat_label, short_result
+from client.runner import failed
 from client.session import Session
 from games.board import seat_names
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
-from wire.errors import error_info
 
 CALL_TIMEOUT = 10.0
 
@@ -116,13 +115,8 @@ async def list_games(args: argparse.Namespace) -> int:
             )
             return 0
         games = await account.call(lambda: my_games(session, live_only=args.live))
-    except SessionEnded as error:
-        print(f"tabletop games: {error}", file=sys.stderr)
-        return 1
-    except grpc.aio.AioRpcError as error:
-        reason, _ = error_info(error)
-        print(f"tabletop games: {reason or error.code().name}: {error.details()}", file=sys.stderr)
-        return 1
+    except (SessionEnded, grpc.aio.AioRpcError) as error:
+        return failed("games", error)
     finally:
         await session.close()
     if account.renewed:

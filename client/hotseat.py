@@ -10,7 +10,8 @@ import argparse
 
 import games
 from client.boards import board_of
-from client.play import Table, UsageError, at_table, lines_of, make_console
+from client.play import Table, at_table, lines_of, make_console
+from client.runner import UsageError
 from client.session import Session
 from wire.api import api
 

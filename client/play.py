@@ -49,7 +49,7 @@ import games
 from client.boards import board_of
 from client.clocks import clock_line, deadline_of, format_duration, hurry_at, running_seats
 from client.games import my_seat
-from client.identity import Account, SessionEnded
+from client.identity import Account
 from client.interpret import Command, Nothing, Send, Tell, command_of, interpret
 from client.narrate import (
     actor_name,
@@ -61,6 +61,7 @@ from client.narrate import (
 )
 from client.notifications import told_meanwhile
 from client.ratings import change_line, seats_line
+from client.runner import FAILURES, UsageError, failed
 from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -84,10 +85,6 @@ COMMANDS = (
     "clock: the time left | wait: until your turn | auto: play the first legal move on each turn | "
     "resign (asks first) | quit: leave, the game goes on"
 )
-
-
-class UsageError(Exception):
-    """A command-line request that cannot make a game (the message says what is allowed)."""
 
 
 def now_ms() -> int:
@@ -1047,19 +1044,8 @@ async def at_table(
     try:
         table, mode = await seated()
         return await table.run(lines or read_lines(sys.stdin), mode=mode)
-    except UsageError as error:
-        print(f"tabletop {command}: {error}", file=sys.stderr)
-        return 2
-    except SessionEnded as error:
-        print(f"tabletop {command}: {error}", file=sys.stderr)
-        return 1
-    except grpc.aio.AioRpcError as error:
-        reason, _ = error_info(error)
-        print(
-            f"tabletop {command}: {reason or error.code().name}: {error.details()}",
-            file=sys.stderr,
-        )
-        return 1
+    except FAILURES as error:
+        return failed(command, error)
     except asyncio.CancelledError:  # Ctrl-C
         if table is not None and (table.seat < 0 or not table.status.finished):
             console.print("\n" + table.leave_message())
@@ -1233,16 +1219,8 @@ async def stop_game(args: argparse.Namespace) -> int:
         reply = await account.call(
             lambda: session.game(game).StopGame(request, metadata=session.metadata, timeout=10)
         )
-    except UsageError as error:
-        print(f"tabletop stop: {error}", file=sys.stderr)
-        return 2
-    except SessionEnded as error:
-        print(f"tabletop stop: {error}", file=sys.stderr)
-        return 1
-    except grpc.aio.AioRpcError as error:
-        reason, _ = error_info(error)
-        print(f"tabletop stop: {reason or error.code().name}: {error.details()}", file=sys.stderr)
-        return 1
+    except FAILURES as error:
+        return failed("stop", error)
     finally:
         await session.close()
     status = reply.status

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from client.accounts import as_saved, player_fields
+from client.accounts import player_fields
+from client.runner import as_saved, asking
 from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
@@ -109,14 +110,7 @@ async def top(args: argparse.Namespace) -> int:
     request = lobby_pb2.ListLeaderboardRequest(
         game=args.game, limit=args.limit, around_player="me" if args.me else ""
     )
-
-    async def call(session: Session) -> lobby_pb2.ListLeaderboardResponse:
-        reply: lobby_pb2.ListLeaderboardResponse = await session.lobby.ListLeaderboard(
-            request, metadata=session.metadata
-        )
-        return reply
-
-    board = await as_saved(args, "top", call)
+    board = await as_saved(args, "top", asking("ListLeaderboard", request))
     if isinstance(board, int):
         return board
     if not board.entries:
@@ -133,14 +127,7 @@ async def score_table(args: argparse.Namespace) -> int:
     request = lobby_pb2.ListScoreTableRequest(
         game=args.game, day=args.day, limit=args.limit, around_player="me" if args.me else ""
     )
-
-    async def call(session: Session) -> lobby_pb2.ListScoreTableResponse:
-        reply: lobby_pb2.ListScoreTableResponse = await session.lobby.ListScoreTable(
-            request, metadata=session.metadata
-        )
-        return reply
-
-    table = await as_saved(args, "top", call)
+    table = await as_saved(args, "top", asking("ListScoreTable", request))
     if isinstance(table, int):
         return table
     if table.day:

@@ -624,15 +624,18 @@ async def group_entries(
     block_ms: int,
     reclaim_idle_ms: int | None = None,
     count: int = 100,
+    claim_count: int | None = None,
 ) -> list[tuple[Any, Any]]:
     """A consumer group's next entries for `consumer`: those another consumer has held
-    unacknowledged for `reclaim_idle_ms` first (XAUTOCLAIM; None: none taken over now), then
-    new ones (XREADGROUP, waiting up to `block_ms` for one)."""
+    unacknowledged for `reclaim_idle_ms` first (XAUTOCLAIM, at most `claim_count`, None:
+    `count`; `reclaim_idle_ms` None: none taken over now), then at most `count` new ones
+    (XREADGROUP, waiting up to `block_ms` for one)."""
     entries: list[tuple[Any, Any]] = []
     if reclaim_idle_ms is not None:
         reply: Any = await redis.xautoclaim(
-            stream, group, consumer, reclaim_idle_ms, start_id="0-0", count=count
-        )
+            stream, group, consumer, reclaim_idle_ms, start_id="0-0",
+            count=count if claim_count is None else claim_count,
+        )  # fmt: skip
         entries += [entry for entry in reply[1] if entry[1]]  # a deleted entry has no fields
     read: Any = await redis.xreadgroup(
         group, consumer, {stream: ">"}, count=count, block=max(1, block_ms)

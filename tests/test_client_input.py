@@ -27,7 +27,8 @@ from client.identity import Identity, identity_file, load_identity, save_identit
 from client.interpret import Command, Nothing, Send, Tell, interpret
 from client.narrate import describe_result, describe_update
 from client.notation import notation_error
-from client.play import Table, UsageError, game_options
+from client.play import Table, game_options
+from client.runner import UsageError
 from engines.contract import GameError, State, visible_events
 from services.game.core import status_of
 from tabletop.common.v1 import common_pb2

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import functools
 import logging
 import multiprocessing
@@ -32,7 +31,6 @@ from typing import Any
 
 import grpc
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
 import games
 from client.session import Session, Tls, gateway_channel
@@ -41,6 +39,7 @@ from games import DEFAULT_BUDGETS, LEVELS
 from games.clock import MAX_BOT_PACE_MS, MAX_JUMP_IN_WINDOW_MS
 from runtime import bot_turns, keys
 from runtime.config import cpu_limit
+from runtime.consumer import GroupConsumer
 from runtime.game_log import now_ms
 from runtime.observability import (
     BOT_JOBS,
@@ -162,7 +161,9 @@ class Job:
         )
 
 
-class BotWorker:
+class BotWorker(GroupConsumer):
+    failure_message = "cannot read jobs"
+
     def __init__(
         self,
         *,
@@ -198,12 +199,14 @@ class BotWorker:
         `per_sponsor`: jobs of one sponsor (the player the bots' work is for) in hand at once
         (0: an eighth of `concurrency`, at least 1; see `_dispatch`). `tls`: the gateway
         speaks TLS (client.session.Tls)."""
-        self.redis = redis
+        super().__init__(
+            redis=redis, stream=keys.BOT_TURNS, group=keys.BOT_GROUP, consumer=consumer,
+            claim_idle_seconds=claim_idle_seconds, block_seconds=1.0,
+            claim_every_seconds=min(5.0, claim_idle_seconds / 2), claim_count=concurrency,
+        )  # fmt: skip
         self.gateway = gateway
         self.bot_key = bot_key
-        self.consumer = consumer
         self.concurrency = concurrency
-        self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.delay_seconds = delay_seconds
         self.budgets = dict(budgets)
         self.processes = processes or cpu_limit()
@@ -225,35 +228,43 @@ class BotWorker:
         """The jobs (entry ids) that only wait to play: they hold no sponsor's share."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.stall_ms = int(stall_seconds * 1000)
+        self._last_sweep = 0.0
         self.max_window_ms = max_jump_in_window_ms
         self.max_pace_ms = max_bot_pace_ms
 
-    async def ensure_group(self) -> None:
-        with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists already
-            await self.redis.xgroup_create(keys.BOT_TURNS, keys.BOT_GROUP, id="0", mkstream=True)
-
     async def run(self, stop: asyncio.Event) -> None:
         """Take and play jobs until `stop` is set; then finish the jobs in hand."""
-        last_claim = 0.0
-        last_sweep = time.monotonic()
-        grouped = False
-        while not stop.is_set():
-            try:
-                if not grouped:
-                    await self.ensure_group()
-                    grouped = True
-                last_claim = await self._take(last_claim)
-                if time.monotonic() - last_sweep > self.stall_ms / 2000:
-                    last_sweep = time.monotonic()
-                    await self.sweep()
-            except Exception as error:  # Redis away: wait for it
-                if not (isinstance(error, ApiError) or redis_failed(error)):
-                    raise
-                log.warning("cannot read jobs", extra={"error": str(error)})
-                grouped = False
-                await asyncio.sleep(1.0)
+        self._last_sweep = time.monotonic()
+        await super().run(stop)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def passing(self, error: BaseException) -> bool:
+        return isinstance(error, ApiError) or super().passing(error)
+
+    async def reclaiming(self) -> bool:
+        """Jobs left idle are taken over at most every 5 seconds (and the stream's lag is
+        reported then)."""
+        reclaim = await super().reclaiming()
+        if reclaim:
+            await self._report_lag()
+        return reclaim
+
+    def read_count(self) -> int:
+        """Backpressure: no more jobs are read than there is room for (four times
+        `concurrency`, less those in hand or waiting to start)."""
+        return max(1, 4 * self.concurrency - len(self._tasks) - self.waiting)
+
+    async def consume(self, entries: list[tuple[Any, Any]], *, reclaimed: bool) -> None:
+        """Queue the read's jobs and start those there is room for (each is acknowledged
+        when it ends: `_handle`); now and then, `sweep`."""
+        for entry_id, fields in entries:
+            job = Job.parse(entry_id, fields)
+            self._queues.setdefault(job.sponsor, collections.deque()).append(job)
+        self._dispatch()
+        if time.monotonic() - self._last_sweep > self.stall_ms / 2000:
+            self._last_sweep = time.monotonic()
+            await self.sweep()
 
     async def sweep(self) -> int:
         """Queue a job for each bot seat a stalled live game waits on; how many were queued.
@@ -270,29 +281,6 @@ class BotWorker:
             await bot_turns.add(self.redis, jobs)
             log.warning("stalled games: bot jobs queued again", extra={"jobs": len(jobs)})
         return len(jobs)
-
-    async def _take(self, last_claim: float) -> float:
-        """Read (and reclaim) jobs and start them; the time of the last reclaim."""
-        entries: list[tuple[Any, Any]] = []
-        if time.monotonic() - last_claim > min(5.0, self.claim_idle_ms / 2000):
-            last_claim = time.monotonic()
-            await self._report_lag()
-            reply: Any = await self.redis.xautoclaim(
-                keys.BOT_TURNS, keys.BOT_GROUP, self.consumer, self.claim_idle_ms,
-                start_id="0-0", count=self.concurrency,
-            )  # fmt: skip
-            entries += [e for e in reply[1] if e[1]]
-        free = max(1, 4 * self.concurrency - len(self._tasks) - self.waiting)
-        read: Any = await self.redis.xreadgroup(
-            keys.BOT_GROUP, self.consumer, {keys.BOT_TURNS: ">"}, count=free, block=1000
-        )
-        for _stream, items in read or []:
-            entries += items
-        for entry_id, fields in entries:
-            job = Job.parse(entry_id, fields)
-            self._queues.setdefault(job.sponsor, collections.deque()).append(job)
-        self._dispatch()
-        return last_claim
 
     @property
     def waiting(self) -> int:
@@ -369,7 +357,7 @@ class BotWorker:
         BOT_JOBS.labels(job.game, outcome).inc()
         if outcome != "retry" and outcome != "error":
             try:
-                await self.redis.xack(keys.BOT_TURNS, keys.BOT_GROUP, job.entry_id)
+                await self.ack(job.entry_id)
             except Exception as error:
                 if not redis_failed(error):
                     raise

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,7 @@ from services.matchmaker.tickets import TicketStore
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from wire.api import LOBBY_SERVICE, api
 from wire.errors import ApiError, abort
+from wire.metadata import Caller
 from wire.proof import platform_channel
 
 log = logging.getLogger("tabletop.lobby")
@@ -95,184 +96,56 @@ class LobbySettings:
         )
 
 
-class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
-    """The lobby's gRPC face: who calls from the metadata, the answer from `Lobby`."""
+Handler = Callable[[Any, Caller], Awaitable[Any]]
+"""An RPC's answer: the request and who calls, to the response (or, for a streaming RPC, to
+the stream of responses); it refuses with an ApiError."""
 
-    def __init__(self, lobby: Lobby, friends: Friends, following: Following) -> None:
-        self.lobby = lobby
-        self.friends = friends
-        self.following = following
 
-    async def FindMatch(self, request: Any, context: Context) -> lobby_pb2.Ticket:
-        return await answer(self.lobby.find_match(request, caller_of(context)), context)
+def _unary(handler: Handler) -> Callable[[Any, Context], Awaitable[Any]]:
+    async def call(request: Any, context: Context) -> Any:
+        return await answer(handler(request, caller_of(context)), context)
 
-    async def CancelTicket(self, request: Any, context: Context) -> lobby_pb2.Ticket:
-        return await answer(self.lobby.cancel_ticket(request, caller_of(context)), context)
+    return call
 
-    async def PlayAgainstBots(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.PlayAgainstBotsResponse:
-        return await answer(self.lobby.play_against_bots(request, caller_of(context)), context)
 
-    async def ListGames(self, request: Any, context: Context) -> lobby_pb2.ListGamesResponse:
-        return await answer(self.lobby.list_games(request, caller_of(context)), context)
-
-    async def GetRating(self, request: Any, context: Context) -> lobby_pb2.RatingInfo:
-        return await answer(self.lobby.get_rating(request, caller_of(context)), context)
-
-    async def ListLeaderboard(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ListLeaderboardResponse:
-        return await answer(self.lobby.list_leaderboard(request, caller_of(context)), context)
-
-    async def GetRatingChange(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.GetRatingChangeResponse:
-        return await answer(self.lobby.get_rating_change(request, caller_of(context)), context)
-
-    async def GetScores(self, request: Any, context: Context) -> lobby_pb2.ScoreInfo:
-        return await answer(self.lobby.get_scores(request, caller_of(context)), context)
-
-    async def ListScoreTable(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ListScoreTableResponse:
-        return await answer(self.lobby.list_score_table(request, caller_of(context)), context)
-
-    async def ListLiveGames(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ListLiveGamesResponse:
-        return await answer(self.lobby.list_live_games(request, caller_of(context)), context)
-
-    async def ListArchivedGames(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ListArchivedGamesResponse:
-        return await answer(
-            self.lobby.archive.list_archived_games(request, caller_of(context)), context
-        )
-
-    async def GetArchivedGame(self, request: Any, context: Context) -> lobby_pb2.ArchivedGame:
-        return await answer(
-            self.lobby.archive.get_archived_game(request, caller_of(context)), context
-        )
-
-    async def GetArchivedView(self, request: Any, context: Context) -> lobby_pb2.ArchivedView:
-        return await answer(
-            self.lobby.archive.get_archived_view(request, caller_of(context)), context
-        )
-
-    async def ExportArchive(
-        self, request: Any, context: Context
-    ) -> AsyncIterator[lobby_pb2.ExportChunk]:
-        pieces = await answer(
-            self.lobby.archive.export_archive(request, caller_of(context)), context
-        )
-        try:
-            async for piece in pieces:
-                yield piece
-        except ApiError as error:
-            await abort(context, error)
-
-    async def WatchTicket(self, request: Any, context: Context) -> AsyncIterator[lobby_pb2.Ticket]:
-        updates = await answer(self.lobby.watch_ticket(request, caller_of(context)), context)
+def _streaming(handler: Handler) -> Callable[[Any, Context], AsyncIterator[Any]]:
+    async def call(request: Any, context: Context) -> AsyncIterator[Any]:
+        updates = await answer(handler(request, caller_of(context)), context)
         try:
             async for update in updates:
                 yield update
         except ApiError as error:
             await abort(context, error)
 
-    async def ChallengePlayer(self, request: Any, context: Context) -> lobby_pb2.Challenge:
-        return await answer(self.friends.challenge_player(request, caller_of(context)), context)
+    return call
 
-    async def AnswerChallenge(self, request: Any, context: Context) -> lobby_pb2.Challenge:
-        return await answer(self.friends.answer_challenge(request, caller_of(context)), context)
 
-    async def CancelChallenge(self, request: Any, context: Context) -> lobby_pb2.Challenge:
-        return await answer(self.friends.cancel_challenge(request, caller_of(context)), context)
+def lobby_servicer(
+    unary: Mapping[str, Handler], streaming: Mapping[str, Handler]
+) -> lobby_pb2_grpc.LobbyServiceServicer:
+    """The lobby's gRPC face: who calls from the metadata, the answer from the handler tables
+    (`unary`: the relay's table too; `streaming`: the RPCs that answer with a stream), each RPC
+    written once. Every RPC of the service must have a handler, of its kind."""
+    service = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
+    streams = {method.name for method in service.methods if method.server_streaming}
+    if set(streaming) != streams or set(unary) != {m.name for m in service.methods} - streams:
+        raise ValueError("the lobby's handlers do not match LobbyService's RPCs")
+    methods: dict[str, Any] = {name: staticmethod(_unary(h)) for name, h in unary.items()}
+    methods |= {name: staticmethod(_streaming(h)) for name, h in streaming.items()}
+    servicer: lobby_pb2_grpc.LobbyServiceServicer = type(
+        "LobbyServicer", (lobby_pb2_grpc.LobbyServiceServicer,), methods
+    )()
+    return servicer
 
-    async def ListChallenges(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ListChallengesResponse:
-        return await answer(self.friends.list_challenges(request, caller_of(context)), context)
 
-    async def SetChallengeSetting(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ChallengeSetting:
-        return await answer(
-            self.friends.set_challenge_setting(request, caller_of(context)), context
-        )
-
-    async def GetChallengeSetting(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ChallengeSetting:
-        return await answer(
-            self.friends.get_challenge_setting(request, caller_of(context)), context
-        )
-
-    async def CreateInvite(self, request: Any, context: Context) -> lobby_pb2.Challenge:
-        return await answer(self.friends.create_invite(request, caller_of(context)), context)
-
-    async def JoinInvite(self, request: Any, context: Context) -> lobby_pb2.Challenge:
-        return await answer(self.friends.join_invite(request, caller_of(context)), context)
-
-    async def OpenTable(self, request: Any, context: Context) -> lobby_pb2.Challenge:
-        return await answer(self.friends.open_table(request, caller_of(context)), context)
-
-    async def ListOpenTables(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ListOpenTablesResponse:
-        return await answer(self.friends.list_open_tables(request, caller_of(context)), context)
-
-    async def JoinTable(self, request: Any, context: Context) -> lobby_pb2.Challenge:
-        return await answer(self.friends.join_table(request, caller_of(context)), context)
-
-    async def OfferRematch(self, request: Any, context: Context) -> lobby_pb2.Challenge:
-        return await answer(self.friends.offer_rematch(request, caller_of(context)), context)
-
-    async def WatchChallenges(
-        self, request: Any, context: Context
-    ) -> AsyncIterator[lobby_pb2.Challenge]:
-        updates = await answer(self.friends.watch_challenges(request, caller_of(context)), context)
-        try:
-            async for update in updates:
-                yield update
-        except ApiError as error:
-            await abort(context, error)
-
-    async def FollowPlayer(self, request: Any, context: Context) -> lobby_pb2.FollowedPlayer:
-        return await answer(self.following.follow_player(request, caller_of(context)), context)
-
-    async def UnfollowPlayer(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.UnfollowPlayerResponse:
-        return await answer(self.following.unfollow_player(request, caller_of(context)), context)
-
-    async def ListFollowing(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ListFollowingResponse:
-        return await answer(self.following.list_following(request, caller_of(context)), context)
-
-    async def ListFollowers(
-        self, request: Any, context: Context
-    ) -> lobby_pb2.ListFollowersResponse:
-        return await answer(self.following.list_followers(request, caller_of(context)), context)
-
-    async def SetFollowSetting(self, request: Any, context: Context) -> lobby_pb2.FollowSetting:
-        return await answer(self.following.set_follow_setting(request, caller_of(context)), context)
-
-    async def GetFollowSetting(self, request: Any, context: Context) -> lobby_pb2.FollowSetting:
-        return await answer(self.following.get_follow_setting(request, caller_of(context)), context)
-
-    async def WatchNotifications(
-        self, request: Any, context: Context
-    ) -> AsyncIterator[lobby_pb2.Notification]:
-        updates = await answer(
-            self.following.watch_notifications(request, caller_of(context)), context
-        )
-        try:
-            async for update in updates:
-                yield update
-        except ApiError as error:
-            await abort(context, error)
+def streaming_handlers(lobby: Lobby, friends: Friends, following: Following) -> dict[str, Handler]:
+    """The RPCs that answer with a stream."""
+    return {
+        "ExportArchive": lobby.archive.export_archive,
+        "WatchTicket": lobby.watch_ticket,
+        "WatchChallenges": friends.watch_challenges,
+        "WatchNotifications": following.watch_notifications,
+    }
 
 
 @dataclass(frozen=True)
@@ -338,12 +211,13 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
         notifications,
     )  # fmt: skip
     follows = Following(lobby.names, notifications, hub, settings.following)
+    handlers = {**lobby.handlers(), **friends.handlers(), **follows.handlers()}
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
-        LobbyServicer(lobby, friends, follows), server.server
+        lobby_servicer(handlers, streaming_handlers(lobby, friends, follows)), server.server
     )
     relay = RelayServicer(
         lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"],
-        {**lobby.handlers(), **friends.handlers(), **follows.handlers()},
+        handlers,
         settings.internal_key,
         settings.accept_unbound_proofs,
     )

@@ -12,7 +12,6 @@ it had not acknowledged is taken over by another matchmaker (XAUTOCLAIM). No tic
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -21,12 +20,11 @@ from typing import Any
 
 import grpc
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
 from games.clock import TimeControl
 from runtime import keys
+from runtime.consumer import GroupConsumer
 from runtime.observability import MATCHES
-from runtime.redis import group_entries, redis_failed
 from runtime.replicas import following
 from services.matchmaker.skill import Window, balanced_seating, tables_by_skill, within
 from services.matchmaker.tickets import TICKET_TTL_SECONDS, Ticket, TicketStore
@@ -41,7 +39,9 @@ from wire.proof import platform_channel
 log = logging.getLogger("tabletop.matchmaker")
 
 
-class Matchmaker:
+class Matchmaker(GroupConsumer):
+    failure_message = "cannot reach the lobby"
+
     def __init__(
         self,
         *,
@@ -55,11 +55,13 @@ class Matchmaker:
     ) -> None:
         """`window`: how far apart in rating the players of a rated game may be, by how long
         they waited (services/matchmaker/skill.py)."""
-        self.redis = redis
+        super().__init__(
+            redis=redis, stream=keys.TICKETS, group=keys.MATCHMAKER_GROUP, consumer=consumer,
+            claim_idle_seconds=claim_idle_seconds, block_seconds=scan_seconds,
+        )  # fmt: skip
         self.store = TicketStore(redis)
-        self.consumer = consumer
-        self.claim_idle_ms = int(claim_idle_seconds * 1000)
         self.scan_seconds = scan_seconds
+        self._last_scan = 0.0
         # Games are created on each service's replicas as they come and go: started in run().
         self.channels = following(
             backends, lambda game, at: platform_channel(at, api(game).full_name, internal_key)
@@ -73,43 +75,24 @@ class Matchmaker:
     async def run(self, stop: asyncio.Event) -> None:
         for replicas in self.channels.values():
             replicas.start()
-        grouped = False
-        last_scan = 0.0
-        while not stop.is_set():
-            try:
-                if not grouped:
-                    with contextlib.suppress(ResponseError):  # BUSYGROUP
-                        await self.redis.xgroup_create(
-                            keys.TICKETS, keys.MATCHMAKER_GROUP, id="0", mkstream=True
-                        )
-                    grouped = True
-                scan = time.monotonic() - last_scan >= self.scan_seconds
-                entries = await self._take(reclaim=scan)
-                pools = {fields[b"pool"].decode() for _, fields in entries if fields}
-                if scan:
-                    last_scan = time.monotonic()
-                    pools |= set(await self.store.pools())
-                for pool in sorted(pools):
-                    await self.match_pool(pool)
-                if scan:
-                    self.scans += 1
-                if entries:
-                    await self.redis.xack(
-                        keys.TICKETS, keys.MATCHMAKER_GROUP, *(entry_id for entry_id, _ in entries)
-                    )
-            except Exception as error:
-                if not redis_failed(error):
-                    raise
-                log.warning("cannot reach the lobby", extra={"error": str(error)})
-                grouped = False
-                await asyncio.sleep(1.0)
+        await super().run(stop)
 
-    async def _take(self, *, reclaim: bool) -> list[tuple[Any, Any]]:
-        return await group_entries(
-            self.redis, keys.TICKETS, keys.MATCHMAKER_GROUP, self.consumer,
-            block_ms=int(self.scan_seconds * 1000),
-            reclaim_idle_ms=self.claim_idle_ms if reclaim else None,
-        )  # fmt: skip
+    async def reclaiming(self) -> bool:
+        """Idle entries are taken over with each look at every pool (every `scan_seconds`)."""
+        return time.monotonic() - self._last_scan >= self.scan_seconds
+
+    async def consume(self, entries: list[tuple[Any, Any]], *, reclaimed: bool) -> None:
+        """Match the pools the read's tickets are in (every pool when it is time to look at
+        them all), then acknowledge the entries together."""
+        pools = {fields[b"pool"].decode() for _, fields in entries if fields}
+        if reclaimed:
+            self._last_scan = time.monotonic()
+            pools |= set(await self.store.pools())
+        for pool in sorted(pools):
+            await self.match_pool(pool)
+        if reclaimed:
+            self.scans += 1
+        await self.ack(*(entry_id for entry_id, _ in entries))
 
     async def match_pool(self, pool: str) -> None:
         """Form every game the pool's queued tickets allow now."""

@@ -17,7 +17,8 @@ import pytest
 import pytest_asyncio
 from rich.console import Console
 
-from client.play import Table, UsageError, game_options, with_bots
+from client.play import Table, game_options, with_bots
+from client.runner import UsageError
 from client.session import Session
 from gateway.server import Gateway
 from tabletop.common.v1 import common_pb2
