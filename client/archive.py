@@ -343,21 +343,21 @@ async def export(args: argparse.Namespace) -> int:
     out = Path(args.out or f"tabletop-{args.month}.ndjson.gz")
     request = lobby_pb2.ExportArchiveRequest(month=args.month, game=args.game)
 
-    async def call(session: Session) -> int:
+    async def call(session: Session) -> str:
         written = 0
         with gzip.open(out, "wb") as file:
             async for piece in session.lobby.ExportArchive(request, metadata=session.metadata):
                 file.write(piece.ndjson)
                 written += piece.games
-        return written
+        if written:
+            return f"{written} games written to {out}; `tabletop replay --file {out}` replays them"
+        which = f" ({args.game})" if args.game else ""
+        return f"no public games finished in {args.month}{which}"
 
-    written = await as_saved(args, "export", call)
-    if written:
-        print(f"{written} games written to {out}; `tabletop replay --file {out}` replays them")
-    else:
-        print(
-            f"no public games finished in {args.month}{' (' + args.game + ')' if args.game else ''}"
-        )
+    said = await as_saved(args, "export", call)
+    if isinstance(said, int):  # refused, or nobody signed in: already said
+        return said
+    print(said)
     return 0
 
 
