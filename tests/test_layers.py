@@ -208,3 +208,11 @@ def test_no_import_cycles_between_top_level_packages() -> None:
         visit(package)
     assert graph["gateway"] <= {"runtime", "wire", "games"}, graph["gateway"]
     assert "engines" not in graph["wire"]
+
+
+def test_player_sessions_and_the_server_form_no_circle() -> None:
+    """The server holds player sessions; sessions route through gateway.routing and know no
+    server, not even for the type checker."""
+    assert "gateway.server" not in reach("gateway.session")
+    assert "gateway.server" not in (ROOT / "gateway" / "session.py").read_text()
+    assert "gateway.server" not in reach("gateway.routing")
