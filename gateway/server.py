@@ -1,14 +1,14 @@
 """The gateway: the platform's one public port. Authentication, rate limits and routing only.
 
-It issues and checks tokens (AuthService: guests, bot workers, and accounts kept in PostgreSQL,
-gateway/accounts.py, which no routed call reads), rate-limits each player, and forwards every
-call of the services behind it (each game's service, the lobby) to that service, round robin
-across its replicas, passing the request and response bytes through untouched: unary calls as
-messages on relay links, streams as calls of their own. Who calls travels with each call (the
-relay message's player fields, or the `x-tabletop-*` metadata of a stream); whatever the
-client sent under those keys is dropped. Only the services' public methods are routed; nothing
-else is reachable. The gateway knows no game rule and no lobby logic, and holds no connection
-to Redis.
+It issues and checks tokens (AuthService: guests, bot workers, and accounts, which the accounts
+service keeps, services/accounts, reached through gateway/accounts.py; no routed call asks it),
+rate-limits each player, and forwards every call of the services behind it (each game's
+service, the lobby) to that service, round robin across its replicas, passing the request and
+response bytes through untouched: unary calls as messages on relay links, streams as calls of
+their own. Who calls travels with each call (the relay message's player fields, or the
+`x-tabletop-*` metadata of a stream); whatever the client sent under those keys is dropped.
+Only the services' public methods are routed; nothing else is reachable. The gateway knows no
+game rule and no lobby logic, and holds no connection to Redis.
 """
 
 from __future__ import annotations
@@ -28,17 +28,15 @@ import grpc
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from psycopg_pool import AsyncConnectionPool
 
 from gateway.accounts import (
     ACCESS_TTL_SECONDS,
-    ACCOUNTS_PER_ADDRESS_DAY,
     GUEST_REGISTERED,
     GUEST_REPLACED,
-    REFRESH_TTL_SECONDS,
     Accounts,
     Grant,
     Revocations,
+    accounts_channel,
 )
 from gateway.auth import AuthError, Identity, TokenIssuer
 from gateway.oidc import Issuer, Providers
@@ -48,7 +46,6 @@ from gateway.routing import DEFAULT_TIMEOUT, Backend, Guard, Proxy, Route, _kind
 from gateway.session import MAX_CALLS as SESSION_MAX_CALLS
 from gateway.session import SERVICE as SESSION_SERVICE
 from gateway.session import SessionServicer
-from runtime import db
 from runtime.replicas import RESOLVE_SECONDS, Replicas
 from runtime.server import (
     MAX_REQUEST_BYTES,
@@ -121,13 +118,12 @@ class GatewaySettings:
     front of the gateway, or a local platform)."""
     health_listen: str = ""
     """A plaintext port serving the health service only (probes that cannot speak TLS)."""
-    database_url: str = ""
-    """PostgreSQL, where accounts and their sessions are kept; empty: no accounts (guests and
-    bots only; the account calls answer ACCOUNTS_DISABLED)."""
+    accounts: str = ""
+    """The accounts service's gRPC target (services/accounts, which keeps accounts and their
+    sessions); empty: no accounts (guests and bots only; the account calls answer
+    ACCOUNTS_DISABLED)."""
     access_ttl_seconds: int = ACCESS_TTL_SECONDS
     """How long an account's access token lives (a Refresh gets the next)."""
-    refresh_ttl_seconds: int = REFRESH_TTL_SECONDS
-    """How long an account's session lasts without a login."""
     open_streams: OpenStreams = field(default_factory=OpenStreams)
     """Bounds on the streams the public port serves without a token (health Watch,
     reflection)."""
@@ -138,15 +134,14 @@ class GatewaySettings:
     trusted_proxies: Sequence[Network] = ()
     """Proxies in front of the gateway (networks) whose `x-forwarded-for` names the client:
     logins are limited by that address instead of the proxy's."""
-    database_timeout_seconds: float = 5.0
-    """How long the gateway waits for the database when it starts (then serves regardless)."""
-    accounts_per_address_day: int = ACCOUNTS_PER_ADDRESS_DAY
-    """Accounts one client address may make in a day (UTC), counted in the database."""
+    accounts_timeout_seconds: float = 5.0
+    """How long the gateway waits, when it starts, to learn from the accounts service which
+    sessions ended lately (then serves regardless)."""
     guests_per_address_hour: float = GUESTS_PER_ADDRESS_HOUR
     """Guests one client address may make in an hour on this gateway."""
     revocation_poll_seconds: float = 1.0
-    """How often the gateway reads which sessions ended: an ended session's access tokens are
-    refused at most this long (and a database round trip) after it ended."""
+    """How often the gateway asks which sessions ended: an ended session's access tokens are
+    refused at most this long (and a call to the accounts service) after it ended."""
 
 
 def _timestamp(seconds: float) -> Timestamp:
@@ -200,7 +195,7 @@ def _trusted(address: str, trusted: Sequence[Network]) -> bool:
 
 class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
     """Tokens: Login (a new guest), BotLogin (a bot seat, with the bot key), Refresh; accounts
-    (gateway/accounts.py) when the gateway has a database."""
+    (the accounts service, through gateway/accounts.py) when the platform has one."""
 
     def __init__(
         self,
@@ -210,11 +205,9 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         accounts: Accounts | None = None,
         trusted_proxies: Sequence[Network] = (),
         providers: Providers | None = None,
-        accounts_per_address_day: int = ACCOUNTS_PER_ADDRESS_DAY,
         guests_per_address_hour: float = GUESTS_PER_ADDRESS_HOUR,
     ) -> None:
         self.trusted_proxies = trusted_proxies
-        self.accounts_per_address_day = accounts_per_address_day
         self.guests_per_address_hour = guests_per_address_hour
         self.guests = RateLimiter(guests_per_address_hour / 3600, guests_per_address_hour)
         self.providers = providers
@@ -276,7 +269,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         if self.accounts is None:
             raise ApiError(
                 "ACCOUNTS_DISABLED",
-                "this platform keeps no accounts (its gateway has no database): log in as a guest",
+                "this platform keeps no accounts (no accounts service): log in as a guest",
             )
         return self.accounts
 
@@ -417,7 +410,6 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                 guest,
                 request.bot,
                 guest_token,
-                self.accounts_per_address_day,
             )
             if guest_token and self.guard.revocations is not None:
                 self.guard.revocations.end(guest_token, GUEST_REGISTERED)
@@ -450,22 +442,9 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
     async def ListSessions(self, request: Any, context: Context) -> lobby_pb2.ListSessionsResponse:
         try:
             identity = self._account_caller(context)
-            rows = await self._accounts().sessions(identity)
+            return await self._accounts().sessions(identity)
         except ApiError as error:
             await abort(context, error)
-        return lobby_pb2.ListSessionsResponse(
-            sessions=[
-                lobby_pb2.SessionInfo(
-                    session_id=row["id"],
-                    created_at=_timestamp(row["created_at"].timestamp()),
-                    last_used_at=_timestamp(row["last_used_at"].timestamp()),
-                    expires_at=_timestamp(row["expires_at"].timestamp()),
-                    client=row["client"],
-                    current=row["id"] == identity.session,
-                )
-                for row in rows
-            ]
-        )
 
     async def ChangePassword(self, request: Any, context: Context) -> lobby_pb2.LogoutResponse:
         try:
@@ -515,24 +494,20 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         try:
             accounts = self._accounts()
             identity = self._account_caller(context)
-            secret, record = await accounts.create_token(
+            return await accounts.create_token(
                 identity, request.name, list(request.scopes), request.expires_in_days
             )
         except ApiError as error:
             await abort(context, error)
-        answer = _api_token(record)
-        answer.token = secret
-        return answer
 
     async def ListApiTokens(
         self, request: Any, context: Context
     ) -> lobby_pb2.ListApiTokensResponse:
         try:
             accounts = self._accounts()
-            rows = await accounts.tokens(self._account_caller(context))
+            return await accounts.tokens(self._account_caller(context))
         except ApiError as error:
             await abort(context, error)
-        return lobby_pb2.ListApiTokensResponse(tokens=[_api_token(row) for row in rows])
 
     async def RevokeApiToken(
         self, request: Any, context: Context
@@ -556,19 +531,6 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         response = _login_response(token, identity)
         response.session_id = identity.session
         return response
-
-
-def _api_token(row: Mapping[str, Any]) -> lobby_pb2.ApiToken:
-    answer = lobby_pb2.ApiToken(
-        token_id=row["id"],
-        name=row["name"],
-        scopes=row["scopes"],
-        created_at=_timestamp(row["created_at"].timestamp()),
-        expires_at=_timestamp(row["expires_at"].timestamp()),
-    )
-    if row["last_used_at"] is not None:
-        answer.last_used_at.CopyFrom(_timestamp(row["last_used_at"].timestamp()))
-    return answer
 
 
 class Gateway:
@@ -615,19 +577,16 @@ class Gateway:
             open_streams=settings.open_streams,
             reflection=settings.reflection,
         )
-        self.database: AsyncConnectionPool | None = None
         self.accounts: Accounts | None = None
         self.revocations: Revocations | None = None
-        if settings.database_url:
-            self.database = db.pool(settings.database_url)
+        if settings.accounts:
             self.accounts = Accounts(
-                self.database,
+                accounts_channel(settings.accounts, settings.internal_key),
                 self.issuer,
                 access_ttl_seconds=settings.access_ttl_seconds,
-                refresh_ttl_seconds=settings.refresh_ttl_seconds,
             )
             self.revocations = Revocations(
-                self.database,
+                self.accounts,
                 settings.access_ttl_seconds,
                 settings.revocation_poll_seconds,
                 settings.token_ttl_seconds,
@@ -651,7 +610,6 @@ class Gateway:
             self.accounts,
             settings.trusted_proxies,
             Providers(list(settings.oidc_issuers)),
-            settings.accounts_per_address_day,
             settings.guests_per_address_hour,
         )
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(self.auth, self.base.server)
@@ -681,11 +639,10 @@ class Gateway:
             await asyncio.sleep(2.0)
 
     async def start(self) -> None:
-        if self.database is not None and self.revocations is not None:
-            await self.database.open(wait=False)
-            # The sessions ended lately are known before the first call is served (a database
-            # out of reach is read again at each poll).
-            await self.revocations.first_poll(self.settings.database_timeout_seconds)
+        if self.revocations is not None:
+            # The sessions ended lately are known before the first call is served (the accounts
+            # service out of reach is asked again at each poll).
+            await self.revocations.first_poll(self.settings.accounts_timeout_seconds)
             self._revocations = asyncio.create_task(self.revocations.run())
         await self.base.start()
         for backend in self.backends:
@@ -695,8 +652,8 @@ class Gateway:
     async def stop(self, grace: float | None = None) -> None:
         await stop_tasks([t for t in (self._watcher, self._revocations) if t is not None])
         await self.base.stop(grace)
-        if self.database is not None:
-            await self.database.close()
+        if self.accounts is not None:
+            await self.accounts.close()
         for backend in self.backends:
             await backend.relay.close()
             await backend.replicas.close()

@@ -42,7 +42,7 @@ def test_a_guest_past_its_life_gets_no_token() -> None:
 
 
 def test_an_ended_guest_token_is_known_with_why() -> None:
-    revocations = Revocations(pool=None, access_ttl=900, poll_seconds=1.0)  # type: ignore[arg-type]
+    revocations = Revocations(accounts=None, access_ttl=900, poll_seconds=1.0)
     revocations.end("g-1", GUEST_REGISTERED)
     revocations.end("s-1")
     assert revocations.why("g-1") == GUEST_REGISTERED
