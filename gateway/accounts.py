@@ -27,7 +27,6 @@ from gateway.oidc import External
 from tabletop.accounts.v1 import accounts_pb2, accounts_pb2_grpc
 from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import ApiError
-from wire.players import GUEST_REGISTERED, GUEST_REPLACED
 from wire.proof import ProveCalls
 
 log = logging.getLogger("tabletop.gateway")
@@ -38,8 +37,6 @@ ACCOUNTS_SERVICE = accounts_pb2.DESCRIPTOR.services_by_name["AccountsService"].f
 CALL_SECONDS = 30.0
 """How long an account call may take at the accounts service (a password hash may wait its
 turn there)."""
-
-__all__ = ["GUEST_REGISTERED", "GUEST_REPLACED"]
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from gateway.accounts import (
     ACCESS_TTL_SECONDS,
-    GUEST_REGISTERED,
-    GUEST_REPLACED,
     Accounts,
     Grant,
     Revocations,
@@ -60,7 +58,7 @@ from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from tabletop.session.v1 import session_pb2_grpc
 from wire.api import AUTH_SERVICE, api, channel_options
 from wire.errors import ApiError, abort
-from wire.players import BOT_ID_PATTERN
+from wire.players import BOT_ID_PATTERN, GUEST_REGISTERED, GUEST_REPLACED
 
 log = logging.getLogger("tabletop.gateway")
 

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from gateway.accounts import GUEST_REGISTERED, Revocations
-from gateway.auth import GUEST_MAX_SECONDS, AuthError, TokenIssuer
+from gateway.accounts import Revocations
+from gateway.auth import AuthError, TokenIssuer
+from wire.players import GUEST_MAX_SECONDS, GUEST_REGISTERED
 
 ISSUER = TokenIssuer("k" * 32, ttl_seconds=24 * 3600)
 
