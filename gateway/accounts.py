@@ -87,9 +87,10 @@ class Accounts:
     @staticmethod
     async def _ask(call: Callable[..., Awaitable[T]], request: Message) -> T:
         """A call of the accounts service; its refusal raised as the ApiError it sent (the
-        service out of reach: UNAVAILABLE)."""
+        service out of reach for CALL_SECONDS: UNAVAILABLE). A call made while the service is
+        starting, or its replicas are changing, waits for one to take it."""
         try:
-            return await call(request, timeout=CALL_SECONDS)
+            return await call(request, timeout=CALL_SECONDS, wait_for_ready=True)
         except grpc.aio.AioRpcError as error:
             if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 log.warning("the accounts service failed", extra={"error": error.details()})

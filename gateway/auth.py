@@ -36,7 +36,7 @@ class Identity:
     worker: bool = False
     """The platform's bot worker: it acts for the bot seat each call names (BOT_SEAT_METADATA)."""
     scopes: tuple[str, ...] | None = None
-    """An API token's scopes (gateway/accounts.py SCOPES); None: not an API token's (a guest,
+    """An API token's scopes (services/accounts/rules.py SCOPES); None: not an API token's (a guest,
     a bot seat, a worker, an account's login)."""
     bot: bool = False
     """A bot account's (shown as a bot; plays with a `bot`-scoped API token only)."""

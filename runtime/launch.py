@@ -160,6 +160,7 @@ class Launch:
             target = f"127.0.0.1:{ports.take()}"
             self.add("accounts", ["services.accounts"], {**common, "LISTEN": target})
             accounts["ACCOUNTS_ADDR"] = target
+        self.accounts_target = accounts.get("ACCOUNTS_ADDR", "")
         self.gateway_targets = [f"127.0.0.1:{port or free_port()}" for port in self.gateways]
         webs = [f"127.0.0.1:{port or free_port()}" for port in self.web]
         self.web_urls = [f"http://{listen}" for listen in webs]
@@ -207,8 +208,12 @@ class Launch:
             process.start()
 
     def ready(self, timeout: float = 60.0) -> bool:
-        """Whether every gateway reports SERVING for every service within `timeout`."""
-        return all(wait_serving(t, self.services, timeout) for t in self.gateway_targets)
+        """Whether every gateway reports SERVING for every service, and the accounts service
+        (when there is one) SERVING, within `timeout`."""
+        accounts = [self.accounts_target] if self.accounts_target else []
+        return all(wait_serving(t, self.services, timeout) for t in self.gateway_targets) and all(
+            wait_serving(t, (), timeout) for t in accounts
+        )
 
     def stop(self) -> None:
         """Stop everything gracefully: all are told at once, then waited for."""

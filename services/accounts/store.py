@@ -131,6 +131,18 @@ class Ending:
     why: str
 
 
+async def account_named(
+    connection: psycopg.AsyncConnection[Any], username: str
+) -> tuple[str, str] | None:
+    """The id and username of the account named `username` (whatever its case), or None: for
+    the lobby, which names players by username on its own connection."""
+    cursor = await connection.execute(
+        "SELECT id, username FROM accounts WHERE username_key = %s", (username.lower(),)
+    )
+    row = await cursor.fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
 class Accounts:
     """Registration, logins and sessions against the database `pool`."""
 
