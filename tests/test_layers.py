@@ -216,3 +216,12 @@ def test_player_sessions_and_the_server_form_no_circle() -> None:
     assert "gateway.server" not in reach("gateway.session")
     assert "gateway.server" not in (ROOT / "gateway" / "session.py").read_text()
     assert "gateway.server" not in reach("gateway.routing")
+
+
+def test_the_gateway_holds_no_database() -> None:
+    """Accounts are the accounts service's (services/accounts): no gateway module reaches
+    PostgreSQL's driver or the database helpers."""
+    for module in [m for m in modules() if m.split(".")[0] == "gateway"]:
+        found = {m for m in imports(module) if m in ("psycopg", "psycopg_pool")}
+        found |= {m for m in reach(module) if m == "runtime.db"}
+        assert not found, f"{module} reaches {found}"
