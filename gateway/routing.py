@@ -123,7 +123,7 @@ def _acting_bot(worker: Identity, named: Sequence[str | bytes]) -> Identity:
     return Identity(named[0], named[0], worker.expires_at)
 
 
-def _kind(identity: Identity) -> str:
+def kind_of(identity: Identity) -> str:
     if identity.worker:
         return "worker"
     if identity.session:
@@ -231,7 +231,7 @@ class Proxy(grpc.GenericRpcHandler):
             player_name=identity.name,
             request_id=request_id,
             seconds=seconds,
-            guest=_kind(identity) == "guest",
+            guest=kind_of(identity) == "guest",
         )
 
     def _unary(self, route: Route) -> Any:
@@ -294,7 +294,7 @@ class Proxy(grpc.GenericRpcHandler):
                     (PLAYER_METADATA, identity.player_id),
                     (NAME_METADATA, identity.name),
                     (REQUEST_METADATA, request_id),
-                    *([(GUEST_METADATA, "1")] if _kind(identity) == "guest" else []),
+                    *([(GUEST_METADATA, "1")] if kind_of(identity) == "guest" else []),
                 ),
                 body=request,
             ),

@@ -40,7 +40,7 @@ from gateway.auth import AuthError, Identity, TokenIssuer
 from gateway.oidc import Issuer, Providers
 from gateway.ratelimit import RateLimiter, retry_after_ms
 from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay
-from gateway.routing import DEFAULT_TIMEOUT, Backend, Guard, Proxy, Route, _kind
+from gateway.routing import DEFAULT_TIMEOUT, Backend, Guard, Proxy, Route, kind_of
 from gateway.session import MAX_CALLS as SESSION_MAX_CALLS
 from gateway.session import SERVICE as SESSION_SERVICE
 from gateway.session import SessionServicer
@@ -350,7 +350,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     "INVALID_ARGUMENT",
                     "an account's session is refreshed with its refresh token (refresh_token)",
                 )
-            if _kind(identity) == "guest":
+            if kind_of(identity) == "guest":
                 token, renewed = await self._next_guest_token(identity)
             else:
                 token, renewed = self.issuer.issue(
@@ -388,7 +388,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
             guest = guest_token = ""
             if any(key == "authorization" for key, _ in context.invocation_metadata() or ()):
                 caller = self.guard.admit(context, acting=False)
-                if _kind(caller) != "guest":
+                if kind_of(caller) != "guest":
                     raise ApiError(
                         "INVALID_ARGUMENT",
                         "only a guest can claim an account: register without a token, or with "
@@ -480,7 +480,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         return lobby_pb2.WhoAmIResponse(
             player_id=identity.player_id,
             name=identity.name,
-            kind=_kind(identity),
+            kind=kind_of(identity),
             session_id=identity.session,
             expires_at=_timestamp(identity.expires_at),
             bot_account=identity.bot,
