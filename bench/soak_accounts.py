@@ -76,10 +76,10 @@ EXPIRY_MARGIN = 1.0
 """A token this close to its expiry is not used, and a refusal this close proves nothing."""
 REVOCATION_SLACK = 8.0
 """On top of REVOCATION_POLL_SECONDS, how long a gateway may take to refuse an ended session's
-access token: a poll of the database, after a restart a pool reconnecting (with back-off)."""
+access token: a poll of the accounts service, after a restart its pool reconnecting (back-off)."""
 REUSED = "was used already"
-"""How the gateway words the refusal of a reused refresh token (gateway/accounts.py): after a
-lost answer, the only refusal that is allowed."""
+"""How the platform words the refusal of a reused refresh token (services/accounts/store.py):
+after a lost answer, the only refusal that is allowed."""
 
 
 def revocation_bound(poll_seconds: float) -> float:

@@ -6,7 +6,7 @@ import ipaddress
 import logging
 import os
 
-from gateway.accounts import ACCESS_TTL_SECONDS, REFRESH_TTL_SECONDS
+from gateway.accounts import ACCESS_TTL_SECONDS
 from gateway.oidc import Issuer, issuers_from_json
 from gateway.relay import LINKS, MAX_AGE_SECONDS
 from gateway.server import DEFAULT_TIMEOUT, Gateway, GatewaySettings, Network
@@ -53,10 +53,9 @@ def settings_from_env() -> GatewaySettings:
         internal_key=internal_key_from_env(),
         tls=tls_from_env(),
         health_listen=env_str("HEALTH_LISTEN", ""),
-        database_url=env_str("DATABASE_URL", ""),
-        database_timeout_seconds=env_float("DATABASE_TIMEOUT_SECONDS", 5.0),
+        accounts=env_str("ACCOUNTS_ADDR", ""),
+        accounts_timeout_seconds=env_float("ACCOUNTS_TIMEOUT_SECONDS", 5.0),
         access_ttl_seconds=env_int("ACCESS_TOKEN_TTL_SECONDS", ACCESS_TTL_SECONDS),
-        refresh_ttl_seconds=env_int("SESSION_TTL_SECONDS", REFRESH_TTL_SECONDS),
         revocation_poll_seconds=env_float("REVOCATION_POLL_SECONDS", 1.0),
         open_streams=OpenStreams(
             per_connection=env_int("OPEN_STREAMS_PER_CONNECTION", OpenStreams.per_connection),

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 
 import jwt
 
+from wire.players import GUEST_MAX_SECONDS
+
 NAME_PATTERN = re.compile(r"[A-Za-z0-9 _-]{1,32}")
 ALGORITHM = "HS256"
 _CACHE_LIMIT = 100_000
-GUEST_MAX_SECONDS = 30 * 24 * 3600
-"""A guest's whole life, from its Login, whatever its refreshes: its tokens expire then at the
-latest, and Refresh renews them no more (register to keep the player)."""
 
 
 class AuthError(Exception):
@@ -37,7 +36,7 @@ class Identity:
     worker: bool = False
     """The platform's bot worker: it acts for the bot seat each call names (BOT_SEAT_METADATA)."""
     scopes: tuple[str, ...] | None = None
-    """An API token's scopes (gateway/accounts.py SCOPES); None: not an API token's (a guest,
+    """An API token's scopes (services/accounts/rules.py SCOPES); None: not an API token's (a guest,
     a bot seat, a worker, an account's login)."""
     bot: bool = False
     """A bot account's (shown as a bot; plays with a `bot`-scoped API token only)."""

@@ -1,14 +1,14 @@
 """The gateway: the platform's one public port. Authentication, rate limits and routing only.
 
-It issues and checks tokens (AuthService: guests, bot workers, and accounts kept in PostgreSQL,
-gateway/accounts.py, which no routed call reads), rate-limits each player, and forwards every
-call of the services behind it (each game's service, the lobby) to that service, round robin
-across its replicas, passing the request and response bytes through untouched: unary calls as
-messages on relay links, streams as calls of their own. Who calls travels with each call (the
-relay message's player fields, or the `x-tabletop-*` metadata of a stream); whatever the
-client sent under those keys is dropped. Only the services' public methods are routed; nothing
-else is reachable. The gateway knows no game rule and no lobby logic, and holds no connection
-to Redis.
+It issues and checks tokens (AuthService: guests, bot workers, and accounts, which the accounts
+service keeps, services/accounts, reached through gateway/accounts.py; no routed call asks it),
+rate-limits each player, and forwards every call of the services behind it (each game's
+service, the lobby) to that service, round robin across its replicas, passing the request and
+response bytes through untouched: unary calls as messages on relay links, streams as calls of
+their own. Who calls travels with each call (the relay message's player fields, or the
+`x-tabletop-*` metadata of a stream); whatever the client sent under those keys is dropped.
+Only the services' public methods are routed; nothing else is reachable. The gateway knows no
+game rule and no lobby logic, and holds no connection to Redis.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ import contextlib
 import functools
 import hmac
 import ipaddress
-import itertools
 import logging
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,27 +28,22 @@ import grpc
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.timestamp_pb2 import Timestamp
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from psycopg_pool import AsyncConnectionPool
 
 from gateway.accounts import (
     ACCESS_TTL_SECONDS,
-    ACCOUNTS_PER_ADDRESS_DAY,
-    GUEST_REGISTERED,
-    GUEST_REPLACED,
-    REFRESH_TTL_SECONDS,
     Accounts,
     Grant,
     Revocations,
-    may_act,
+    accounts_channel,
 )
-from gateway.auth import AuthError, Identity, TokenIssuer, bearer_token
+from gateway.auth import AuthError, Identity, TokenIssuer
 from gateway.oidc import Issuer, Providers
 from gateway.ratelimit import RateLimiter, retry_after_ms
-from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay, status_code
+from gateway.relay import LINKS, MAX_AGE_SECONDS, Relay
+from gateway.routing import DEFAULT_TIMEOUT, Backend, Guard, Proxy, Route, kind_of
 from gateway.session import MAX_CALLS as SESSION_MAX_CALLS
 from gateway.session import SERVICE as SESSION_SERVICE
-from gateway.session import SessionServicer, too_large
-from runtime import db
+from gateway.session import SessionServicer
 from runtime.replicas import RESOLVE_SECONDS, Replicas
 from runtime.server import (
     MAX_REQUEST_BYTES,
@@ -61,19 +55,10 @@ from runtime.server import (
 )
 from runtime.tasks import stop_tasks
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
-from tabletop.relay.v1 import relay_pb2
 from tabletop.session.v1 import session_pb2_grpc
-from wire.api import AUTH_SERVICE, READS, api, channel_options
+from wire.api import AUTH_SERVICE, api, channel_options
 from wire.errors import ApiError, abort
-from wire.metadata import (
-    BOT_SEAT_METADATA,
-    GUEST_METADATA,
-    NAME_METADATA,
-    PLAYER_METADATA,
-    REQUEST_METADATA,
-)
-from wire.players import BOT_ID_PATTERN
-from wire.proof import prove
+from wire.players import BOT_ID_PATTERN, GUEST_REGISTERED, GUEST_REPLACED
 
 log = logging.getLogger("tabletop.gateway")
 
@@ -86,9 +71,9 @@ on one gateway: a burst of FAILED_LOGINS_BURST, then one a minute; beyond, passw
 that account are refused (RATE_LIMITED) without a hash. Its sessions go on."""
 GUESTS_PER_ADDRESS_HOUR = 60
 """Guests one client address may make (Login) on one gateway: 60 at once, then one a minute."""
-DEFAULT_TIMEOUT = 10.0
-"""The deadline of a call whose caller set none (CALL_TIMEOUT_SECONDS)."""
 LOBBY_DESCRIPTOR: ServiceDescriptor = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"]
+
+__all__ = ["DEFAULT_TIMEOUT", "Backend", "Gateway", "GatewaySettings", "Guard", "Proxy", "Route"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,13 +116,12 @@ class GatewaySettings:
     front of the gateway, or a local platform)."""
     health_listen: str = ""
     """A plaintext port serving the health service only (probes that cannot speak TLS)."""
-    database_url: str = ""
-    """PostgreSQL, where accounts and their sessions are kept; empty: no accounts (guests and
-    bots only; the account calls answer ACCOUNTS_DISABLED)."""
+    accounts: str = ""
+    """The accounts service's gRPC target (services/accounts, which keeps accounts and their
+    sessions); empty: no accounts (guests and bots only; the account calls answer
+    ACCOUNTS_DISABLED)."""
     access_ttl_seconds: int = ACCESS_TTL_SECONDS
     """How long an account's access token lives (a Refresh gets the next)."""
-    refresh_ttl_seconds: int = REFRESH_TTL_SECONDS
-    """How long an account's session lasts without a login."""
     open_streams: OpenStreams = field(default_factory=OpenStreams)
     """Bounds on the streams the public port serves without a token (health Watch,
     reflection)."""
@@ -148,96 +132,14 @@ class GatewaySettings:
     trusted_proxies: Sequence[Network] = ()
     """Proxies in front of the gateway (networks) whose `x-forwarded-for` names the client:
     logins are limited by that address instead of the proxy's."""
-    database_timeout_seconds: float = 5.0
-    """How long the gateway waits for the database when it starts (then serves regardless)."""
-    accounts_per_address_day: int = ACCOUNTS_PER_ADDRESS_DAY
-    """Accounts one client address may make in a day (UTC), counted in the database."""
+    accounts_timeout_seconds: float = 5.0
+    """How long the gateway waits, when it starts, to learn from the accounts service which
+    sessions ended lately (then serves regardless)."""
     guests_per_address_hour: float = GUESTS_PER_ADDRESS_HOUR
     """Guests one client address may make in an hour on this gateway."""
     revocation_poll_seconds: float = 1.0
-    """How often the gateway reads which sessions ended: an ended session's access tokens are
-    refused at most this long (and a database round trip) after it ended."""
-
-
-class Guard:
-    """Authenticates a call's bearer token and applies the caller's rate limit."""
-
-    def __init__(
-        self, issuer: TokenIssuer, limiter: RateLimiter, revocations: Revocations | None = None
-    ) -> None:
-        self.issuer = issuer
-        self.limiter = limiter
-        self.revocations = revocations
-
-    def identify(self, context: Context) -> Identity:
-        """The caller; raises ApiError (UNAUTHENTICATED)."""
-        return self.check(self.token(context))
-
-    @staticmethod
-    def token(context: Context) -> str:
-        """The call's bearer token; raises ApiError (UNAUTHENTICATED)."""
-        try:
-            return bearer_token(context.invocation_metadata())
-        except AuthError as error:
-            raise ApiError("UNAUTHENTICATED", str(error)) from None
-
-    def check(self, token: str) -> Identity:
-        """Whose `token` is, while it holds: not expired, its session not ended; raises
-        ApiError (UNAUTHENTICATED). Cheap enough for every call (verified tokens are cached)."""
-        try:
-            identity = self.issuer.verify(token)
-        except AuthError as error:
-            raise ApiError("UNAUTHENTICATED", str(error)) from None
-        revocations = self.revocations
-        if identity.guest_token and revocations is not None:
-            why = revocations.why(identity.guest_token)
-            if why is not None:
-                raise ApiError("UNAUTHENTICATED", f"this guest token has ended: {why}")
-        if identity.session and (revocations is None or revocations.ended(identity.session)):
-            raise ApiError(
-                "UNAUTHENTICATED",
-                "this login has ended (logged out, or the password changed); log in again",
-            )
-        return identity
-
-    def admit(self, context: Context, acting: bool = True) -> Identity:
-        """The caller; raises ApiError (UNAUTHENTICATED, RATE_LIMITED). A bot worker's call
-        is the call of the bot seat it names (`acting`; its own calls, Refresh and WhoAmI,
-        are the worker's)."""
-        identity = self.identify(context)
-        if acting:
-            named = [v for k, v in context.invocation_metadata() or () if k == BOT_SEAT_METADATA]
-            identity = self.acting(identity, named)
-        self.limit(identity)
-        return identity
-
-    @staticmethod
-    def acting(identity: Identity, named: Sequence[str | bytes]) -> Identity:
-        """Who acts: the caller, or for a bot worker the one bot seat its call `named`
-        (BOT_SEAT_METADATA); raises ApiError (UNAUTHENTICATED)."""
-        return _acting_bot(identity, named) if identity.worker else identity
-
-    def limit(self, identity: Identity) -> None:
-        """The caller's rate limit: raises ApiError (RATE_LIMITED) when it is spent."""
-        wait = self.limiter.take(identity.player_id)
-        if wait:
-            retry_ms = int(wait * 1000) + 1  # never sooner than the limiter allows
-            raise ApiError(
-                "RATE_LIMITED",
-                f"too many requests; retry in {retry_ms}ms",
-                retry_after_ms=str(retry_ms),
-            )
-
-
-def _acting_bot(worker: Identity, named: Sequence[str | bytes]) -> Identity:
-    """The bot seat a worker's call acts for: the one seat `named` (BOT_SEAT_METADATA)."""
-    if len(named) != 1 or not isinstance(named[0], str) or not BOT_ID_PATTERN.fullmatch(named[0]):
-        raise ApiError(
-            "UNAUTHENTICATED",
-            f"a bot worker's call names the one bot seat it acts for in {BOT_SEAT_METADATA} "
-            "(bot-<level>-<hex>)",
-        )
-    return Identity(named[0], named[0], worker.expires_at)
+    """How often the gateway asks which sessions ended: an ended session's access tokens are
+    refused at most this long (and a call to the accounts service) after it ended."""
 
 
 def _timestamp(seconds: float) -> Timestamp:
@@ -289,17 +191,9 @@ def _trusted(address: str, trusted: Sequence[Network]) -> bool:
     return any(ip in network for network in trusted)
 
 
-def _kind(identity: Identity) -> str:
-    if identity.worker:
-        return "worker"
-    if identity.session:
-        return "account"
-    return "bot" if BOT_ID_PATTERN.fullmatch(identity.player_id) else "guest"
-
-
 class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
     """Tokens: Login (a new guest), BotLogin (a bot seat, with the bot key), Refresh; accounts
-    (gateway/accounts.py) when the gateway has a database."""
+    (the accounts service, through gateway/accounts.py) when the platform has one."""
 
     def __init__(
         self,
@@ -309,11 +203,9 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         accounts: Accounts | None = None,
         trusted_proxies: Sequence[Network] = (),
         providers: Providers | None = None,
-        accounts_per_address_day: int = ACCOUNTS_PER_ADDRESS_DAY,
         guests_per_address_hour: float = GUESTS_PER_ADDRESS_HOUR,
     ) -> None:
         self.trusted_proxies = trusted_proxies
-        self.accounts_per_address_day = accounts_per_address_day
         self.guests_per_address_hour = guests_per_address_hour
         self.guests = RateLimiter(guests_per_address_hour / 3600, guests_per_address_hour)
         self.providers = providers
@@ -375,7 +267,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         if self.accounts is None:
             raise ApiError(
                 "ACCOUNTS_DISABLED",
-                "this platform keeps no accounts (its gateway has no database): log in as a guest",
+                "this platform keeps no accounts (no accounts service): log in as a guest",
             )
         return self.accounts
 
@@ -458,7 +350,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                     "INVALID_ARGUMENT",
                     "an account's session is refreshed with its refresh token (refresh_token)",
                 )
-            if _kind(identity) == "guest":
+            if kind_of(identity) == "guest":
                 token, renewed = await self._next_guest_token(identity)
             else:
                 token, renewed = self.issuer.issue(
@@ -496,7 +388,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
             guest = guest_token = ""
             if any(key == "authorization" for key, _ in context.invocation_metadata() or ()):
                 caller = self.guard.admit(context, acting=False)
-                if _kind(caller) != "guest":
+                if kind_of(caller) != "guest":
                     raise ApiError(
                         "INVALID_ARGUMENT",
                         "only a guest can claim an account: register without a token, or with "
@@ -516,7 +408,6 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
                 guest,
                 request.bot,
                 guest_token,
-                self.accounts_per_address_day,
             )
             if guest_token and self.guard.revocations is not None:
                 self.guard.revocations.end(guest_token, GUEST_REGISTERED)
@@ -549,22 +440,9 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
     async def ListSessions(self, request: Any, context: Context) -> lobby_pb2.ListSessionsResponse:
         try:
             identity = self._account_caller(context)
-            rows = await self._accounts().sessions(identity)
+            return await self._accounts().sessions(identity)
         except ApiError as error:
             await abort(context, error)
-        return lobby_pb2.ListSessionsResponse(
-            sessions=[
-                lobby_pb2.SessionInfo(
-                    session_id=row["id"],
-                    created_at=_timestamp(row["created_at"].timestamp()),
-                    last_used_at=_timestamp(row["last_used_at"].timestamp()),
-                    expires_at=_timestamp(row["expires_at"].timestamp()),
-                    client=row["client"],
-                    current=row["id"] == identity.session,
-                )
-                for row in rows
-            ]
-        )
 
     async def ChangePassword(self, request: Any, context: Context) -> lobby_pb2.LogoutResponse:
         try:
@@ -602,7 +480,7 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         return lobby_pb2.WhoAmIResponse(
             player_id=identity.player_id,
             name=identity.name,
-            kind=_kind(identity),
+            kind=kind_of(identity),
             session_id=identity.session,
             expires_at=_timestamp(identity.expires_at),
             bot_account=identity.bot,
@@ -614,24 +492,20 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         try:
             accounts = self._accounts()
             identity = self._account_caller(context)
-            secret, record = await accounts.create_token(
+            return await accounts.create_token(
                 identity, request.name, list(request.scopes), request.expires_in_days
             )
         except ApiError as error:
             await abort(context, error)
-        answer = _api_token(record)
-        answer.token = secret
-        return answer
 
     async def ListApiTokens(
         self, request: Any, context: Context
     ) -> lobby_pb2.ListApiTokensResponse:
         try:
             accounts = self._accounts()
-            rows = await accounts.tokens(self._account_caller(context))
+            return await accounts.tokens(self._account_caller(context))
         except ApiError as error:
             await abort(context, error)
-        return lobby_pb2.ListApiTokensResponse(tokens=[_api_token(row) for row in rows])
 
     async def RevokeApiToken(
         self, request: Any, context: Context
@@ -655,224 +529,6 @@ class AuthServicer(lobby_pb2_grpc.AuthServiceServicer):
         response = _login_response(token, identity)
         response.session_id = identity.session
         return response
-
-
-def _api_token(row: Mapping[str, Any]) -> lobby_pb2.ApiToken:
-    answer = lobby_pb2.ApiToken(
-        token_id=row["id"],
-        name=row["name"],
-        scopes=row["scopes"],
-        created_at=_timestamp(row["created_at"].timestamp()),
-        expires_at=_timestamp(row["expires_at"].timestamp()),
-    )
-    if row["last_used_at"] is not None:
-        answer.last_used_at.CopyFrom(_timestamp(row["last_used_at"].timestamp()))
-    return answer
-
-
-@dataclass(frozen=True)
-class Backend:
-    """A service behind the gateway: its public API, its replicas and relay links."""
-
-    descriptor: ServiceDescriptor
-    replicas: Replicas
-    relay: Relay
-
-
-@dataclass(frozen=True)
-class Route:
-    """A public method the gateway routes: to which backend, and how."""
-
-    backend: Backend
-    path: str
-    """gRPC's path of the method, e.g. "/tabletop.esoloe.v1.EsoloeService/Play"."""
-    method: str
-    acts: bool
-    """Not one of READS: an API token needs a scope to act to call it."""
-    streaming: bool
-    """Server-streaming (Watch, WatchTicket...): a call of its own to one replica."""
-
-
-class Proxy(grpc.GenericRpcHandler):
-    """Routes each public method of the backends to its service, passing bytes through: unary
-    calls over the service's relay links, streams as calls of their own. A player session
-    (gateway/session.py) routes its calls through the same steps."""
-
-    def __init__(
-        self,
-        guard: Guard,
-        backends: list[Backend],
-        streams_per_player: int,
-        internal_key: str,
-        call_timeout_seconds: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        self.guard = guard
-        self.call_timeout_seconds = call_timeout_seconds
-        self.internal_key = internal_key
-        self.streams_per_player = streams_per_player
-        self.streams: dict[str, int] = {}
-        """Streams open now, by player."""
-        # Request ids unique across gateway processes and restarts, without a syscall per call.
-        self._request_prefix = f"g{secrets.token_hex(6)}-"
-        self._request_counter = itertools.count()
-        self.routes: dict[str, Route] = {}
-        self.handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
-        for backend in backends:
-            service = backend.descriptor
-            for method in service.methods:
-                path = f"/{service.full_name}/{method.name}"
-                route = Route(
-                    backend, path, method.name, method.name not in READS, method.server_streaming
-                )
-                self.routes[path] = route
-                if route.streaming:
-                    self.handlers[path] = grpc.unary_stream_rpc_method_handler(
-                        self._streaming(route)
-                    )
-                else:
-                    self.handlers[path] = grpc.unary_unary_rpc_method_handler(self._unary(route))
-
-    def service(
-        self, handler_call_details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler[bytes, bytes] | None:
-        return self.handlers.get(handler_call_details.method)
-
-    def permit(self, identity: Identity, route: Route) -> str:
-        """May the caller call `route` (an API token's scopes)? Raises ApiError
-        (NOT_PERMITTED); the call's new request id."""
-        refused = may_act(identity) if route.acts else ""
-        if refused:
-            raise ApiError("NOT_PERMITTED", refused)
-        return f"{self._request_prefix}{next(self._request_counter)}"
-
-    async def _admit(self, context: Context, route: Route) -> tuple[Identity, str]:
-        """Authenticate, rate-limit and permit: the caller and a new request id."""
-        try:
-            identity = self.guard.admit(context)
-            return identity, self.permit(identity, route)
-        except ApiError as error:
-            await abort(context, error)
-
-    def _timeout(self, context: Context) -> float:
-        remaining = context.time_remaining()
-        if remaining is None:
-            return self.call_timeout_seconds
-        return max(0.001, remaining)
-
-    async def call(
-        self, identity: Identity, route: Route, request: bytes, request_id: str, seconds: float
-    ) -> relay_pb2.RelayResponse:
-        """A unary call of `route` for `identity`, over the backend's relay links."""
-        return await route.backend.relay.call(
-            route.method,
-            request,
-            player_id=identity.player_id,
-            player_name=identity.name,
-            request_id=request_id,
-            seconds=seconds,
-            guest=_kind(identity) == "guest",
-        )
-
-    def _unary(self, route: Route) -> Any:
-        async def forward(request: bytes, context: Context) -> bytes:
-            if len(request) > MAX_REQUEST_BYTES:  # the port takes a session's Call around it
-                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, too_large(request))
-            identity, request_id = await self._admit(context, route)
-            answer = await self.call(identity, route, request, request_id, self._timeout(context))
-            if answer.code:
-                await context.abort(
-                    status_code(answer),
-                    answer.details,
-                    tuple(
-                        (t.key, t.value if t.key.endswith("-bin") else t.value.decode())
-                        for t in answer.trailers
-                    ),
-                )
-            return answer.response
-
-        return forward
-
-    @contextlib.contextmanager
-    def stream_slot(self, player: str) -> Iterator[None]:
-        """One of the player's open streams, held while the block runs; raises ApiError
-        (LIMIT_REACHED) when they have as many as they may."""
-        open_now = self.streams.get(player, 0)
-        if open_now >= self.streams_per_player:
-            raise ApiError(
-                "LIMIT_REACHED",
-                f"you already have {open_now} streams open: at most "
-                f"{self.streams_per_player} at once; close one first",
-                limit="streams",
-                max=str(self.streams_per_player),
-            )
-        self.streams[player] = open_now + 1
-        try:
-            yield
-        finally:
-            left = self.streams[player] - 1
-            if left:
-                self.streams[player] = left
-            else:
-                del self.streams[player]
-
-    async def stream(
-        self, identity: Identity, route: Route, request: bytes, request_id: str
-    ) -> AsyncGenerator[bytes]:
-        """The messages of a server-streaming call of `route` for `identity` (a call of its
-        own to one replica, where it stays when the replicas change). The caller holds a
-        stream slot while it reads."""
-        replicas = route.backend.replicas
-        channel = replicas.acquire()
-        call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(route.path)
-        stream = call(
-            request,
-            metadata=prove(
-                self.internal_key,
-                route.path,
-                (
-                    (PLAYER_METADATA, identity.player_id),
-                    (NAME_METADATA, identity.name),
-                    (REQUEST_METADATA, request_id),
-                    *([(GUEST_METADATA, "1")] if _kind(identity) == "guest" else []),
-                ),
-                body=request,
-            ),
-        )
-        try:
-            async for message in stream:
-                yield message
-        except grpc.aio.AioRpcError as error:
-            if error.code() != grpc.StatusCode.CANCELLED:
-                raise
-            # Not the caller's doing (theirs cancels this generator): the call reached a
-            # replica just as it began to stop, and gRPC ends such a call CANCELLED
-            # (grpc/grpc#41785). Nothing was served; the caller asks again.
-            raise ApiError("UNAVAILABLE", "the service was stopping; retry") from None
-        finally:
-            stream.cancel()
-            replicas.release(channel)
-
-    def _streaming(self, route: Route) -> Any:
-        async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
-            identity, request_id = await self._admit(context, route)
-            try:
-                with self.stream_slot(identity.player_id):
-                    messages = self.stream(identity, route, request, request_id)
-                    async with contextlib.aclosing(messages):
-                        async for message in messages:
-                            yield message
-            except ApiError as error:
-                await abort(context, error)
-            except grpc.aio.AioRpcError as error:
-                await context.abort(
-                    error.code(), error.details() or "", _passable(error.trailing_metadata())
-                )
-
-        return forward
-
-
-def _passable(metadata: Any) -> tuple[tuple[str, str | bytes], ...]:
-    return tuple((k, v) for k, v in (metadata or ()) if not k.startswith(":"))
 
 
 class Gateway:
@@ -919,19 +575,16 @@ class Gateway:
             open_streams=settings.open_streams,
             reflection=settings.reflection,
         )
-        self.database: AsyncConnectionPool | None = None
         self.accounts: Accounts | None = None
         self.revocations: Revocations | None = None
-        if settings.database_url:
-            self.database = db.pool(settings.database_url)
+        if settings.accounts:
             self.accounts = Accounts(
-                self.database,
+                accounts_channel(settings.accounts, settings.internal_key),
                 self.issuer,
                 access_ttl_seconds=settings.access_ttl_seconds,
-                refresh_ttl_seconds=settings.refresh_ttl_seconds,
             )
             self.revocations = Revocations(
-                self.database,
+                self.accounts,
                 settings.access_ttl_seconds,
                 settings.revocation_poll_seconds,
                 settings.token_ttl_seconds,
@@ -955,7 +608,6 @@ class Gateway:
             self.accounts,
             settings.trusted_proxies,
             Providers(list(settings.oidc_issuers)),
-            settings.accounts_per_address_day,
             settings.guests_per_address_hour,
         )
         lobby_pb2_grpc.add_AuthServiceServicer_to_server(self.auth, self.base.server)
@@ -985,11 +637,10 @@ class Gateway:
             await asyncio.sleep(2.0)
 
     async def start(self) -> None:
-        if self.database is not None and self.revocations is not None:
-            await self.database.open(wait=False)
-            # The sessions ended lately are known before the first call is served (a database
-            # out of reach is read again at each poll).
-            await self.revocations.first_poll(self.settings.database_timeout_seconds)
+        if self.revocations is not None:
+            # The sessions ended lately are known before the first call is served (the accounts
+            # service out of reach is asked again at each poll).
+            await self.revocations.first_poll(self.settings.accounts_timeout_seconds)
             self._revocations = asyncio.create_task(self.revocations.run())
         await self.base.start()
         for backend in self.backends:
@@ -999,8 +650,8 @@ class Gateway:
     async def stop(self, grace: float | None = None) -> None:
         await stop_tasks([t for t in (self._watcher, self._revocations) if t is not None])
         await self.base.stop(grace)
-        if self.database is not None:
-            await self.database.close()
+        if self.accounts is not None:
+            await self.accounts.close()
         for backend in self.backends:
             await backend.relay.close()
             await backend.replicas.close()

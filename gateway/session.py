@@ -1,7 +1,7 @@
 """Player sessions: one long-lived stream per client carrying its calls in and their answers
 and streamed messages out (tabletop.session.v1, proto/tabletop/session/v1/session.proto).
 
-A call on a session goes through the steps of a call of its own (gateway/server.py `Proxy`):
+A call on a session goes through the steps of a call of its own (gateway/routing.py `Proxy`):
 the token checked again (expired, session ended), the player's rate limit, an API token's
 scopes, a new request id, then the same relay link or backend stream, so its answer, error
 reason and trailers are the ones a call of its own would end with. What a session may make
@@ -17,19 +17,16 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
 
 import grpc
 
 from gateway.auth import Identity
+from gateway.routing import Proxy, Route, too_large
 from runtime.observability import RPC_SECONDS
 from runtime.relay import CODES
 from runtime.server import MAX_REQUEST_BYTES, Context
 from tabletop.session.v1 import session_pb2, session_pb2_grpc
 from wire.errors import ApiError, abort
-
-if TYPE_CHECKING:
-    from gateway.server import Proxy, Route
 
 MAX_CALLS = 64
 """Calls in progress on one session at once (SESSION_MAX_CALLS); one more is refused with
@@ -222,10 +219,6 @@ class _Session:
                             call_id=call.call_id, response=message, request_id=request_id
                         )
                     )
-
-
-def too_large(request: bytes) -> str:
-    return f"the request is {len(request)} bytes: at most {MAX_REQUEST_BYTES}"
 
 
 def _code(number: int) -> str:

@@ -1,13 +1,13 @@
 """The web edge: the gateway's public API for browsers (the Connect protocol and gRPC-Web, over
 HTTP/1.1), and the web client's files, on a port of its own (WEB_LISTEN).
 
-Each call takes the gateway's own steps (gateway/server.py): a routed call the token check, the
-rate limit, an API token's scopes, a new request id and the same relay link or backend stream
-(`Proxy`); an AuthService call the same `AuthServicer` code. So it ends with the answer, status
-and error reason a gRPC call would (the reason in the Connect error's details, as
-google.rpc.ErrorInfo). Requests and answers pass through as bytes; JSON, which the Connect
-protocol allows too, is turned into bytes and back with the message's type. The protocol work
-is the `connectrpc` package's; uvicorn serves it.
+Each call takes the gateway's own steps (gateway/routing.py, gateway/server.py): a routed call
+the token check, the rate limit, an API token's scopes, a new request id and the same relay
+link or backend stream (`Proxy`); an AuthService call the same `AuthServicer` code. So it ends
+with the answer, status and error reason a gRPC call would (the reason in the Connect error's
+details, as google.rpc.ErrorInfo). Requests and answers pass through as bytes; JSON, which the
+Connect protocol allows too, is turned into bytes and back with the message's type. The
+protocol work is the `connectrpc` package's; uvicorn serves it.
 
 Bounds: requests up to the gateway's MAX_REQUEST_BYTES; streams count against the player's
 open streams as gRPC ones do; connections at once (WEB_MAX_CONNECTIONS, beyond: 503). Browsers
@@ -40,8 +40,8 @@ from google.rpc import status_pb2
 from protobuf.wkt import Any as AnyDetail
 
 from gateway.auth import Identity
-from gateway.server import AuthServicer, Proxy, Route
-from gateway.session import too_large
+from gateway.routing import Proxy, Route, too_large
+from gateway.server import AuthServicer
 from runtime.relay import CODES
 from runtime.server import MAX_REQUEST_BYTES, TlsFiles
 from tabletop.lobby.v1 import lobby_pb2

@@ -1,5 +1,6 @@
 """Launching the platform's processes: the one way `make run`, the soak and the benchmarks start
-game services, the lobby, gateways, matchmakers and bot workers, wired to each other."""
+game services, the lobby, the accounts service, gateways, matchmakers and bot workers, wired to
+each other."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class Process:
     """One process of the platform (`python -m <module> <args>`), started again when asked."""
 
     kind: str
-    """gateway, game, lobby, matchmaker, ratings or bots."""
+    """gateway, game, lobby, accounts, matchmaker, ratings or bots."""
     args: list[str]
     env: dict[str, str]
     log: Path | None = None
@@ -112,6 +113,7 @@ class Launch:
     """Every process of the platform against one Redis, wired to each other.
 
     `gateways`: their ports (None: free ports). Game services take `replicas` each; the lobby,
+    the accounts service (with DATABASE_URL: the gateways reach it, and hold no database URL),
     `matchmakers` and `bot_workers` (which reach the first gateway, or the one of their index)
     follow. Extra environment `env` goes to every process; `logs`: a directory for each
     process's output (None: this process's output; `quiet`: nowhere)."""
@@ -153,11 +155,18 @@ class Launch:
             target = f"127.0.0.1:{ports.take()}"
             self.add("lobby", ["services.lobby"], {**common, **self.backends, "LISTEN": target})
             self.backends["LOBBY_ADDR"] = target
+        accounts: dict[str, str] = {}
+        if common.get("DATABASE_URL"):  # accounts are kept in PostgreSQL
+            target = f"127.0.0.1:{ports.take()}"
+            self.add("accounts", ["services.accounts"], {**common, "LISTEN": target})
+            accounts["ACCOUNTS_ADDR"] = target
+        self.accounts_target = accounts.get("ACCOUNTS_ADDR", "")
         self.gateway_targets = [f"127.0.0.1:{port or free_port()}" for port in self.gateways]
         webs = [f"127.0.0.1:{port or free_port()}" for port in self.web]
         self.web_urls = [f"http://{listen}" for listen in webs]
         for index, target in enumerate(self.gateway_targets):
-            env = {**common, **self.backends, "LISTEN": target}
+            env = {**common, **self.backends, **accounts, "LISTEN": target}
+            env.pop("DATABASE_URL", None)  # the accounts service holds the database
             if index < len(webs):
                 env["WEB_LISTEN"] = webs[index]
             self.add("gateway", ["gateway"], env)
@@ -199,8 +208,12 @@ class Launch:
             process.start()
 
     def ready(self, timeout: float = 60.0) -> bool:
-        """Whether every gateway reports SERVING for every service within `timeout`."""
-        return all(wait_serving(t, self.services, timeout) for t in self.gateway_targets)
+        """Whether every gateway reports SERVING for every service, and the accounts service
+        (when there is one) SERVING, within `timeout`."""
+        accounts = [self.accounts_target] if self.accounts_target else []
+        return all(wait_serving(t, self.services, timeout) for t in self.gateway_targets) and all(
+            wait_serving(t, (), timeout) for t in accounts
+        )
 
     def stop(self) -> None:
         """Stop everything gracefully: all are told at once, then waited for."""

@@ -1,21 +1,22 @@
 """The whole platform on one machine, supervised as one foreground process (`make run`).
 
 Starts a redis-server (unless REDIS_URL is set) and a PostgreSQL server (unless DATABASE_URL is
-set; its schema migrated), every game service, the lobby, the gateway, a matchmaker and a bot
-worker (runtime/launch.py); restarts a process that dies; on Ctrl-C (or SIGTERM) stops them all,
-gracefully. What outlives a run stays in the state directory (TABLETOP_STATE_DIR, default
-~/.local/state/tabletop): Redis's data (games go on after a restart), PostgreSQL's (accounts),
-the keys made on the first run (so players' tokens stay valid; and the local servers'
-passwords: they are not open to whoever else can reach 127.0.0.1) and, while it runs, the
-gateway's address (`gateway`), which the `tabletop` client calls when given no address.
+set; its schema migrated), every game service, the lobby, the accounts service, the gateway, a
+matchmaker and a bot worker (runtime/launch.py); restarts a process that dies; on Ctrl-C (or
+SIGTERM) stops them all, gracefully. What outlives a run stays in the state directory
+(TABLETOP_STATE_DIR, default ~/.local/state/tabletop): Redis's data (games go on after a
+restart), PostgreSQL's (accounts), the keys made on the first run (so players' tokens stay
+valid; and the local servers' passwords: they are not open to whoever else can reach 127.0.0.1)
+and, while it runs, the gateway's address (`gateway`), which the `tabletop` client calls when
+given no address.
 
 Environment: REDIS_URL and REDIS_PASSWORD (use this Redis instead of starting one),
 REDIS_PORT (the port of the Redis it starts; default: a free one, another each run),
 DATABASE_URL (use this PostgreSQL instead of starting one),
 GATEWAY_PORT (default 50050), WEB_PORT (the gateway's web port: the web client and the API for
 browsers, default 8080), WEB_ROOT (the web client's files, default web/dist), SERVICE_BASE_PORT
-(default 50051: game services take consecutive ports, then the lobby, then the matchmaker's and
-the bot worker's health ports), TOKEN_SECRET
+(default 50051: game services take consecutive ports, then the lobby, the accounts service, then
+the matchmaker's and the bot worker's health ports), TOKEN_SECRET
 and BOT_KEY (default: keys made on the first run, kept in the state directory),
 TABLETOP_STATE_DIR, STARTUP_SECONDS (how long it waits for everything to report SERVING before
 it says so and carries on, default 120).

@@ -24,6 +24,7 @@ from runtime.config import ServiceSettings
 from runtime.redis import connect_redis
 from runtime.relay import RelayServicer
 from runtime.server import Server, TlsFiles, awaiting, where_tasks_are
+from services.accounts.main import AccountsService, AccountsSettings, start_accounts_service
 from services.bots.worker import BotWorker
 from services.game.limits import Limits
 from services.game.main import GameService, start_game_service
@@ -92,6 +93,14 @@ class Platform:
         self.services: list[GameService] = []
         self.gateway: Gateway | None = None
         self.lobby: LobbyService | None = None
+        self.accounts: AccountsService | None = None
+        """The accounts service, with a database (`database_url`)."""
+        self.accounts_settings = {
+            name: self.gateway_settings.pop(name)
+            for name in ("accounts_per_address_day", "refresh_ttl_seconds")
+            if name in self.gateway_settings
+        }
+        """AccountsSettings' fields given among `gateway_settings` (the gateway kept them once)."""
         self.bot_workers = bot_workers
         self.bot_settings = dict(bot_settings or {})
         """The `bot_workers`' settings (BotWorker's keyword arguments) over the tests' own."""
@@ -158,6 +167,16 @@ class Platform:
                 following=self.following,
             )
         )
+        if self.database_url:
+            self.accounts = await start_accounts_service(
+                AccountsSettings(
+                    database_url=self.database_url,
+                    listen="127.0.0.1:0",
+                    grace_seconds=1.0,
+                    internal_key=TEST_INTERNAL_KEY,
+                    **self.accounts_settings,
+                )
+            )
         self.gateway = Gateway(
             GatewaySettings(
                 listen="127.0.0.1:0",
@@ -171,7 +190,7 @@ class Platform:
                 internal_key=TEST_INTERNAL_KEY,
                 tls=self.tls[0] if self.tls else None,
                 health_listen="127.0.0.1:0" if self.tls else "",
-                database_url=self.database_url,
+                accounts="" if self.accounts is None else f"127.0.0.1:{self.accounts.server.port}",
                 **self.gateway_settings,
             )
         )
@@ -265,6 +284,11 @@ class Platform:
             steps += [
                 ("the lobby's server's stop", self.lobby.server.stop(0.5)),
                 ("the lobby's close", self.lobby.close()),
+            ]
+        if self.accounts is not None:
+            steps += [
+                ("the accounts service's server's stop", self.accounts.server.stop(0.5)),
+                ("the accounts service's close", self.accounts.close()),
             ]
         for game, servers in self.servers.items():
             steps += [(f"a {game} server's stop", server.stop(0.5)) for server in servers]

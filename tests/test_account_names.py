@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.accounts import check_password, check_username, is_reserved, visible
+from services.accounts.rules import check_password, check_username, is_reserved, visible
 from wire.errors import ApiError
 
 

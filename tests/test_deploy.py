@@ -95,14 +95,14 @@ MIGRATE = ("client.cli", "migrate")
 module of its own."""
 REDIS_USERS = ["lobby", "matchmaker", "bots", "ratings", *games.names()]
 """The processes that use Redis (the gateway does not)."""
-PROCESSES = ["gateway", "lobby", "matchmaker", "bots", "ratings", *games.names()]
-WITH_ACCOUNTS = {"ratings"}
+PROCESSES = ["gateway", "lobby", "matchmaker", "bots", "ratings", "accounts", *games.names()]
+WITH_ACCOUNTS = {"ratings", "accounts"}
 """The processes the component accounts-database runs (they need PostgreSQL): the dev overlay
 has them, prod only with the component."""
-DATABASE_CLIENTS = ("gateway", "lobby", "migrate", "ratings")
+DATABASE_CLIENTS = ("accounts", "lobby", "migrate", "ratings")
 """The pods that get DATABASE_URL and reach PostgreSQL, with the component accounts-database
-(without it, none): the gateways (accounts), the lobby (the archive it reads), the migration
-Job and the ratings consumers."""
+(without it, none): the accounts service, the lobby (the archive it reads), the migration Job
+and the ratings consumers. The gateways never: they reach the accounts service."""
 LIVENESS = "liveness"
 """The health service name every process answers SERVING for while it runs, whatever Redis
 says (runtime/server.py LIVENESS_SERVICE): what the liveness probes ask."""
@@ -148,8 +148,11 @@ def test_overlay_renders_and_validates(overlay: str) -> None:
     assert ("Deployment", "matchmaker") in kinds
     assert ("PodDisruptionBudget", "bots") in kinds
     for kind in ("Deployment", "PodDisruptionBudget"):
-        # The ratings consumers come with the accounts' database: dev has it, prod does not.
+        # The ratings consumers and the accounts service come with the accounts' database: dev
+        # has it, prod does not.
         assert ((kind, "ratings") in kinds) == (overlay == "dev") == _has_accounts(docs)
+        assert ((kind, "accounts") in kinds) == (overlay == "dev")
+    assert (("Service", "accounts") in kinds) == (overlay == "dev")
     # DATABASE_URL too: prod without the component has no database, and no pod asks for one.
     assert _database_readers(docs) == (set(DATABASE_CLIENTS) if overlay == "dev" else set())
     assert ("StatefulSet", "redis") in kinds
@@ -253,6 +256,7 @@ def test_every_command_exists() -> None:
         ("services.matchmaker",),
         ("services.lobby",),
         ("services.ratings",),
+        ("services.accounts",),
         *(("services.game", g) for g in games.names()),
     } <= commands
     for module, *args in commands:
@@ -330,9 +334,10 @@ def _environment(
 
 def test_each_service_serves_with_the_manifest_environment(database_url: str) -> None:
     """Start every process with the dev overlay's environment, pointed at a local Redis that
-    wants the overlay's Redis password, at each other on free ports and (the gateway, the lobby,
-    the ratings consumer) at a local PostgreSQL, and see each report SERVING, overall (what the
-    readiness probes ask) and for "liveness" (what the liveness probes ask)."""
+    wants the overlay's Redis password, at each other on free ports and (the accounts service,
+    the lobby, the ratings consumer) at a local PostgreSQL, and see each report SERVING,
+    overall (what the readiness probes ask) and for "liveness" (what the liveness probes
+    ask)."""
     password = _environment("dev", "lobby")["REDIS_PASSWORD"]
     server = LocalRedis(appendonly=False, password=password)
     redis_url = server.url
@@ -359,7 +364,7 @@ def test_each_service_serves_with_the_manifest_environment(database_url: str) ->
             local_addr[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
         env = _environment("dev", "lobby")
         assert set(local_addr) <= set(env), "the lobby's manifest misses a game's address"
-        assert env["DATABASE_URL"] == _environment("dev", "gateway")["DATABASE_URL"]
+        assert env["DATABASE_URL"] == _environment("dev", "accounts")["DATABASE_URL"]
         lobby_port = free_port()
         env |= local_addr | {
             "REDIS_URL": redis_url,
@@ -369,12 +374,22 @@ def test_each_service_serves_with_the_manifest_environment(database_url: str) ->
         }
         start("services.lobby")
         local_addr["LOBBY_ADDR"] = f"127.0.0.1:{lobby_port}"
+        env = _environment("dev", "accounts")
+        assert env["DATABASE_URL"].startswith("postgresql://")
+        assert "REDIS_PASSWORD" not in env, "the accounts service has no Redis"
+        accounts_port = free_port()
+        env |= {
+            "DATABASE_URL": database_url,
+            "LISTEN": f"127.0.0.1:{accounts_port}",
+            "METRICS_PORT": str(free_port()),
+        }
+        start("services.accounts")
+        local_addr["ACCOUNTS_ADDR"] = f"127.0.0.1:{accounts_port}"
         env = _environment("dev", "gateway")
         assert set(local_addr) <= set(env), "the gateway's manifest misses an address"
-        assert env["DATABASE_URL"].startswith("postgresql://")
+        assert "DATABASE_URL" not in env, "the gateway holds no database address"
         gateway_port = free_port()
         env |= local_addr | {
-            "DATABASE_URL": database_url,
             "LISTEN": f"127.0.0.1:{gateway_port}",
             "METRICS_PORT": str(free_port()),
         }
@@ -408,7 +423,7 @@ def test_each_service_serves_with_the_manifest_environment(database_url: str) ->
         assert wait_serving(f"127.0.0.1:{matchmaker_port}", [LIVENESS], patience(30)), "matchmaker"
         env = _environment("dev", "ratings")
         assert env["REDIS_PASSWORD"] == password
-        assert env["DATABASE_URL"] == _environment("dev", "gateway")["DATABASE_URL"]
+        assert env["DATABASE_URL"] == _environment("dev", "accounts")["DATABASE_URL"]
         ratings_port = free_port()
         env |= {
             "REDIS_URL": redis_url,
@@ -592,18 +607,19 @@ def test_redis_bounds_its_memory_and_never_evicts(overlay: str) -> None:
     assert 0 < maxmemory <= limit * 0.8
 
 
-# --- PostgreSQL in Compose: the accounts, migrated before the gateway starts ------------------
+# --- PostgreSQL in Compose: the accounts, migrated before they are served ---------------------
 
 PG_PASSWORD = re.compile(r"\$\{POSTGRES_PASSWORD:\?[^}]+\}")
 """POSTGRES_PASSWORD, required: Compose refuses to start without it."""
 
 
-def test_compose_gives_the_gateway_a_migrated_database() -> None:
+def test_compose_gives_the_accounts_service_a_migrated_database() -> None:
     """PostgreSQL wants POSTGRES_PASSWORD (psql and the healthcheck log in with PGPASSWORD),
     keeps its cluster on a named volume and runs as `postgres`; the one-shot migrate service
     (the platform's image) runs `tabletop migrate` once PostgreSQL is healthy (and waits for it
-    by itself). Only the gateway, the lobby (the archive it reads), the ratings consumer and
-    migrate get DATABASE_URL, with the same password. No
+    by itself). Only the accounts service, the lobby (the archive it reads), the ratings
+    consumer and migrate get DATABASE_URL, with the same password; the gateway reaches the
+    accounts service (ACCOUNTS_ADDR) and waits for it to be healthy. No
     service depends on a one-shot service: podman would not restart it after a crash (it does
     not start a container while one it requires has exited)."""
     services = compose()["services"]
@@ -613,7 +629,12 @@ def test_compose_gives_the_gateway_a_migrated_database() -> None:
         for name, service in services.items()
         if "DATABASE_URL" in service.get("environment", {})
     }
-    assert users == {"gateway", "lobby", "ratings", "migrate"}
+    assert users == {"accounts", "lobby", "ratings", "migrate"}
+    gateway_env = services["gateway"]["environment"]
+    assert gateway_env["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
+    assert services["accounts"]["environment"]["LISTEN"] == "0.0.0.0:50056"
+    assert services["gateway"]["depends_on"]["accounts"] == {"condition": "service_healthy"}
+    assert services["accounts"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
     for name in users:
         assert url.fullmatch(services[name]["environment"]["DATABASE_URL"]), name
     for name, service in services.items():
@@ -1538,14 +1559,16 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
     for caller in ("gateway", "lobby", "matchmaker"):
         internal |= {(caller, game, *grpc(game)) for game in game_names}
     internal.add(("gateway", "lobby", *grpc("lobby")))
+    if "accounts" in cluster.pods:  # the component accounts-database runs it
+        internal.add(("gateway", "accounts", *grpc("accounts")))
     internal.add(("bots", "gateway", *grpc("gateway")))
     for user in redis_users:
         internal.add((user, "redis", 6379, "TCP"))
     database: set[Edge] = set()
     if accounts:
-        # The component accounts-database: the gateways, the lobby, the migration Job and the
-        # ratings consumers reach port 5432 anywhere (the database may be outside the cluster);
-        # the dev overlay's own PostgreSQL lets only them in.
+        # The component accounts-database: the accounts service, the lobby, the migration Job
+        # and the ratings consumers reach port 5432 anywhere (the database may be outside the
+        # cluster); the dev overlay's own PostgreSQL lets only them in.
         database = {
             (c, other, 5432, "TCP") for c in DATABASE_CLIENTS for other in cluster.everyone()
         }
@@ -1654,14 +1677,17 @@ def test_operations_doc_names_what_an_operator_creates() -> None:
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
-def test_accounts_database_component_gives_the_gateway_its_database_and_a_migration(
+def test_accounts_database_component_runs_the_accounts_service_with_its_database_and_a_migration(
     overlay: str, tmp_path: Path
 ) -> None:
     """The component for accounts (the dev overlay has it; prod as an operator's overlay adds
-    it): the gateways and the lobby get DATABASE_URL from the Secret tabletop-database, a Job
+    it): the accounts service and the lobby get DATABASE_URL from the Secret tabletop-database,
+    the gateways only the accounts service's address (ACCOUNTS_ADDR) and may reach its gRPC
+    port, which takes calls from them alone, a Job
     runs `tabletop migrate` with it (hardened like every pod), the ratings consumers run with it
     and with the settings and Redis password every Redis user gets (the gateways' image, as the
-    Job's), and the gateways, the lobby, the Job and the consumers may reach PostgreSQL's port
+    Job's), and the accounts service, the lobby, the Job and the consumers may reach
+    PostgreSQL's port
     (in dev, that of its own PostgreSQL, which lets only them in); the consumers reach Redis
     (and its Sentinels in prod) and nothing else; nothing else changes."""
     component = DEPLOY / "k8s" / "components" / "accounts-database"
@@ -1680,7 +1706,18 @@ def test_accounts_database_component_gives_the_gateway_its_database_and_a_migrat
         assert {d["metadata"]["namespace"] for d in docs} == {namespace}
     gateway = find(docs, "Deployment", "gateway")
     (gateway_container,) = gateway["spec"]["template"]["spec"]["containers"]
-    assert {"secretRef": {"name": secret}} in gateway_container["envFrom"]
+    assert {"secretRef": {"name": secret}} not in gateway_container["envFrom"]
+    gateway_env = {e["name"]: e["value"] for e in gateway_container["env"]}
+    assert gateway_env["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
+    accounts = container(docs, "accounts")
+    assert tuple(accounts["args"]) == ("services.accounts",)
+    assert accounts["image"] == gateway_container["image"]  # the same release's code
+    assert accounts["envFrom"][-1] == {"secretRef": {"name": secret}}
+    assert {"secretRef": {"name": "tabletop-internal"}} in accounts["envFrom"] or any(
+        "tabletop-internal" in json.dumps(s) for s in accounts["envFrom"]
+    )
+    (port,) = find(docs, "Service", "accounts")["spec"]["ports"][:1]
+    assert port["port"] == 50056
     # The lobby reads the archive from the same database: the Secret added to what it had.
     lobby = container(docs, "lobby")["envFrom"]
     assert lobby[-1] == {"secretRef": {"name": secret}}
@@ -1728,6 +1765,16 @@ def test_accounts_database_component_gives_the_gateway_its_database_and_a_migrat
     }
     assert {(source, port) for source, to, port, _ in ingress if to == "ratings"} == {
         ("monitoring/prometheus", 9464)
+    }
+    # The accounts service: in, the gateways' calls and monitoring's scrape; out, DNS and
+    # PostgreSQL's port only.
+    assert {(source, port) for source, to, port, _ in ingress if to == "accounts"} == {
+        ("gateway", 50056),
+        ("monitoring/prometheus", 9464),
+    }
+    assert {(to, port) for source, to, port, _ in egress if source == "accounts"} == {
+        ("kube-system/kube-dns", 53),
+        *((other, 5432) for other in everyone),
     }
     # and the database the migration makes is the one the gateway's code reads: tested with a
     # real PostgreSQL in tests/integration/test_database_backup.py (`tabletop migrate`)

@@ -1,5 +1,6 @@
-"""Password hashes are shared fairly (gateway/fairness.py): in turn across callers, a bounded
-number each, so that one caller sending many cannot make another's login wait behind them."""
+"""Password hashes are shared fairly (services/accounts/fairness.py): in turn across callers, a
+bounded number each, so that one caller sending many cannot make another's login wait behind
+them."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import asyncio
 
 import pytest
 
-from gateway.fairness import FairSlots
 from gateway.ratelimit import RateLimiter
+from services.accounts.fairness import FairSlots
 from wire.errors import ApiError
 
 

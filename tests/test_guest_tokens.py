@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from gateway.accounts import GUEST_REGISTERED, Revocations
-from gateway.auth import GUEST_MAX_SECONDS, AuthError, TokenIssuer
+from gateway.accounts import Revocations
+from gateway.auth import AuthError, TokenIssuer
+from wire.players import GUEST_MAX_SECONDS, GUEST_REGISTERED
 
 ISSUER = TokenIssuer("k" * 32, ttl_seconds=24 * 3600)
 
@@ -42,7 +43,7 @@ def test_a_guest_past_its_life_gets_no_token() -> None:
 
 
 def test_an_ended_guest_token_is_known_with_why() -> None:
-    revocations = Revocations(pool=None, access_ttl=900, poll_seconds=1.0)  # type: ignore[arg-type]
+    revocations = Revocations(accounts=None, access_ttl=900, poll_seconds=1.0)
     revocations.end("g-1", GUEST_REGISTERED)
     revocations.end("s-1")
     assert revocations.why("g-1") == GUEST_REGISTERED

@@ -1,6 +1,6 @@
-"""A gateway hashes at most HASHES_AT_ONCE passwords at a time, even when callers give up: a
-login cancelled at its deadline leaves its thread hashing, and that thread still holds its
-place until it is done (else deadlines under load would let every core fill with hashes)."""
+"""An accounts process hashes at most HASHES_AT_ONCE passwords at a time, even when callers give
+up: a login cancelled at its deadline leaves its thread hashing, and that thread still holds
+its place until it is done (else deadlines under load would let every core fill with hashes)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import asyncio
 import threading
 from typing import Any
 
-from gateway.accounts import Accounts
-from gateway.auth import TokenIssuer
+from services.accounts.store import Accounts
 from tests.timing import eventually, patience
 
 
@@ -35,7 +34,6 @@ class SlowHasher:
 async def test_a_cancelled_hash_keeps_its_place_until_its_thread_is_done() -> None:
     accounts = Accounts(
         pool=None,  # type: ignore[arg-type]  # no database call here
-        issuer=TokenIssuer("k" * 32),
         hashes_at_once=1,
     )
     hasher = SlowHasher()

@@ -17,6 +17,12 @@ BOT_ID_PATTERN = re.compile(r"bot-[a-z]+-[0-9a-f]{8,32}")
 
 
 BOT_ACCOUNT_PREFIX = "b-"
+GUEST_MAX_SECONDS = 30 * 24 * 3600
+"""A guest's whole life, from its Login, whatever its refreshes: its tokens expire then at the
+latest, and Refresh renews them no more (register to keep the player)."""
+GUEST_REGISTERED = "its guest became an account (Register): log in to the account (AccountLogin)"
+GUEST_REPLACED = "a newer token of this guest replaced it (Refresh): use the newest"
+"""Why a guest's token ended (AuthService.Register, Refresh), as a call with it is told."""
 
 
 def is_bot(player_id: str) -> bool:

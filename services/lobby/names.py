@@ -15,6 +15,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from runtime.db import database_failed
+from services.accounts.store import account_named
 from services.game.store import GameStore
 from wire.errors import ApiError
 from wire.metadata import Caller
@@ -92,11 +93,7 @@ class Names:
             # (no username has another name: a NUL would not even reach the database)
             try:
                 async with self.database.connection() as connection:
-                    cursor = await connection.execute(
-                        "SELECT id, username FROM accounts WHERE username_key = %s",
-                        (username.lower(),),
-                    )
-                    found = await cursor.fetchone()
+                    found = await account_named(connection, username)
             except Exception as error:
                 if not database_failed(error):
                     raise

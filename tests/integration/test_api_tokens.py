@@ -10,8 +10,8 @@ import dataclasses
 import psycopg
 
 from client.session import Session
-from gateway.accounts import TOKENS_PER_ACCOUNT
 from gateway.server import Gateway
+from services.accounts.store import TOKENS_PER_ACCOUNT
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2

@@ -1,6 +1,6 @@
-"""PostgreSQL restarted under a running gateway, with a fast stop and with an immediate one (as a
-crash): while it is down the account calls answer UNAVAILABLE (retry) and a game goes on (no
-Play reads the database); once it is back, everything committed is there.
+"""PostgreSQL restarted under a running accounts service and gateway, with a fast stop and with an
+immediate one (as a crash): while it is down the account calls answer UNAVAILABLE (retry) and a
+game goes on (no Play reads the database); once it is back, everything committed is there.
 
 The restarts are made from this process while it serves and calls gRPC, as the soak's chaos
 does: the server, started as another user when we are root, must not be forked in the way that
@@ -69,7 +69,7 @@ async def _calling(session: Session) -> AsyncIterator[list[int]]:
 async def test_account_calls_wait_out_a_postgres_restart_and_play_goes_on(
     redis_url: str, restartable: LocalPostgres, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("DATABASE_TIMEOUT_SECONDS", "0.5")  # the gateway's wait for a connection
+    monkeypatch.setenv("DATABASE_TIMEOUT_SECONDS", "0.5")  # the accounts service's wait for one
     async with Platform(
         redis_url,
         database_url=restartable.url,
