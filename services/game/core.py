@@ -46,6 +46,7 @@ from runtime.observability import (
 )
 from runtime.redis import redis_failed
 from services.game.limits import Limits, check_options
+from services.game.players import PlayerStore
 from services.game.store import Deadline, GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
 from wire.clock import bot_pace, deal_of_the_day, jump_in_window, requested, table_event
@@ -304,6 +305,8 @@ class GameCore:
         self.game = adapter.game
         self.rules = adapter.rules
         self.store = store
+        self.players = PlayerStore(store.redis, ttl_seconds=store.ttl_seconds)
+        """What the games say of players: names, live-game limits, the deal of the day."""
         self.hub = hub
         """Delivers new entries of the games this process's watchers follow."""
         self.limits = limits or Limits()
@@ -423,7 +426,7 @@ class GameCore:
         if deal_of_the_day(request):
             day = utc_day(now_ms())
             check_deal_of_the_day(players, sponsor, caller, options)
-            seed, held = await self.store.deal_of_the_day(self.game, day, sponsor, game_id)
+            seed, held = await self.players.deal_of_the_day(self.game, day, sponsor, game_id)
             if held is not None:
                 raise ApiError(
                     "ALREADY_PLAYED",
@@ -434,12 +437,12 @@ class GameCore:
             state = self.rules.new_game(seed, options)
         if sponsor:  # a table of their own, or bots they watch: it counts like any game they play
             try:
-                await self.store.reserve(sponsor, game_id, players, self.limits.of(caller.guest))
+                await self.players.reserve(sponsor, game_id, players, self.limits.of(caller.guest))
             except ApiError:
                 if day is not None:
-                    await self.store.forget_try(self.game, day, sponsor)
+                    await self.players.forget_try(self.game, day, sponsor)
                 raise
-        names = await self.store.player_names(players, caller)
+        names = await self.players.player_names(players, caller)
         # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
         # move log it rebuilds every position, which audits use (bench/soak.py).
         meta = {
@@ -456,7 +459,7 @@ class GameCore:
             meta["accounts"] = [
                 seat for seat in caller.rated if seat < len(players) and not is_bot(players[seat])
             ]
-            meta["ratings"] = await self.store.seat_ratings(self.game, meta)
+            meta["ratings"] = await self.players.seat_ratings(self.game, meta)
         if state.num_seats == 1 and players == [sponsor] and not caller.guest:
             meta["scored"] = True  # an account's game played alone: its score table counts it
             meta["accounts"] = [0]
