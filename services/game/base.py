@@ -101,7 +101,7 @@ class GameBase:
             player,
             request.seat if request.HasField("seat") else None,
             spectator_ok=spectator_ok,
-            seated=loaded.stored.meta["seats"],
+            seated=loaded.stored.meta.seats,
         )
 
     def _events(self, events: Sequence[Event], seat: int | None) -> list[Message]:
@@ -127,7 +127,7 @@ class GameBase:
         jobs = bot_turns.jobs(
             game_id,
             version,
-            loaded.stored.meta,
+            loaded.stored.meta.to_json(),
             loaded.state.public_to_act(),
             loaded.holders,
             window_ms,
@@ -196,6 +196,9 @@ class GameBase:
         game_id = stored.game_id
         table = None if played.table is None else played.table.to_json()
         deadline = None
+        finished = None
+        if played.status.finished:  # the finished games' stream's record of it
+            finished = finished_record(stored.meta.to_json(), played.status.to_json())
         if loaded.table is not None:  # indexed with the move where the store can
             due = Loaded(stored, played.state, played.table).due()
             deadline = Deadline(None if due is None else due.at_ms)
@@ -214,7 +217,7 @@ class GameBase:
             table_event=played.table_event,
             not_after=not_after,
             not_before=not_before,
-            finished=finished_record(stored.meta, played.status),
+            finished=finished,
             deadline=deadline,
         )
         if commit.outcome == "OK":
@@ -228,17 +231,15 @@ class GameBase:
                 await self._index(now)
             await self._wake_bots(now)
             await self._tell_turn(loaded, now, played.actor)
-            if played.status["finished"]:
-                await self.store.closed(
-                    game_id, [*stored.meta["seats"], stored.meta.get("sponsor", "")]
-                )
+            if played.status.finished:
+                await self.store.closed(game_id, [*stored.meta.seats, stored.meta.sponsor_id])
                 GAMES_FINISHED.labels(self.game).inc()
                 log.info(
                     "game finished",
                     extra={
                         "game_id": game_id,
                         "version": commit.version,
-                        **played.status["result"],
+                        **(played.status.result or {}),
                     },
                 )
             await self.store.confirm(commit.held)

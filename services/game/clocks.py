@@ -39,7 +39,7 @@ class Clocks(GameBase):
         for _attempt in range(COMMIT_ATTEMPTS):
             stored = loaded.stored
             seat = resolve_seat(
-                stored.meta["seats"],
+                stored.meta.seats,
                 caller.player,
                 request.seat if request.HasField("seat") else None,
                 spectator_ok=False,

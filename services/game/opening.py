@@ -25,6 +25,7 @@ from wire.clock import bot_pace, deal_of_the_day, jump_in_window, requested
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import PLAYER_ID_PATTERN, is_bot, level_of
+from wire.records import GameMeta
 from wire.status import status_message
 
 log = logging.getLogger("tabletop.game")
@@ -132,36 +133,41 @@ class Opening(GameBase):
         names = await self.players.player_names(players, caller)
         # The seed stays in Redis (it decides hidden cards: never sent to a client); with the
         # move log it rebuilds every position, which audits use (bench/soak.py).
-        meta = {
-            "game": self.game,
-            "seats": players,
-            "names": names,
-            "options": options,
-            "seed": seed,
-            "edition": state.edition,
-            "sponsor": sponsor,
-        }
-        if caller.rated is not None and not caller.player:  # only the platform makes them
-            meta["rated"] = True
-            meta["accounts"] = [
+        rated = caller.rated is not None and not caller.player  # only the platform makes them
+        accounts = ratings = None
+        if caller.rated is not None and rated:
+            accounts = [
                 seat for seat in caller.rated if seat < len(players) and not is_bot(players[seat])
             ]
-            meta["ratings"] = await self.players.seat_ratings(self.game, meta)
-        if state.num_seats == 1 and players == [sponsor] and not caller.guest:
-            meta["scored"] = True  # an account's game played alone: its score table counts it
-            meta["accounts"] = [0]
-        if day is not None:
-            meta["day"] = day
-        if caller.private and not caller.player:  # only the platform makes them
-            meta["private"] = True
-        if declared.out_of_turn:  # a table setting, not a rule: the engine never sees it
-            meta["jump_in_window_ms"] = window
-        if pace:  # a table setting too: how long its bots let pass after each move
-            meta["bot_pace_ms"] = pace
+            seated = GameMeta(self.game, players, accounts=accounts)
+            ratings = await self.players.seat_ratings(self.game, seated)
+        # an account's game played alone: its score table counts it
+        scored = state.num_seats == 1 and players == [sponsor] and not caller.guest
+        if scored:
+            accounts = [0]
+        meta = GameMeta(
+            game=self.game,
+            seats=players,
+            names=names,
+            options=options,
+            seed=seed,
+            edition=state.edition,
+            sponsor=sponsor,
+            rated=rated,
+            accounts=accounts,
+            ratings=ratings,
+            scored=scored,
+            day=day,
+            private=caller.private and not caller.player,  # only the platform makes them
+            # table settings, not rules: the engine never sees them (bot pace: how long its
+            # bots let pass after each move)
+            jump_in_window_ms=window if declared.out_of_turn else None,
+            bot_pace_ms=pace or None,
+            time_control=tc.to_json() if tc.kept else None,
+        )
         now = now_ms()
         table = None
         if tc.kept:
-            meta["time_control"] = tc.to_json()
             people = [not is_bot(player) for player in players]
             table = Table.new(tc, people, state.public_to_act(), now)
         status = status_of(state, table, tc)
@@ -181,7 +187,7 @@ class Opening(GameBase):
         await self._index(loaded)
         await self._wake_bots(loaded)
         await self.store.confirm(written)
-        if not meta.get("private") and day is None:  # a game anyone may watch: tell followers
+        if not meta.private and day is None:  # a game anyone may watch: tell followers
             await self.store.started(game_id, players, names)
         GAMES_CREATED.labels(self.game).inc()
         log.info("game created", extra={"game_id": game_id, "seats": len(players)})

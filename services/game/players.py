@@ -22,6 +22,7 @@ from services.ratings.model import held_rating, rated_seats
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import display_name, is_bot
+from wire.records import GameMeta, VersionStatus
 
 # KEYS: the player's live games (keys.player_live).
 # ARGV: 1 game id, 2 its entry ("<created ms>:<bot levels>"), 3 ttl seconds, 4 most live games,
@@ -263,7 +264,7 @@ class PlayerStore:
             for game_id, (meta, last) in zip(
                 ids, await game_log.latest(self.redis, ids), strict=True
             )
-            if (last is not None and last.status["finished"])
+            if (last is not None and VersionStatus.from_json(last.status).finished)
             or (meta is None and now_ms() - listed[game_id] > MADE_LATELY_MS)
         ]
         if stale:
@@ -309,10 +310,10 @@ class PlayerStore:
         """Give `player` their try at the day's deal back (the game was not made)."""
         await self.redis.hdel(keys.daily_deal(game, day), f"p:{player}")
 
-    async def seat_ratings(self, game: str, meta: Mapping[str, Any]) -> dict[str, list[Any]]:
+    async def seat_ratings(self, game: str, meta: GameMeta) -> dict[str, list[Any]]:
         """A rated game's seats' ratings as the game is made, from Redis's copy (`seat` ->
         [the number shown, provisional]), for the seats whose results count for someone."""
-        seats = rated_seats(meta)
+        seats = rated_seats(meta.to_json())
         if not seats:
             return {}
         players = sorted(set(seats.values()))

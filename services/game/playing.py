@@ -20,6 +20,7 @@ from tabletop.common.v1 import common_pb2
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import is_bot
+from wire.records import VersionStatus
 from wire.status import status_message
 
 log = logging.getLogger("tabletop.game")
@@ -96,13 +97,13 @@ class Playing(Clocks):
         for _attempt in range(COMMIT_ATTEMPTS):
             stored = loaded.stored
             who = caller.player or caller.sponsor
-            if not who or who != stored.meta.get("sponsor"):
+            if not who or who != stored.meta.sponsor:
                 raise ApiError(
                     "NOT_YOUR_GAME",
                     f"game {stored.game_id} was not made for you: only the player who asked for "
                     "a game of bots (LobbyService.PlayAgainstBots, watch_only) may stop it",
                 )
-            if any(not is_bot(player) for player in stored.meta["seats"]):
+            if any(not is_bot(player) for player in stored.meta.seats):
                 raise ApiError(
                     "PEOPLE_SEATED",
                     f"a person holds a seat in game {stored.game_id}: it ends by its moves, a "
@@ -311,6 +312,8 @@ class Playing(Clocks):
         await self._wake_bots(await self._load(game_id))
         await self.store.confirm(held)
         return self.adapter.play_response(
-            status=status_message(game_id, version, loaded.stored.meta, entry.status),
+            status=status_message(
+                game_id, version, loaded.stored.meta, VersionStatus.from_json(entry.status)
+            ),
             events=self._stored_events(entry.events, seat),
         )

@@ -4,11 +4,11 @@ may be shown a deal of the day before its day is over."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from runtime.game_log import now_ms
 from wire.errors import ApiError
+from wire.records import GameMeta
 
 
 def utc_day(ms: int) -> str:
@@ -16,11 +16,11 @@ def utc_day(ms: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(ms // 1000))
 
 
-def check_shown(meta: Mapping[str, Any], player: str) -> None:
+def check_shown(meta: GameMeta, player: str) -> None:
     """Refuse to show a deal of the day to anyone but its player until its day (UTC) is over:
     another player could copy its moves on their own try."""
-    day = meta.get("day")
-    if day and player not in meta["seats"] and day >= utc_day(now_ms()):
+    day = meta.day
+    if day and player not in meta.seats and day >= utc_day(now_ms()):
         raise ApiError(
             "NOT_YOUR_GAME",
             f"a deal of the day is shown to its player only, until its day ({day}) is over at "

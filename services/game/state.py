@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.contract import Event, State
-from games.clock import Due, Table, TimeControl, time_control_of
+from games.clock import Due, Table, TimeControl
 from services.game.store import StoredGame
+from wire.records import VersionStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,12 +25,12 @@ class Loaded:
 
     @property
     def time_control(self) -> TimeControl:
-        return time_control_of(self.stored.meta)
+        return self.stored.meta.clock
 
     @property
     def holders(self) -> list[str]:
         """Who holds each seat now (bots in the seats they took over)."""
-        seats: list[str] = self.stored.meta["seats"]
+        seats = self.stored.meta.seats
         return seats if self.table is None else self.table.holders(seats)
 
     @property
@@ -53,7 +54,7 @@ class Played:
     state: State
     table: Table | None
     events: list[Event]
-    status: dict[str, Any]
+    status: VersionStatus
     time_ms: int
     table_event: dict[str, Any] | None = None
 
@@ -98,24 +99,18 @@ class Hints:
 
 def status_of(
     state: State, table: Table | None = None, tc: TimeControl | None = None
-) -> dict[str, Any]:
+) -> VersionStatus:
     """The public status of a state (and its table) as stored with each stream entry."""
     result = state.result()
     engine = None if result is None else result.to_json()
     if table is None:
-        return {
-            "to_act": list(state.public_to_act()),
-            "finished": engine is not None,
-            "result": engine,
-        }
+        return VersionStatus(list(state.public_to_act()), engine is not None, engine)
     final = table.result_json(engine)
-    status: dict[str, Any] = {
-        "to_act": [] if final is not None else list(state.public_to_act()),
-        "finished": final is not None,
-        "result": final,
-    }
-    if tc is None or tc.kept:  # an untimed game that was stopped has a table, not a clock
-        status["clock"] = table.clock_json(tc or TimeControl())
-    if table.replaced:
-        status["replaced"] = {str(seat): bot for seat, bot in table.replaced.items()}
-    return status
+    return VersionStatus(
+        to_act=[] if final is not None else list(state.public_to_act()),
+        finished=final is not None,
+        result=final,
+        # an untimed game that was stopped has a table, not a clock
+        clock=table.clock_json(tc or TimeControl()) if tc is None or tc.kept else None,
+        replaced={str(seat): bot for seat, bot in table.replaced.items()} or None,
+    )

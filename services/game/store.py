@@ -34,6 +34,7 @@ from services.game.limits import levels_at
 from services.game.players import live_entry
 from wire.errors import ApiError
 from wire.players import is_bot, sponsor_of
+from wire.records import GameMeta, VersionStatus
 
 log = logging.getLogger("tabletop.game")
 
@@ -183,7 +184,7 @@ class StoredGame:
     game_id: str
     version: int
     snapshot: bytes
-    meta: Mapping[str, Any]
+    meta: GameMeta
     request_version: int | None
     """The version a previous call with the same request id produced, if any."""
     table: Mapping[str, Any] | None = None
@@ -266,9 +267,9 @@ class GameStore:
         self,
         game_id: str,
         snapshot: bytes,
-        meta: Mapping[str, Any],
+        meta: GameMeta,
         events: list[dict[str, Any]],
-        status: Mapping[str, Any],
+        status: VersionStatus,
         *,
         table: Mapping[str, Any] | None,
         time_ms: int,
@@ -280,9 +281,9 @@ class GameStore:
             [keys.game_state(game_id), keys.game_events(game_id)],
             [
                 snapshot,
-                _dumps(meta),
+                _dumps(meta.to_json()),
                 _dumps(events),
-                _dumps(status),
+                _dumps(status.to_json()),
                 time_ms,
                 self.ttl_seconds,
                 keys.changed_channel(keys.kind_of(game_id)),
@@ -429,7 +430,7 @@ class GameStore:
             game_id=game_id,
             version=int(version),
             snapshot=snapshot,
-            meta=json.loads(meta),
+            meta=GameMeta.from_json(json.loads(meta)),
             request_version=None if seen is None else int(seen),
             table=_table(table),
             tag=(tag or b"").decode(),
@@ -464,7 +465,7 @@ class GameStore:
         actor: int,
         move: str,
         events: list[dict[str, Any]],
-        status: Mapping[str, Any],
+        status: VersionStatus,
         table: Mapping[str, Any] | None,
         time_ms: int,
         table_event: Mapping[str, Any] | None = None,
@@ -500,7 +501,7 @@ class GameStore:
                 actor,
                 move,
                 _dumps(events),
-                _dumps(status),
+                _dumps(status.to_json()),
                 time_ms,
                 self.ttl_seconds,
                 keys.changed_channel(keys.kind_of(game_id)),
@@ -524,10 +525,10 @@ class GameStore:
             await self._confirm_absent(game_id)
         current = None
         if outcome == "STALE":
+            meta = GameMeta.from_json(json.loads(reply[3]))
             current = StoredGame(
-                game_id, version, reply[2], json.loads(reply[3]), None, _table(reply[4]),
-                reply[5].decode(),
-            )  # fmt: skip
+                game_id, version, reply[2], meta, None, _table(reply[4]), reply[5].decode()
+            )
         return Commit(
             outcome=outcome,
             version=version,

@@ -3,8 +3,7 @@ the watcher's seat."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator
 
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -20,6 +19,7 @@ from tabletop.common.v1 import common_pb2
 from wire.clock import table_event
 from wire.errors import ApiError
 from wire.metadata import Caller
+from wire.records import GameMeta, VersionStatus
 from wire.status import status_message
 
 
@@ -51,7 +51,7 @@ class Watching(GameBase):
             None
             if request.public
             else resolve_seat(
-                loaded.stored.meta["seats"],
+                loaded.stored.meta.seats,
                 caller.player,
                 request.seat if request.HasField("seat") else None,
                 spectator_ok=True,
@@ -93,17 +93,18 @@ class Watching(GameBase):
                     ) from None
                 for entry_id, fields in entries:
                     entry = entry_of(entry_id, fields)
-                    taken = entry.status.get("replaced", {})
+                    status = VersionStatus.from_json(entry.status)
+                    taken = status.taken_over
                     seat = own if own is None or str(own) not in taken else None
                     yield self._watch_message(game_id, loaded.stored.meta, entry, seat)
-                    if entry.status["finished"]:
+                    if status.finished:
                         return
         finally:
             watcher.close()
             watchers.dec()
 
     def _watch_message(
-        self, game_id: str, meta: Mapping[str, Any], entry: Entry, seat: int | None
+        self, game_id: str, meta: GameMeta, entry: Entry, seat: int | None
     ) -> Message:
         """A version as `seat` (None: a spectator) sees it; built once for all the watchers of
         the same seat here (messages are not changed once built)."""
@@ -116,7 +117,7 @@ class Watching(GameBase):
         return message
 
     def _build_watch_message(
-        self, game_id: str, meta: Mapping[str, Any], entry: Entry, seat: int | None
+        self, game_id: str, meta: GameMeta, entry: Entry, seat: int | None
     ) -> Message:
         time = Timestamp()
         time.FromMilliseconds(entry.time_ms)
