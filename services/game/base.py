@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from google.protobuf.message import Message
 
@@ -34,6 +34,15 @@ log = logging.getLogger("tabletop.game")
 COMMIT_ATTEMPTS = 3
 SENT_KEPT = 4096
 """Watch messages kept built, for the other watchers of the same version and seat."""
+
+SeatRequest: TypeAlias = (
+    common_pb2.GetViewRequest
+    | common_pb2.LegalMovesRequest
+    | common_pb2.PlayRequest
+    | common_pb2.ResignRequest
+    | common_pb2.PassJumpInRequest
+)
+"""A request that may name the caller's seat (`seat`)."""
 
 
 class GameBase:
@@ -94,7 +103,9 @@ class GameBase:
             status_of(loaded.state, loaded.table, loaded.time_control),
         )
 
-    def _seat(self, loaded: Loaded, player: str, request: Any, *, spectator_ok: bool) -> int | None:
+    def _seat(
+        self, loaded: Loaded, player: str, request: SeatRequest, *, spectator_ok: bool
+    ) -> int | None:
         """The caller's seat in the game (see resolve_seat)."""
         return resolve_seat(
             loaded.holders,

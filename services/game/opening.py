@@ -7,7 +7,7 @@ import logging
 import random
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
@@ -82,10 +82,20 @@ def new_game_id(game: str) -> str:
     return f"{game}-{secrets.token_hex(10)}"
 
 
+class CreateGameRequest(Protocol):
+    """A game's CreateGameRequest: each game's proto has its own (its options are the game's),
+    with the players' ids and the table settings (read by wire/clock.py) in common."""
+
+    @property
+    def players(self) -> Sequence[str]: ...
+
+    def HasField(self, field_name: str) -> bool: ...
+
+
 class Opening(GameBase):
     """CreateGame."""
 
-    async def create(self, request: Any, caller: Caller) -> Message:
+    async def create(self, request: CreateGameRequest, caller: Caller) -> Message:
         """CreateGame: a new game with the request's options and players."""
         players = list(request.players)
         check_players(players, caller.player)

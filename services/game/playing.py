@@ -4,7 +4,7 @@ committed with a version check; a retried request (same request id) answered as 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TypeAlias
 
 from google.protobuf.message import Message
 
@@ -27,6 +27,9 @@ log = logging.getLogger("tabletop.game")
 
 MAX_MOVE_CHARS = 200
 MAX_REQUEST_ID_CHARS = 64
+
+MoveRequest: TypeAlias = common_pb2.PlayRequest | common_pb2.ResignRequest
+"""A request that makes a version of the game for the caller's seat, with a request id."""
 
 
 class Playing(Clocks):
@@ -177,7 +180,7 @@ class Playing(Clocks):
             game_id=game_id, version=version, seat=seat, passed=passed, window_ended=ended
         )
 
-    def _request_id(self, request: Any, caller: Caller) -> tuple[str, str]:
+    def _request_id(self, request: MoveRequest, caller: Caller) -> tuple[str, str]:
         """The request id as the caller gave it (or the gateway's), and as it is recorded:
         scoped to the player, so nobody can collide with another's."""
         if len(request.request_id) > MAX_REQUEST_ID_CHARS:
@@ -188,7 +191,7 @@ class Playing(Clocks):
         return given, f"{caller.player}:{given}" if given else ""
 
     async def act(
-        self, request: Any, caller: Caller, move: str | None, expected: int | None
+        self, request: MoveRequest, caller: Caller, move: str | None, expected: int | None
     ) -> Message:
         """Apply a move (or a resignation when `move` is None) with optimistic concurrency.
 
@@ -275,7 +278,7 @@ class Playing(Clocks):
             version=str(current),
         )
 
-    def _retried_seat(self, loaded: Loaded, caller: Caller, request: Any) -> int | None:
+    def _retried_seat(self, loaded: Loaded, caller: Caller, request: MoveRequest) -> int | None:
         """The seat of a request the caller's request id shows was played: the caller's own,
         or, when the caller holds it no more (a bot took it over since), the seat the request
         names, else None (the log says which seat it was). The request id is the caller's
