@@ -22,6 +22,7 @@ from runtime.redis import connect_redis
 from services.archive.archiver import Archiver
 from services.game.core import status_of
 from services.game.store import GameStore
+from wire.records import GameMeta
 
 GAMES = int(sized(400, 12))
 """Finished games per measurement (a quarter of each game kind)."""
@@ -44,7 +45,8 @@ async def _finish(store: GameStore, count: int, rng: random.Random) -> None:
         }  # fmt: skip
         game_id = f"{game}-{rng.getrandbits(80):020x}"
         await store.create(
-            game_id, position.state.serialize(), meta, [], status_of(position.state),
+            game_id, position.state.serialize(), GameMeta.from_json(meta), [],
+            status_of(position.state),
             table=None, time_ms=now_ms(),
         )  # fmt: skip
         version, tag = 0, ""
@@ -57,7 +59,7 @@ async def _finish(store: GameStore, count: int, rng: random.Random) -> None:
                 game_id, expected_version=version, expected_tag=tag,
                 snapshot=position.state.serialize(), request_id=f"r{version}", actor=seat,
                 move=move, events=[e.to_json() for e in position.events], status=status,
-                table=None, time_ms=now_ms(), finished=finished_record(meta, status),
+                table=None, time_ms=now_ms(), finished=finished_record(meta, status.to_json()),
             )  # fmt: skip
             version, tag = commit.version, commit.tag
 

@@ -7,45 +7,49 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from games.clock import TimeControl
 from tabletop.common.v1 import common_pb2
 from wire.clock import clocks, time_control_message, timestamp
 from wire.players import display_name, plays_as_bot
+from wire.records import GameMeta, VersionStatus, meta_of, status_of_version
 
 
 def status_message(
-    game_id: str, version: int, meta: Mapping[str, Any], status: Mapping[str, Any]
+    game_id: str,
+    version: int,
+    stored_meta: GameMeta | Mapping[str, Any],
+    stored_status: VersionStatus | Mapping[str, Any],
 ) -> common_pb2.GameStatus:
-    """The GameStatus of game `game_id` at `version`, from its stored meta and status."""
+    """The GameStatus of game `game_id` at `version`, from its meta and status (typed, or as
+    stored)."""
+    meta, status = meta_of(stored_meta), status_of_version(stored_status)
     seats = holders_of(meta, status)
     message = common_pb2.GameStatus(
         game_id=game_id,
-        game=meta["game"],
+        game=meta.game,
         version=version,
         seats=[
             common_pb2.Seat(index=i, player_id=p, name=name, bot=plays_as_bot(p))
             for i, (p, name) in enumerate(zip(seats, names_of(meta, status), strict=True))
         ],
-        to_act=status["to_act"],
-        finished=status["finished"],
-        rules_edition=edition_of(meta),
-        rated=bool(meta.get("rated")),
+        to_act=status.to_act,
+        finished=status.finished,
+        rules_edition=meta.rules_edition,
+        rated=meta.rated,
     )
-    for seat, (rating, provisional) in meta.get("ratings", {}).items():
-        if seat in status.get("replaced", {}):
+    for seat, (rating, provisional) in (meta.ratings or {}).items():
+        if seat in status.taken_over:
             continue  # a bot holds it now
         message.seats[int(seat)].rating = rating
         message.seats[int(seat)].provisional = provisional
-    result = status.get("result")
+    result = status.result
     if result is not None:
         message.result.winners.extend(result["winners"])
         for seat, score in result["scores"].items():
             message.result.scores[int(seat)] = float(score)
         message.result.detail.update(result["detail"])
-    tc = meta.get("time_control")
-    if tc is not None:
-        message.time_control.CopyFrom(time_control_message(TimeControl.from_json(tc)))
-    clock = status.get("clock")
+    if meta.time_control is not None:
+        message.time_control.CopyFrom(time_control_message(meta.clock))
+    clock = status.clock
     if clock is not None:
         message.clocks.extend(clocks(clock, len(seats)))
         if clock["abort_at"] is not None:
@@ -53,25 +57,31 @@ def status_message(
     return message
 
 
-def holders_of(meta: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
+def holders_of(
+    meta: GameMeta | Mapping[str, Any], status: VersionStatus | Mapping[str, Any]
+) -> list[str]:
     """Who holds each seat at a version: the seated players, less the seats bots took over
     when their time ran out (the version's status lists those)."""
-    seats: list[str] = list(meta["seats"])
-    for seat, bot in status.get("replaced", {}).items():
+    seats: list[str] = list(meta_of(meta).seats)
+    for seat, bot in status_of_version(status).taken_over.items():
         seats[int(seat)] = bot
     return seats
 
 
-def names_of(meta: Mapping[str, Any], status: Mapping[str, Any]) -> list[str]:
+def names_of(
+    meta: GameMeta | Mapping[str, Any], status: VersionStatus | Mapping[str, Any] | None = None
+) -> list[str]:
     """The seats' display names (games stored before names were kept: from the ids); a seat
     a bot took over is the bot's."""
-    names = meta.get("names")
-    found = [display_name(p, None) for p in meta["seats"]] if names is None else list(names)
-    for seat, bot in status.get("replaced", {}).items():
+    typed = meta_of(meta)
+    names = typed.names
+    found = [display_name(p, None) for p in typed.seats] if names is None else list(names)
+    taken = {} if status is None else status_of_version(status).taken_over
+    for seat, bot in taken.items():
         found[int(seat)] = display_name(bot, None)
     return found
 
 
-def edition_of(meta: Mapping[str, Any]) -> int:
+def edition_of(meta: GameMeta | Mapping[str, Any]) -> int:
     """The rules edition of a stored game: games stored before editions existed are edition 1."""
-    return int(meta.get("edition", 1))
+    return meta_of(meta).rules_edition

@@ -11,17 +11,18 @@ from typing import Any
 from runtime.game_log import Entry
 from services.ratings.model import Change, has_result
 from wire.players import plays_as_bot
+from wire.records import GameMeta, VersionStatus, meta_of
 from wire.status import holders_of, names_of
 
 OUTCOMES = ("win", "loss", "draw", "none")
 
 
-def outcome(seat: int, seats: int, status: Mapping[str, Any]) -> str:
+def outcome(seat: int, seats: int, status: VersionStatus) -> str:
     """How a finished game of `seats` seats ended for `seat`: win, loss, draw (no winner, or
     every seat a winner), or none (no result)."""
-    if not has_result(status):
+    if not has_result(status.to_json()) or status.result is None:
         return "none"
-    winners = status["result"]["winners"]
+    winners = status.result["winners"]
     if seat not in winners:
         return "loss" if winners else "draw"
     return "win" if seats == 1 or len(winners) < seats else "draw"
@@ -31,11 +32,15 @@ def _at(ms: int) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
 
 
-def archived(game_id: str, meta: Mapping[str, Any], entries: Sequence[Entry]) -> dict[str, Any]:
-    """The `archived_games` row of a finished game (its log from version 0 to its end)."""
+def archived(
+    game_id: str, stored_meta: GameMeta | Mapping[str, Any], entries: Sequence[Entry]
+) -> dict[str, Any]:
+    """The `archived_games` row of a finished game (its log from version 0 to its end), from its
+    meta (typed, or as stored) and log."""
+    meta = meta_of(stored_meta)
     last = entries[-1]
-    status = last.status
-    ratings = meta.get("ratings", {})
+    status = VersionStatus.from_json(last.status)
+    ratings = meta.ratings or {}
     seats = [
         {
             "player_id": player,
@@ -43,31 +48,31 @@ def archived(game_id: str, meta: Mapping[str, Any], entries: Sequence[Entry]) ->
             "bot": plays_as_bot(player),
             **({"rating": ratings[str(i)][0]} if str(i) in ratings else {}),
         }
-        for i, (player, name) in enumerate(zip(meta["seats"], names_of(meta, {}), strict=True))
+        for i, (player, name) in enumerate(zip(meta.seats, names_of(meta), strict=True))
     ]
     holders = holders_of(meta, status)
     for seat, holder in enumerate(holders):
-        if holder != meta["seats"][seat]:
+        if holder != meta.seats[seat]:
             seats[seat]["taken_over_by"] = holder  # a bot played it from a timeout on
     return {
         "game_id": game_id,
-        "game": meta["game"],
-        "edition": int(meta.get("edition", 1)),
-        "options": dict(meta.get("options", {})),
-        "time_control": meta.get("time_control"),
-        "seed": int(meta["seed"]),
-        "day": meta.get("day"),
-        "rated": bool(meta.get("rated")),
-        "public": not meta.get("private"),
+        "game": meta.game,
+        "edition": meta.rules_edition,
+        "options": dict(meta.options or {}),
+        "time_control": meta.time_control,
+        "seed": meta.seed,
+        "day": meta.day,
+        "rated": meta.rated,
+        "public": not meta.private,
         "seats": seats,
-        "result": status.get("result") if has_result(status) else None,
-        "end_reason": (status.get("result") or {}).get("detail", {}).get("reason", ""),
+        "result": status.result if has_result(status.to_json()) else None,
+        "end_reason": (status.result or {}).get("detail", {}).get("reason", ""),
         "moves": [
             [
                 e.actor,
                 e.move,
                 e.time_ms,
-                (e.status.get("clock") or {}).get("remaining"),
+                (VersionStatus.from_json(e.status).clock or {}).get("remaining"),
                 (e.table_event or {}).get("bot", ""),
             ]
             for e in entries[1:]

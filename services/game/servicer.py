@@ -10,6 +10,7 @@ from google.protobuf.message import Message
 
 from runtime.server import Context, answer, caller_of
 from services.game.core import GameCore
+from services.game.opening import CreateGameRequest
 from tabletop.common.v1 import common_pb2
 from wire.errors import ApiError, abort
 from wire.metadata import Caller
@@ -22,7 +23,7 @@ class GameServicer:
     def __init__(self, core: GameCore) -> None:
         self.core = core
 
-    async def CreateGame(self, request: Message, context: Context) -> Message:
+    async def CreateGame(self, request: CreateGameRequest, context: Context) -> Message:
         return await answer(self.core.create(request, caller_of(context)), context)
 
     async def GetView(self, request: common_pb2.GetViewRequest, context: Context) -> Message:

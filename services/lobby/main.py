@@ -40,7 +40,7 @@ from runtime.replicas import Replicas, following
 from runtime.server import Context, Server, answer, caller_of, run
 from runtime.tasks import stop_tasks
 from services.game.limits import Limits
-from services.game.store import GameStore
+from services.game.players import PlayerStore
 from services.lobby.following import Following, FollowSettings, GameStarts, Notifications
 from services.lobby.friends import Friends, FriendsSettings
 from services.lobby.servicer import Lobby
@@ -192,7 +192,7 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     if settings.database_url:
         database = db.pool(settings.database_url)
         await database.open(wait=False)
-    lobby = Lobby(TicketStore(redis), GameStore(redis), channels, hub, settings.limits, database)
+    lobby = Lobby(TicketStore(redis), PlayerStore(redis), channels, hub, settings.limits, database)
 
     async def ready() -> bool:
         return bool(await redis.ping())

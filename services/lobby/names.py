@@ -16,7 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from runtime.db import database_failed
 from services.accounts.store import account_named
-from services.game.store import GameStore
+from services.game.players import PlayerStore
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import PLAYER_ID_PATTERN, display_name, is_bot
@@ -27,7 +27,7 @@ log = logging.getLogger("tabletop.lobby")
 class Names:
     """Players' names for the lobby's answers, and accounts found by username."""
 
-    def __init__(self, database: AsyncConnectionPool | None, games: GameStore | None) -> None:
+    def __init__(self, database: AsyncConnectionPool | None, games: PlayerStore | None) -> None:
         self.database = database
         """The accounts' database; None: no accounts (names are the ones stored or seen)."""
         self.games = games

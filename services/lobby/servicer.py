@@ -25,7 +25,7 @@ from runtime.redis import redis_failed
 from runtime.replicas import Replicas
 from services.archive.reading import Archive
 from services.game.limits import Limits, check_load, check_options, over
-from services.game.store import GameStore
+from services.game.players import PlayerStore
 from services.lobby.live import LiveGames
 from services.lobby.names import Names
 from services.matchmaker.tickets import Ticket, TicketStore, pool_key
@@ -291,7 +291,7 @@ class Lobby:
     def __init__(
         self,
         tickets: TicketStore,
-        games_store: GameStore,
+        games_store: PlayerStore,
         channels: Mapping[str, Replicas],
         hub: StreamHub,
         limits: Limits | None = None,

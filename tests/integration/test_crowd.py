@@ -20,6 +20,7 @@ from runtime.fanout import StreamHub, TooSlow
 from runtime.localredis import LocalRedis, LocalRedisCluster
 from runtime.redis import connect_redis
 from services.game.limits import Limits
+from services.game.players import PlayerStore
 from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
@@ -670,19 +671,19 @@ async def test_the_platform_list_and_a_players_list_work_on_a_redis_cluster() ->
     platform's takes the game off the player's, and closing a game takes it off both."""
     cluster = await asyncio.to_thread(LocalRedisCluster, masters=3, appendonly=False)
     redis = connect_redis(cluster.url, cluster=True)
-    store = GameStore(redis)
+    store, players = GameStore(redis), PlayerStore(redis)
     limits = Limits(platform_bot_games_by_level={"strong": 1})
     first, second = "esoloe-" + "1" * 20, "esoloe-" + "2" * 20
     seats = [new_bot_id("strong"), new_bot_id("strong")]
     try:
-        await store.reserve("p-first", first, seats, limits)
+        await players.reserve("p-first", first, seats, limits)
         with pytest.raises(ApiError) as refused:
-            await store.reserve("p-second", second, seats, limits)
+            await players.reserve("p-second", second, seats, limits)
         assert refused.value.metadata["limit"] == "platform_strong_bot_games"
-        assert await store.live("p-second") == {}
+        assert await players.live("p-second") == {}
         await store.closed(first, [*seats, "p-first"])
-        assert await store.live("p-first") == {}
-        await store.reserve("p-second", second, seats, limits)
+        assert await players.live("p-first") == {}
+        await players.reserve("p-second", second, seats, limits)
         assert await _listed(redis, keys.level_live("strong")) == {second: "p-second"}
     finally:
         await redis.aclose()

@@ -15,6 +15,7 @@ from services.game.core import new_game_id, status_of
 from services.game.store import GameStore
 from tabletop.common.v1 import common_pb2
 from tests.platform import Platform, logged_in
+from wire.records import GameMeta
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +39,13 @@ async def test_a_game_from_before_the_upgrade_finishes_under_its_rules_and_audit
             state = rules.deserialize(stored["start"].encode())
             await store.opened("esoloe", game_id)
             await store.create(
-                game_id, stored["start"].encode(), meta, [], status_of(state), table=None, time_ms=0
+                game_id,
+                stored["start"].encode(),
+                GameMeta.from_json(meta),
+                [],
+                status_of(state),
+                table=None,
+                time_ms=0,
             )
         finally:
             await redis.aclose()

@@ -30,6 +30,7 @@ from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import Platform, logged_in
 from tests.timing import eventually, patience
 from wire.errors import ApiError
+from wire.records import GameMeta, VersionStatus
 
 pytestmark = pytest.mark.integration
 
@@ -218,8 +219,8 @@ async def test_a_write_waits_for_every_replica_in_sync(monkeypatch: pytest.Monke
             _, held = await store._written(game_id, ("HSET", keys.game_state(game_id), "x", 1))
             return held
 
-        created = await store.create(game_id, state.serialize(), meta, [], {}, table=None,
-                                     time_ms=0)  # fmt: skip
+        created = await store.create(game_id, state.serialize(), GameMeta.from_json(meta), [],
+                                     VersionStatus([], False), table=None, time_ms=0)  # fmt: skip
         assert created is not None
         assert created.wanted == 1, "no replica counted yet"
         await eventually(lambda: replicas_wanted(client, 1) == 2, 10, "two replicas in sync")

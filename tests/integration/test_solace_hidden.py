@@ -22,6 +22,7 @@ from tabletop.common.v1 import common_pb2
 from tabletop.solace.v1 import solace_pb2
 from tests.platform import Platform
 from wire.errors import error_info
+from wire.records import GameMeta
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +72,13 @@ async def _stored_game(redis_url: str, spec: str, player: str) -> str:
         meta = {"game": "solace", "seats": [player], "options": options, "seed": 1}
         await store.opened("solace", game_id)
         await store.create(
-            game_id, state.serialize(), meta, [], status_of(state), table=None, time_ms=0
+            game_id,
+            state.serialize(),
+            GameMeta.from_json(meta),
+            [],
+            status_of(state),
+            table=None,
+            time_ms=0,
         )
         return game_id
     finally:

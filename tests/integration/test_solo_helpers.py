@@ -24,6 +24,7 @@ from tabletop.common.v1 import common_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.platform import Platform
 from wire.errors import error_info
+from wire.records import GameMeta
 
 
 @pytest_asyncio.fixture
@@ -64,7 +65,13 @@ async def create_with_setup(
     redis = Redis.from_url(redis_url)
     try:
         await GameStore(redis).create(
-            game_id, state.serialize(), meta, [], status_of(state), table=None, time_ms=0
+            game_id,
+            state.serialize(),
+            GameMeta.from_json(meta),
+            [],
+            status_of(state),
+            table=None,
+            time_ms=0,
         )
     finally:
         await redis.aclose()
