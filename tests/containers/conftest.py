@@ -35,11 +35,11 @@ STOP_SIGNALS = {
 # The port each process listens on inside its container (deploy/docker-compose.yml).
 PORTS = {
     "esoloe": 50051, "solo": 50052, "solace": 50053, "zoxso": 50054, "lobby": 50055,
-    "gateway": 50050, "bots": 50060, "matchmaker": 50070, "ratings": 50080,
+    "accounts": 50056, "gateway": 50050, "bots": 50060, "matchmaker": 50070, "ratings": 50080,
 }  # fmt: skip
 ONE_SHOT = ("migrate",)
 """Services that run once and exit (podman lists them while they run)."""
-REPLICATED = ["esoloe", "solo", "solace", "zoxso", "lobby", "matchmaker", "bots"]
+REPLICATED = ["esoloe", "solo", "solace", "zoxso", "lobby", "accounts", "matchmaker", "bots"]
 """Services that run two replicas, as the Compose file's deploy.replicas asks (podman-compose
 ignores it: the stack is scaled explicitly)."""
 
