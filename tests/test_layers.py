@@ -157,10 +157,9 @@ def test_the_gateway_holds_no_database() -> None:
         assert not found, f"{module} reaches {found}"
 
 
-STORES_READ_ACROSS = {("services.lobby.names", "services.accounts.store")}
-"""The one domain that still reads another's store: the lobby finds an account by its username
-with the accounts store's query (its follows join the accounts table too); the accounts service
-is to answer it instead."""
+STORES_READ_ACROSS: set[tuple[str, str]] = set()
+"""The domains that still read another's store: none (the lobby asks the accounts service for
+accounts by username and for their usernames)."""
 
 
 def test_no_domain_imports_another_domains_store() -> None:
