@@ -10,6 +10,7 @@ protobuf, its board draws for the terminal.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from functools import cache
@@ -175,3 +176,14 @@ def test_no_domain_imports_another_domains_store() -> None:
         and m.split(".")[1] != module.split(".")[1]
     }
     assert found == STORES_READ_ACROSS
+
+
+def test_the_lobby_names_no_accounts_table() -> None:
+    """The lobby asks the accounts service for accounts (services/lobby/accounts.py): none of
+    its SQL reads or writes the accounts' table."""
+    table = re.compile(r"\b(FROM|JOIN|UPDATE|INTO)\s+accounts\b", re.IGNORECASE)
+    lobby = [m for m in modules() if m == "services.lobby" or m.startswith("services.lobby.")]
+    assert "services.lobby.following" in lobby
+    for module in lobby:
+        found = table.search(modules()[module].read_text())
+        assert found is None, f"{module} names the accounts' table: {found.group(0)!r}"

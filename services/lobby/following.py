@@ -193,7 +193,7 @@ def _lock_key(player: str) -> int:
     return int.from_bytes(hashlib.sha256(player.encode()).digest()[:4], "big", signed=True)
 
 
-async def _lock(connection: AsyncConnection[Any], players: Sequence[str]) -> None:
+async def lock_follows(connection: AsyncConnection[Any], players: Sequence[str]) -> None:
     """Locks the follows of `players` until the transaction ends (PostgreSQL advisory locks of
     the lobby's own, taken in one order: two transactions locking the same players never wait
     for each other in a circle). A follow locks both players, a change of a player's setting
@@ -297,7 +297,7 @@ class Following:
             async with database.connection() as connection, connection.transaction():
                 # Both players locked, in one order: a follow and a change of the followed
                 # player's setting (or a follow back) never cross.
-                await _lock(connection, [player, target])
+                await lock_follows(connection, [player, target])
                 cursor = await connection.execute(
                     "SELECT 1 FROM follow_settings WHERE account_id = %s", (target,)
                 )
@@ -403,7 +403,7 @@ class Following:
             raise ApiError("NOT_PERMITTED", "only accounts have followers")
         with _database_reachable():
             async with database.connection() as connection, connection.transaction():
-                await _lock(connection, [player])  # no follow of the player crosses this
+                await lock_follows(connection, [player])  # no follow of the player crosses this
                 if who == "nobody":
                     await connection.execute(
                         "INSERT INTO follow_settings (account_id, accept_from) "
