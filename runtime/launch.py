@@ -113,10 +113,10 @@ class Launch:
     """Every process of the platform against one Redis, wired to each other.
 
     `gateways`: their ports (None: free ports). Game services take `replicas` each; the lobby,
-    the accounts service (with DATABASE_URL: the gateways reach it, and hold no database URL),
-    `matchmakers` and `bot_workers` (which reach the first gateway, or the one of their index)
-    follow. Extra environment `env` goes to every process; `logs`: a directory for each
-    process's output (None: this process's output; `quiet`: nowhere)."""
+    the accounts service (with DATABASE_URL: the gateways and the lobby reach it; the gateways
+    hold no database URL), `matchmakers` and `bot_workers` (which reach the first gateway, or
+    the one of their index) follow. Extra environment `env` goes to every process; `logs`: a
+    directory for each process's output (None: this process's output; `quiet`: nowhere)."""
 
     redis_url: str
     env: Mapping[str, str]
@@ -151,15 +151,17 @@ class Launch:
             )
             for target in targets:
                 self.add("game", ["services.game", game], {**common, "LISTEN": target})
-        if self.lobby:
-            target = f"127.0.0.1:{ports.take()}"
-            self.add("lobby", ["services.lobby"], {**common, **self.backends, "LISTEN": target})
-            self.backends["LOBBY_ADDR"] = target
+        lobby = f"127.0.0.1:{ports.take()}" if self.lobby else ""
         accounts: dict[str, str] = {}
         if common.get("DATABASE_URL"):  # accounts are kept in PostgreSQL
-            target = f"127.0.0.1:{ports.take()}"
-            self.add("accounts", ["services.accounts"], {**common, "LISTEN": target})
-            accounts["ACCOUNTS_ADDR"] = target
+            accounts["ACCOUNTS_ADDR"] = f"127.0.0.1:{ports.take()}"
+        if lobby:  # it asks the accounts service for accounts' usernames
+            env = {**common, **self.backends, **accounts, "LISTEN": lobby}
+            self.add("lobby", ["services.lobby"], env)
+            self.backends["LOBBY_ADDR"] = lobby
+        if accounts:
+            env = {**common, "LISTEN": accounts["ACCOUNTS_ADDR"]}
+            self.add("accounts", ["services.accounts"], env)
         self.accounts_target = accounts.get("ACCOUNTS_ADDR", "")
         self.gateway_targets = [f"127.0.0.1:{port or free_port()}" for port in self.gateways]
         webs = [f"127.0.0.1:{port or free_port()}" for port in self.web]

@@ -122,6 +122,11 @@ class Platform:
         return f"127.0.0.1:{self.gateway.port}"
 
     @property
+    def accounts_target(self) -> str:
+        """The accounts service's target ("": none)."""
+        return "" if self.accounts is None else f"127.0.0.1:{self.accounts.server.port}"
+
+    @property
     def web_url(self) -> str:
         assert self.web is not None, "the platform has no web edge"
         return f"http://127.0.0.1:{self.web.port}"
@@ -154,19 +159,6 @@ class Platform:
                 self.services.append(service)
             ports = ",".join(f"127.0.0.1:{s.port}" for s in self.servers[game])
             backends[game] = f"ipv4:{ports}"
-        self.lobby = await start_lobby_service(
-            LobbySettings(
-                redis_url=self.redis_url,
-                listen="127.0.0.1:0",
-                backends=backends,
-                grace_seconds=1.0,
-                internal_key=TEST_INTERNAL_KEY,
-                limits=self.limits,
-                database_url=self.database_url,
-                friends=self.friends,
-                following=self.following,
-            )
-        )
         if self.database_url:
             self.accounts = await start_accounts_service(
                 AccountsSettings(
@@ -177,6 +169,20 @@ class Platform:
                     **self.accounts_settings,
                 )
             )
+        self.lobby = await start_lobby_service(
+            LobbySettings(
+                redis_url=self.redis_url,
+                listen="127.0.0.1:0",
+                backends=backends,
+                grace_seconds=1.0,
+                internal_key=TEST_INTERNAL_KEY,
+                limits=self.limits,
+                database_url=self.database_url,
+                accounts=self.accounts_target,
+                friends=self.friends,
+                following=self.following,
+            )
+        )
         self.gateway = Gateway(
             GatewaySettings(
                 listen="127.0.0.1:0",
@@ -190,7 +196,7 @@ class Platform:
                 internal_key=TEST_INTERNAL_KEY,
                 tls=self.tls[0] if self.tls else None,
                 health_listen="127.0.0.1:0" if self.tls else "",
-                accounts="" if self.accounts is None else f"127.0.0.1:{self.accounts.server.port}",
+                accounts=self.accounts_target,
                 **self.gateway_settings,
             )
         )

@@ -362,18 +362,6 @@ def test_each_service_serves_with_the_manifest_environment(database_url: str) ->
             }
             start("services.game", game)
             local_addr[f"{game.upper()}_ADDR"] = f"127.0.0.1:{port}"
-        env = _environment("dev", "lobby")
-        assert set(local_addr) <= set(env), "the lobby's manifest misses a game's address"
-        assert env["DATABASE_URL"] == _environment("dev", "accounts")["DATABASE_URL"]
-        lobby_port = free_port()
-        env |= local_addr | {
-            "REDIS_URL": redis_url,
-            "DATABASE_URL": database_url,
-            "LISTEN": f"127.0.0.1:{lobby_port}",
-            "METRICS_PORT": str(free_port()),
-        }
-        start("services.lobby")
-        local_addr["LOBBY_ADDR"] = f"127.0.0.1:{lobby_port}"
         env = _environment("dev", "accounts")
         assert env["DATABASE_URL"].startswith("postgresql://")
         assert "REDIS_PASSWORD" not in env, "the accounts service has no Redis"
@@ -385,6 +373,18 @@ def test_each_service_serves_with_the_manifest_environment(database_url: str) ->
         }
         start("services.accounts")
         local_addr["ACCOUNTS_ADDR"] = f"127.0.0.1:{accounts_port}"
+        env = _environment("dev", "lobby")
+        assert set(local_addr) <= set(env), "the lobby's manifest misses an address"
+        assert env["DATABASE_URL"] == _environment("dev", "accounts")["DATABASE_URL"]
+        lobby_port = free_port()
+        env |= local_addr | {
+            "REDIS_URL": redis_url,
+            "DATABASE_URL": database_url,
+            "LISTEN": f"127.0.0.1:{lobby_port}",
+            "METRICS_PORT": str(free_port()),
+        }
+        start("services.lobby")
+        local_addr["LOBBY_ADDR"] = f"127.0.0.1:{lobby_port}"
         env = _environment("dev", "gateway")
         assert set(local_addr) <= set(env), "the gateway's manifest misses an address"
         assert "DATABASE_URL" not in env, "the gateway holds no database address"
@@ -619,7 +619,7 @@ def test_compose_gives_the_accounts_service_a_migrated_database() -> None:
     (the platform's image) runs `tabletop migrate` once PostgreSQL is healthy (and waits for it
     by itself). Only the accounts service, the lobby (the archive it reads), the ratings
     consumer and migrate get DATABASE_URL, with the same password; the gateway reaches the
-    accounts service (ACCOUNTS_ADDR) and waits for it to be healthy. No
+    accounts service (ACCOUNTS_ADDR) and waits for it to be healthy; the lobby reaches it too. No
     service depends on a one-shot service: podman would not restart it after a crash (it does
     not start a container while one it requires has exited)."""
     services = compose()["services"]
@@ -632,6 +632,7 @@ def test_compose_gives_the_accounts_service_a_migrated_database() -> None:
     assert users == {"accounts", "lobby", "ratings", "migrate"}
     gateway_env = services["gateway"]["environment"]
     assert gateway_env["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
+    assert services["lobby"]["environment"]["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
     assert services["accounts"]["environment"]["LISTEN"] == "0.0.0.0:50056"
     assert services["gateway"]["depends_on"]["accounts"] == {"condition": "service_healthy"}
     assert services["accounts"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
@@ -1561,6 +1562,7 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
     internal.add(("gateway", "lobby", *grpc("lobby")))
     if "accounts" in cluster.pods:  # the component accounts-database runs it
         internal.add(("gateway", "accounts", *grpc("accounts")))
+        internal.add(("lobby", "accounts", *grpc("accounts")))
     internal.add(("bots", "gateway", *grpc("gateway")))
     for user in redis_users:
         internal.add((user, "redis", 6379, "TCP"))
@@ -1682,8 +1684,8 @@ def test_accounts_database_component_runs_the_accounts_service_with_its_database
 ) -> None:
     """The component for accounts (the dev overlay has it; prod as an operator's overlay adds
     it): the accounts service and the lobby get DATABASE_URL from the Secret tabletop-database,
-    the gateways only the accounts service's address (ACCOUNTS_ADDR) and may reach its gRPC
-    port, which takes calls from them alone, a Job
+    the gateways only the accounts service's address (ACCOUNTS_ADDR), the lobby that address
+    too, and both may reach its gRPC port, which takes calls from them alone, a Job
     runs `tabletop migrate` with it (hardened like every pod), the ratings consumers run with it
     and with the settings and Redis password every Redis user gets (the gateways' image, as the
     Job's), and the accounts service, the lobby, the Job and the consumers may reach
@@ -1721,6 +1723,9 @@ def test_accounts_database_component_runs_the_accounts_service_with_its_database
     # The lobby reads the archive from the same database: the Secret added to what it had.
     lobby = container(docs, "lobby")["envFrom"]
     assert lobby[-1] == {"secretRef": {"name": secret}}
+    # It asks the accounts service for accounts' usernames.
+    lobby_env = {e["name"]: e["value"] for e in container(docs, "lobby")["env"]}
+    assert lobby_env["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
     if overlay == "prod":
         assert lobby[:-1] == container(render("prod"), "lobby")["envFrom"]
     assert _database_readers(docs) == set(DATABASE_CLIENTS)
@@ -1766,10 +1771,11 @@ def test_accounts_database_component_runs_the_accounts_service_with_its_database
     assert {(source, port) for source, to, port, _ in ingress if to == "ratings"} == {
         ("monitoring/prometheus", 9464)
     }
-    # The accounts service: in, the gateways' calls and monitoring's scrape; out, DNS and
-    # PostgreSQL's port only.
+    # The accounts service: in, the gateways' and the lobby's calls and monitoring's scrape; out,
+    # DNS and PostgreSQL's port only.
     assert {(source, port) for source, to, port, _ in ingress if to == "accounts"} == {
         ("gateway", 50056),
+        ("lobby", 50056),
         ("monitoring/prometheus", 9464),
     }
     assert {(to, port) for source, to, port, _ in egress if source == "accounts"} == {

@@ -10,6 +10,7 @@ protobuf, its board draws for the terminal.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from functools import cache
@@ -157,10 +158,9 @@ def test_the_gateway_holds_no_database() -> None:
         assert not found, f"{module} reaches {found}"
 
 
-STORES_READ_ACROSS = {("services.lobby.names", "services.accounts.store")}
-"""The one domain that still reads another's store: the lobby finds an account by its username
-with the accounts store's query (its follows join the accounts table too); the accounts service
-is to answer it instead."""
+STORES_READ_ACROSS: set[tuple[str, str]] = set()
+"""The domains that still read another's store: none (the lobby asks the accounts service for
+accounts by username and for their usernames)."""
 
 
 def test_no_domain_imports_another_domains_store() -> None:
@@ -176,3 +176,14 @@ def test_no_domain_imports_another_domains_store() -> None:
         and m.split(".")[1] != module.split(".")[1]
     }
     assert found == STORES_READ_ACROSS
+
+
+def test_the_lobby_names_no_accounts_table() -> None:
+    """The lobby asks the accounts service for accounts (services/lobby/accounts.py): none of
+    its SQL reads or writes the accounts' table."""
+    table = re.compile(r"\b(FROM|JOIN|UPDATE|INTO)\s+accounts\b", re.IGNORECASE)
+    lobby = [m for m in modules() if m == "services.lobby" or m.startswith("services.lobby.")]
+    assert "services.lobby.following" in lobby
+    for module in lobby:
+        found = table.search(modules()[module].read_text())
+        assert found is None, f"{module} names the accounts' table: {found.group(0)!r}"

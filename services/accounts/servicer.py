@@ -1,7 +1,8 @@
 """The accounts service's calls (tabletop.accounts.v1.AccountsService): the gateway's account
-calls of the public AuthService, answered from the store (services/accounts/store.py). Who
-calls is in each request (the gateway checked the caller's token); every call carries the
-gateway's proof (wire.proof), checked before it is read."""
+calls of the public AuthService, and the lobby's (an account by username, accounts' usernames),
+answered from the store (services/accounts/store.py). Who calls is in each request (the gateway
+checked the caller's token); every call carries the proof of the platform's own processes
+(wire.proof), checked before it is read."""
 
 from __future__ import annotations
 
@@ -225,3 +226,23 @@ class AccountsServicer(accounts_pb2_grpc.AccountsServiceServicer):
             stamp.FromDatetime(ending.at)
             answer.endings.add(id=ending.id, at=stamp, why=ending.why)
         return answer
+
+    async def FindAccount(
+        self, request: accounts_pb2.FindAccountRequest, context: Context
+    ) -> accounts_pb2.FindAccountResponse:
+        try:
+            found = await self.accounts.named(request.username)
+        except ApiError as error:
+            await abort(context, error)
+        if found is None:
+            return accounts_pb2.FindAccountResponse()
+        return accounts_pb2.FindAccountResponse(account_id=found[0], username=found[1])
+
+    async def Usernames(
+        self, request: accounts_pb2.UsernamesRequest, context: Context
+    ) -> accounts_pb2.UsernamesResponse:
+        try:
+            usernames = await self.accounts.usernames(list(request.account_ids))
+        except ApiError as error:
+            await abort(context, error)
+        return accounts_pb2.UsernamesResponse(usernames=usernames)

@@ -27,7 +27,7 @@ import hashlib
 import logging
 import re
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -134,8 +134,7 @@ class Ending:
 async def account_named(
     connection: psycopg.AsyncConnection[Any], username: str
 ) -> tuple[str, str] | None:
-    """The id and username of the account named `username` (whatever its case), or None: for
-    the lobby, which names players by username on its own connection."""
+    """The id and username of the account named `username` (whatever its case), or None."""
     cursor = await connection.execute(
         "SELECT id, username FROM accounts WHERE username_key = %s", (username.lower(),)
     )
@@ -631,3 +630,20 @@ class Accounts:
                 )
             ).fetchall()
         return [Ending(ended, at, why) for ended, at, why in rows]
+
+    async def named(self, username: str) -> tuple[str, str] | None:
+        """The id and username of the account named `username` (whatever its case), or None:
+        the lobby names players by username."""
+        async with self._connection() as connection:
+            return await account_named(connection, username)
+
+    async def usernames(self, account_ids: Sequence[str]) -> dict[str, str]:
+        """The usernames of those of `account_ids` that are accounts: the lobby calls players by
+        them."""
+        if not account_ids:
+            return {}
+        async with self._connection() as connection:
+            cursor = await connection.execute(
+                "SELECT id, username FROM accounts WHERE id = ANY(%s)", (list(account_ids),)
+            )
+            return {str(account): str(name) async for account, name in cursor}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import secrets
@@ -28,6 +29,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
@@ -182,6 +184,26 @@ def _database_reachable() -> Iterator[None]:
         raise ApiError("UNAVAILABLE", "the accounts cannot be reached; retry") from None
 
 
+FOLLOWS_LOCK = 0x666F6C6C  # the first key of the follows' advisory locks: "foll"
+
+
+def _lock_key(player: str) -> int:
+    """The second key of the player's follows lock: a signed 32-bit number of its id (two ids
+    that share one only wait for each other)."""
+    return int.from_bytes(hashlib.sha256(player.encode()).digest()[:4], "big", signed=True)
+
+
+async def lock_follows(connection: AsyncConnection[Any], players: Sequence[str]) -> None:
+    """Locks the follows of `players` until the transaction ends (PostgreSQL advisory locks of
+    the lobby's own, taken in one order: two transactions locking the same players never wait
+    for each other in a circle). A follow locks both players, a change of a player's setting
+    that player: the two never cross."""
+    for key in sorted({_lock_key(player) for player in players}):
+        await connection.execute(
+            "SELECT pg_advisory_xact_lock(%s::integer, %s::integer)", (FOLLOWS_LOCK, key)
+        )
+
+
 def _who(accept_from: lobby_pb2.AcceptFrom.ValueType) -> str:
     who: str | None = {
         lobby_pb2.ACCEPT_FROM_UNSPECIFIED: "everyone",
@@ -238,6 +260,26 @@ class Following:
         """The account named `username` (PLAYER_NOT_FOUND when there is none)."""
         return await self.names.account(username)
 
+    async def _usernames(self, players: Sequence[str]) -> dict[str, str]:
+        """The usernames of those of `players` that are accounts, asked of the accounts service
+        (out of reach: UNAVAILABLE)."""
+        accounts = self.names.accounts
+        if accounts is None:
+            raise ApiError("ACCOUNTS_DISABLED", "this platform keeps no accounts to follow")
+        try:
+            return await accounts.usernames(players)
+        except ApiError as error:
+            if error.reason != "UNAVAILABLE":
+                raise
+            raise ApiError("UNAVAILABLE", "the accounts cannot be reached; retry") from None
+
+    async def _by_username(self, rows: Sequence[tuple[Any, ...]]) -> list[tuple[str, str, Any]]:
+        """(player, username, since) for the rows (player, since) whose players are accounts,
+        in the order of their usernames, whatever their case."""
+        names = await self._usernames(sorted({str(row[0]) for row in rows}))
+        named = [(str(p), names[str(p)], since) for p, since in rows if str(p) in names]
+        return sorted(named, key=lambda row: (row[1].lower(), row[0]))
+
     # -- following -------------------------------------------------------------------------
 
     async def follow_player(
@@ -248,16 +290,14 @@ class Following:
         if target == player:
             raise ApiError("INVALID_ARGUMENT", "follow another player")
         bound = self.settings.follows
+        database = self._database()
+        if player not in await self._usernames([player]):
+            raise ApiError("NOT_PERMITTED", "only accounts follow players")
         with _database_reachable():
-            async with self._database().connection() as connection, connection.transaction():
-                # Both accounts locked, in one order: a follow and a change of the followed
+            async with database.connection() as connection, connection.transaction():
+                # Both players locked, in one order: a follow and a change of the followed
                 # player's setting (or a follow back) never cross.
-                cursor = await connection.execute(
-                    "SELECT id FROM accounts WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
-                    ([player, target],),
-                )
-                if player not in {row[0] for row in await cursor.fetchall()}:
-                    raise ApiError("NOT_PERMITTED", "only accounts follow players")
+                await lock_follows(connection, [player, target])
                 cursor = await connection.execute(
                     "SELECT 1 FROM follow_settings WHERE account_id = %s", (target,)
                 )
@@ -310,12 +350,12 @@ class Following:
         with _database_reachable():
             async with self._database().connection() as connection:
                 cursor = await connection.execute(
-                    "SELECT f.followed, a.username, f.created_at FROM follows f "
-                    "JOIN accounts a ON a.id = f.followed WHERE f.follower = %s "
-                    "AND (%s::text IS NULL OR f.followed = %s) ORDER BY a.username_key",
+                    "SELECT followed, created_at FROM follows WHERE follower = %s "
+                    "AND (%s::text IS NULL OR followed = %s)",
                     (player, only, only),
                 )
-                rows = await cursor.fetchall()
+                followed_rows = await cursor.fetchall()
+        rows = await self._by_username(followed_rows)
         ids = [str(row[0]) for row in rows]
         with _lobby_reachable():
             online = await self.notifications.online(ids)
@@ -344,12 +384,10 @@ class Following:
         with _database_reachable():
             async with self._database().connection() as connection:
                 cursor = await connection.execute(
-                    "SELECT f.follower, a.username, f.created_at FROM follows f "
-                    "JOIN accounts a ON a.id = f.follower WHERE f.followed = %s "
-                    "ORDER BY a.username_key",
-                    (player,),
+                    "SELECT follower, created_at FROM follows WHERE followed = %s", (player,)
                 )
-                rows = await cursor.fetchall()
+                follower_rows = await cursor.fetchall()
+        rows = await self._by_username(follower_rows)
         answer = lobby_pb2.ListFollowersResponse()
         for follower, name, since in rows:
             answer.followers.add(player_id=follower, name=name).since.FromDatetime(since)
@@ -360,13 +398,12 @@ class Following:
     ) -> lobby_pb2.FollowSetting:
         player = self._account(caller)
         who = _who(request.accept_from)
+        database = self._database()
+        if player not in await self._usernames([player]):
+            raise ApiError("NOT_PERMITTED", "only accounts have followers")
         with _database_reachable():
-            async with self._database().connection() as connection, connection.transaction():
-                cursor = await connection.execute(
-                    "SELECT id FROM accounts WHERE id = %s FOR UPDATE", (player,)
-                )
-                if await cursor.fetchone() is None:
-                    raise ApiError("NOT_PERMITTED", "only accounts have followers")
+            async with database.connection() as connection, connection.transaction():
+                await lock_follows(connection, [player])  # no follow of the player crosses this
                 if who == "nobody":
                     await connection.execute(
                         "INSERT INTO follow_settings (account_id, accept_from) "

@@ -2,8 +2,9 @@
 
 Environment: REDIS_URL, LISTEN (default 0.0.0.0:50055), <GAME>_ADDR for each game (where
 PlayAgainstBots creates its games, as for the matchmaker), DATABASE_URL (the archive's
-PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView, the accounts'
-usernames a challenge may name, and the follows; empty: no archive, no following),
+PostgreSQL, read by ListArchivedGames, GetArchivedGame, GetArchivedView, and the follows;
+empty: no archive, no following), ACCOUNTS_ADDR (the accounts service, asked for the accounts'
+usernames a challenge or a follow may name and the lobby shows; empty: no accounts),
 METRICS_PORT, GRACE_SECONDS; playing with friends: CHALLENGE_SECONDS, INVITE_SECONDS,
 OPEN_TABLE_SECONDS (how long each waits), MAX_OPEN_CHALLENGES, MAX_INVITES, MAX_OPEN_TABLES,
 GUEST_MAX_INVITES, GUEST_MAX_OPEN_TABLES, MAX_CHALLENGES_TO_PLAYER,
@@ -41,6 +42,7 @@ from runtime.server import Context, Server, answer, caller_of, run
 from runtime.tasks import stop_tasks
 from services.game.limits import Limits
 from services.game.players import PlayerStore
+from services.lobby.accounts import AccountsClient
 from services.lobby.following import Following, FollowSettings, GameStarts, Notifications
 from services.lobby.friends import Friends, FriendsSettings
 from services.lobby.servicer import Lobby
@@ -74,6 +76,9 @@ class LobbySettings:
     request (ACCEPT_UNBOUND_PROOFS: during an upgrade only; wire/proof.py)."""
     database_url: str = ""
     """The archive's PostgreSQL (the accounts' database); empty: no archive."""
+    accounts: str = ""
+    """The accounts service's gRPC target (reached with the proof made with `internal_key`);
+    empty: no accounts."""
     friends: FriendsSettings = field(default_factory=FriendsSettings)
     """Challenges, invites, open tables: how long they wait, how many a player may make."""
     following: FollowSettings = field(default_factory=FollowSettings)
@@ -91,6 +96,7 @@ class LobbySettings:
             internal_key=internal_key_from_env(),
             accept_unbound_proofs=env_bool("ACCEPT_UNBOUND_PROOFS", False),
             database_url=env_str("DATABASE_URL", ""),
+            accounts=env_str("ACCOUNTS_ADDR", ""),
             friends=FriendsSettings.from_env(),
             following=FollowSettings.from_env(),
         )
@@ -158,14 +164,17 @@ class LobbyService:
     tasks: list[asyncio.Task[None]]
     """Expire the tables of friends that are due; tell followers of the games that start."""
     database: AsyncConnectionPool | None = None
+    accounts: AccountsClient | None = None
 
     async def close(self) -> None:
         """After the server stopped: the sweeps and the consumer, the hub, the channels, the
-        database and Redis clients."""
+        accounts service's channel, the database and Redis clients."""
         await stop_tasks(self.tasks)  # cancelled again if one swallows a cancellation
         await self.hub.stop()
         for replicas in self.channels.values():
             await replicas.close()
+        if self.accounts is not None:
+            await self.accounts.close()
         if self.database is not None:
             await self.database.close()
         await self.redis.aclose()
@@ -192,7 +201,12 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     if settings.database_url:
         database = db.pool(settings.database_url)
         await database.open(wait=False)
-    lobby = Lobby(TicketStore(redis), PlayerStore(redis), channels, hub, settings.limits, database)
+    accounts = None
+    if settings.accounts:
+        accounts = AccountsClient(settings.accounts, settings.internal_key)
+    lobby = Lobby(
+        TicketStore(redis), PlayerStore(redis), channels, hub, settings.limits, database, accounts
+    )
 
     async def ready() -> bool:
         return bool(await redis.ping())
@@ -229,7 +243,7 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     if database is not None:  # followers are told of the games that start
         starts = GameStarts(follows, redis=redis, consumer=f"lobby-{secrets.token_hex(6)}")
         tasks.append(asyncio.create_task(starts.run(stop)))
-    return LobbyService(server, redis, relay, channels, hub, tasks, database)
+    return LobbyService(server, redis, relay, channels, hub, tasks, database, accounts)
 
 
 def run_lobby_service() -> None:

@@ -1,8 +1,9 @@
-"""What the lobby calls players, read when it answers: an account's username (a guest who
-registered keeps its player id, so every game it played as a guest is the account's), else the
-name stored beside the player (an archived seat's) or the name the lobby last saw them under;
-"<level> bot" for a bot seat; the player id when nothing else is known. And the other way:
-the player id of an account's username."""
+"""What the lobby calls players, read when it answers: an account's username, asked of the
+accounts service (services/lobby/accounts.py; a guest who registered keeps its player id, so
+every game it played as a guest is the account's), else the name stored beside the player (an
+archived seat's) or the name the lobby last saw them under; "<level> bot" for a bot seat; the
+player id when nothing else is known. And the other way: the player id of an account's
+username."""
 
 from __future__ import annotations
 
@@ -14,9 +15,8 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from runtime.db import database_failed
-from services.accounts.store import account_named
 from services.game.players import PlayerStore
+from services.lobby.accounts import AccountsClient
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import PLAYER_ID_PATTERN, display_name, is_bot
@@ -27,9 +27,16 @@ log = logging.getLogger("tabletop.lobby")
 class Names:
     """Players' names for the lobby's answers, and accounts found by username."""
 
-    def __init__(self, database: AsyncConnectionPool | None, games: PlayerStore | None) -> None:
+    def __init__(
+        self,
+        database: AsyncConnectionPool | None,
+        games: PlayerStore | None,
+        accounts: AccountsClient | None = None,
+    ) -> None:
         self.database = database
-        """The accounts' database; None: no accounts (names are the ones stored or seen)."""
+        """The lobby's database (the follows); None: none."""
+        self.accounts = accounts
+        """The accounts service; None: no accounts (names are the ones stored or seen)."""
         self.games = games
         """Where the names the lobby last saw are kept (None: nowhere)."""
 
@@ -43,9 +50,10 @@ class Names:
         """What to call each of `players` now: an account's username; else `stored[i]` (the
         name kept beside the player, e.g. an archived seat's) when given, else the name the
         lobby last saw (the caller's own from the call); "<level> bot" for a bot seat; the
-        player id when none is known. One query of the accounts for them all (on `connection`
-        when given); with the database away, the names stored or seen."""
-        accounts = await self._usernames(players, connection)
+        player id when none is known. One call of the accounts service for them all; with it
+        away, the names stored or seen. (`connection`: the caller's own, e.g. the archive's;
+        the accounts are not read on it.)"""
+        accounts = await self._usernames(players)
         if stored is not None:
             return [
                 accounts.get(player) or display_name(player, name)
@@ -57,24 +65,16 @@ class Names:
             seen = dict(zip(rest, await self.games.player_names(rest, caller), strict=True))
         return [accounts.get(p) or seen.get(p) or display_name(p, None) for p in players]
 
-    async def _usernames(
-        self, players: Sequence[str], connection: AsyncConnection[Any] | None
-    ) -> dict[str, str]:
-        """The usernames of those of `players` who have an account."""
+    async def _usernames(self, players: Sequence[str]) -> dict[str, str]:
+        """The usernames of those of `players` who have an account (one call of the accounts
+        service); with the service away, none (the names stored or seen stand)."""
         wanted = sorted({p for p in players if not is_bot(p) and PLAYER_ID_PATTERN.fullmatch(p)})
-        if not wanted or (self.database is None and connection is None):
+        if not wanted or self.accounts is None:
             return {}
-        query = "SELECT id, username FROM accounts WHERE id = ANY(%s)"
         try:
-            if connection is not None:
-                cursor = await connection.execute(query, (wanted,))
-                return {str(p): str(name) async for p, name in cursor}
-            assert self.database is not None
-            async with self.database.connection() as pooled:
-                cursor = await pooled.execute(query, (wanted,))
-                return {str(p): str(name) async for p, name in cursor}
-        except Exception as error:
-            if connection is not None or not database_failed(error):
+            return await self.accounts.usernames(wanted)
+        except ApiError as error:
+            if error.reason != "UNAVAILABLE":
                 raise
             log.warning("accounts unreachable: names as stored", extra={"error": str(error)})
             return {}
@@ -83,7 +83,7 @@ class Names:
         """The player id of the account named `username` (whatever its case): PLAYER_NOT_FOUND
         when there is none, ACCOUNTS_DISABLED on a platform without accounts. Its username is
         remembered as the name the games made for it show."""
-        if self.database is None:
+        if self.accounts is None:
             raise ApiError(
                 "ACCOUNTS_DISABLED",
                 "this platform keeps no accounts: name the player by player id",
@@ -92,15 +92,14 @@ class Names:
         if 1 <= len(username) <= 40 and username.isascii() and username.isprintable():
             # (no username has another name: a NUL would not even reach the database)
             try:
-                async with self.database.connection() as connection:
-                    found = await account_named(connection, username)
-            except Exception as error:
-                if not database_failed(error):
+                found = await self.accounts.named(username)
+            except ApiError as error:
+                if error.reason != "UNAVAILABLE":
                     raise
                 raise ApiError("UNAVAILABLE", "the accounts cannot be reached; retry") from None
         if found is None:
             raise ApiError("PLAYER_NOT_FOUND", f"no account is named {username[:40]!r}")
-        player, name = str(found[0]), str(found[1])
+        player, name = found
         if self.games is not None:  # the name a game made for the player shows (best effort)
             with contextlib.suppress(ApiError):
                 await self.games.remember_name(player, name)

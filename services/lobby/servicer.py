@@ -26,6 +26,7 @@ from runtime.replicas import Replicas
 from services.archive.reading import Archive
 from services.game.limits import Limits, check_load, check_options, over
 from services.game.players import PlayerStore
+from services.lobby.accounts import AccountsClient
 from services.lobby.live import LiveGames
 from services.lobby.names import Names
 from services.matchmaker.tickets import Ticket, TicketStore, pool_key
@@ -296,8 +297,10 @@ class Lobby:
         hub: StreamHub,
         limits: Limits | None = None,
         database: AsyncConnectionPool | None = None,
+        accounts: AccountsClient | None = None,
     ) -> None:
-        """`database`: the accounts' and the archive's (None: neither)."""
+        """`database`: the archive's and the follows' (None: neither); `accounts`: the
+        accounts service (None: no accounts)."""
         self.tickets = tickets
         self.games = games_store
         self.channels = channels
@@ -307,7 +310,7 @@ class Lobby:
         self.limits = limits or Limits()
         self.ratings = RatingCache(games_store.redis)
         self.scores = ScoreCache(games_store.redis)
-        self.names = Names(database, games_store)
+        self.names = Names(database, games_store, accounts)
         self.live = LiveGames(games_store.redis, self.ratings, self.names)
         self.archive = Archive(database, self.names)
 

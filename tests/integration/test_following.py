@@ -11,12 +11,13 @@ import contextlib
 from typing import Any
 
 import grpc
+import psycopg
 import pytest
 from redis.asyncio import Redis
 
 from client.session import Session
 from runtime import keys
-from services.lobby.following import FollowSettings
+from services.lobby.following import FollowSettings, lock_follows
 from services.lobby.friends import FriendsSettings
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
@@ -137,6 +138,28 @@ async def test_follow_unfollow_list_refuse_and_bound(redis_url: str, database_ur
         everyone = lobby_pb2.SetFollowSettingRequest(accept_from=lobby_pb2.ACCEPT_FROM_EVERYONE)
         await call(dee, "SetFollowSetting", everyone)
         await follow(cy, "dee")
+
+
+async def test_a_follow_waits_for_a_change_of_the_followed_players_setting(
+    redis_url: str, database_url: str
+) -> None:
+    """A follow and a change of the followed player's setting never cross: a follow made while
+    the change is under way waits for it, and then sees it (the lobby's own lock, not the
+    accounts' rows)."""
+    async with stack(redis_url, database_url) as platform:
+        ann, bob = await accounts(platform, "ann", "bob")
+        async with await psycopg.AsyncConnection.connect(database_url) as connection:
+            async with connection.transaction():  # bob's change to nobody, as the lobby makes it
+                await lock_follows(connection, [bob.player_id])
+                await connection.execute(
+                    "INSERT INTO follow_settings (account_id, accept_from) VALUES (%s, 'nobody')",
+                    (bob.player_id,),
+                )
+                following_bob = asyncio.create_task(follow(ann, "bob"))
+                await asyncio.sleep(0.5)
+                assert not following_bob.done(), "a follow crossed a change of the setting"
+            await assert_refused(following_bob, FAILED, "FOLLOWS_REFUSED", "no followers")
+        assert await following(ann) == []
 
 
 async def test_presence_follows_the_notification_stream_and_the_game_played(
