@@ -138,13 +138,3 @@ class VersionStatus:
         if self.replaced is not None:
             stored["replaced"] = dict(self.replaced)
         return stored
-
-
-def meta_of(meta: GameMeta | Mapping[str, Any]) -> GameMeta:
-    """A game's meta, typed (read from its stored mapping when given one)."""
-    return meta if isinstance(meta, GameMeta) else GameMeta.from_json(meta)
-
-
-def status_of_version(status: VersionStatus | Mapping[str, Any]) -> VersionStatus:
-    """A version's status, typed (read from its stored mapping when given one)."""
-    return status if isinstance(status, VersionStatus) else VersionStatus.from_json(status)

@@ -11,7 +11,7 @@ from typing import Any
 from runtime.game_log import Entry
 from services.ratings.model import Change, has_result
 from wire.players import plays_as_bot
-from wire.records import GameMeta, VersionStatus, meta_of
+from wire.records import GameMeta, VersionStatus
 from wire.status import holders_of, names_of
 
 OUTCOMES = ("win", "loss", "draw", "none")
@@ -32,14 +32,11 @@ def _at(ms: int) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
 
 
-def archived(
-    game_id: str, stored_meta: GameMeta | Mapping[str, Any], entries: Sequence[Entry]
-) -> dict[str, Any]:
+def archived(game_id: str, meta: GameMeta, entries: Sequence[Entry]) -> dict[str, Any]:
     """The `archived_games` row of a finished game (its log from version 0 to its end), from its
-    meta (typed, or as stored) and log."""
-    meta = meta_of(stored_meta)
+    meta and log."""
     last = entries[-1]
-    status = VersionStatus.from_json(last.status)
+    status = last.status
     ratings = meta.ratings or {}
     seats = [
         {
@@ -72,7 +69,7 @@ def archived(
                 e.actor,
                 e.move,
                 e.time_ms,
-                (VersionStatus.from_json(e.status).clock or {}).get("remaining"),
+                (e.status.clock or {}).get("remaining"),
                 (e.table_event or {}).get("bot", ""),
             ]
             for e in entries[1:]

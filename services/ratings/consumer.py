@@ -98,10 +98,10 @@ async def with_moves(redis: Redis, game_id: str, record: dict[str, Any]) -> dict
     """A finished game's record with the moves each seat made itself (`moves`, from the game's
     log in Redis); without them when the log is gone (the game then counts for nobody)."""
     meta, entries = await game_log.full(redis, game_id)
-    if meta is None or not entries or not entries[-1].status.get("finished"):
+    if meta is None or not entries or not entries[-1].status.finished:
         log.warning(
             "a finished game's log was gone before it was rated", extra={"game_id": game_id}
         )
         return record
-    steps = [(e.actor, e.move, e.status) for e in entries if e.version > 0]
+    steps = [(e.actor, e.move, e.status.to_json()) for e in entries if e.version > 0]
     return {**record, "moves": own_moves(len(record["seats"]), steps)}
