@@ -727,8 +727,8 @@ async def audit_archive(
         played = [[e.actor, e.move, e.time_ms] for e in entries[1:]]
         if [m[:3] for m in moves] != played:
             result.problems.append(f"{game_id}: the archived moves differ from the log")
-        final = entries[-1].status.to_json()
-        if archived_result != (final["result"] if has_result(final) else None):
+        final = entries[-1].status
+        if archived_result != (final.result if has_result(final) else None):
             result.problems.append(f"{game_id}: the archived result differs from the log")
         if seat_rows != seats:
             result.problems.append(f"{game_id}: {seat_rows} seat rows for {seats} seats")

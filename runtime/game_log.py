@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from engines.contract import Event
 from runtime import keys
 from wire.players import is_bot
-from wire.records import GameMeta, VersionStatus
+from wire.records import FinishedGame, GameMeta, VersionStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,24 +103,17 @@ async def latest(
     return found
 
 
-def finished_record(meta: GameMeta, status: VersionStatus) -> dict[str, Any] | None:
+def finished_record(meta: GameMeta, status: VersionStatus) -> FinishedGame | None:
     """What the finished games' stream (keys.FINISHED_GAMES) says of a game a version finishes:
     its seats, which were accounts', whether it is rated, its final status; None when the
     version does not finish it, or nobody at its table is a person (the ratings consumer reads
     it: services/ratings)."""
     if not status.finished or all(is_bot(player) for player in meta.seats):
         return None
-    return {
-        "seats": list(meta.seats),
-        "accounts": list(meta.accounts or ()),
-        "rated": meta.rated,
-        "scored": meta.scored,
-        "day": meta.day,
-        "status": status.to_json(),
-    }
+    return FinishedGame.of(meta, status)
 
 
-async def append_finished(redis: Redis, game_id: str, record: Mapping[str, Any]) -> None:
+async def append_finished(redis: Redis, game_id: str, record: FinishedGame) -> None:
     """Append a finished game's record to the finished games' stream (keys.FINISHED_GAMES),
     apart from the commit that finished it: a duplicate of an entry already there is harmless
     (its consumers count a game once)."""
@@ -129,7 +122,7 @@ async def append_finished(redis: Redis, game_id: str, record: Mapping[str, Any])
         {
             "game": keys.kind_of(game_id),
             "game_id": game_id,
-            "record": json.dumps(record, separators=(",", ":"), sort_keys=True),
+            "record": json.dumps(record.to_json(), separators=(",", ":"), sort_keys=True),
         },
         maxlen=keys.FINISHED_GAMES_KEPT,
         approximate=True,

@@ -20,7 +20,7 @@ OUTCOMES = ("win", "loss", "draw", "none")
 def outcome(seat: int, seats: int, status: VersionStatus) -> str:
     """How a finished game of `seats` seats ended for `seat`: win, loss, draw (no winner, or
     every seat a winner), or none (no result)."""
-    if not has_result(status.to_json()) or status.result is None:
+    if not has_result(status) or status.result is None:
         return "none"
     winners = status.result["winners"]
     if seat not in winners:
@@ -62,7 +62,7 @@ def archived(game_id: str, meta: GameMeta, entries: Sequence[Entry]) -> dict[str
         "rated": meta.rated,
         "public": not meta.private,
         "seats": seats,
-        "result": status.result if has_result(status.to_json()) else None,
+        "result": status.result if has_result(status) else None,
         "end_reason": (status.result or {}).get("detail", {}).get("reason", ""),
         "moves": [
             [

@@ -313,7 +313,7 @@ class PlayerStore:
     async def seat_ratings(self, game: str, meta: GameMeta) -> dict[str, list[Any]]:
         """A rated game's seats' ratings as the game is made, from Redis's copy (`seat` ->
         [the number shown, provisional]), for the seats whose results count for someone."""
-        seats = rated_seats(meta.to_json())
+        seats = rated_seats(meta.seats, meta.accounts or ())
         if not seats:
             return {}
         players = sorted(set(seats.values()))
