@@ -38,14 +38,14 @@ async def _finish(store: GameStore, count: int, rng: random.Random) -> None:
         game = kinds[index % len(kinds)]
         position = start(game, rng.getrandbits(63), OPTIONS.get(game, {}))
         players = [f"a-{rng.getrandbits(64):016x}" for _ in range(position.state.num_seats)]
-        meta = {
+        meta = GameMeta.from_json({
             "game": game, "seats": players, "names": [f"p{i}" for i in range(len(players))],
             "options": OPTIONS.get(game, {}), "seed": 0, "edition": position.state.edition,
             "sponsor": "",
-        }  # fmt: skip
+        })  # fmt: skip
         game_id = f"{game}-{rng.getrandbits(80):020x}"
         await store.create(
-            game_id, position.state.serialize(), GameMeta.from_json(meta), [],
+            game_id, position.state.serialize(), meta, [],
             status_of(position.state),
             table=None, time_ms=now_ms(),
         )  # fmt: skip
@@ -59,7 +59,7 @@ async def _finish(store: GameStore, count: int, rng: random.Random) -> None:
                 game_id, expected_version=version, expected_tag=tag,
                 snapshot=position.state.serialize(), request_id=f"r{version}", actor=seat,
                 move=move, events=[e.to_json() for e in position.events], status=status,
-                table=None, time_ms=now_ms(), finished=finished_record(meta, status.to_json()),
+                table=None, time_ms=now_ms(), finished=finished_record(meta, status),
             )  # fmt: skip
             version, tag = commit.version, commit.tag
 

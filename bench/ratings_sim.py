@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from services.matchmaker.skill import Window, tables_by_skill
 from services.ratings.model import PLAYED_MOVES, Rating, rate
+from wire.records import FinishedGame, VersionStatus
 
 CHECKPOINTS = (5, 10, 20)
 STEEPNESS = 1.7
@@ -135,17 +136,20 @@ def simulate(
 
 
 def _play(a: Player, b: Player, winner: int, by_id: dict[str, Player]) -> None:
-    meta = {
-        "seats": [a.player, b.player],
-        "accounts": [0, 1],
-        "rated": True,
-        "moves": [PLAYED_MOVES, PLAYED_MOVES],  # played, not resigned at once
-    }
-    status = {
-        "finished": True,
-        "result": {"winners": [winner], "scores": {}, "detail": {"reason": "win"}},
-    }
-    for change in rate(meta, status, {a.player: a.rating, b.player: b.rating}):
+    record = FinishedGame(
+        seats=[a.player, b.player],
+        accounts=[0, 1],
+        rated=True,
+        scored=False,
+        day=None,
+        status=VersionStatus(
+            to_act=[],
+            finished=True,
+            result={"winners": [winner], "scores": {}, "detail": {"reason": "win"}},
+        ),
+        moves=[PLAYED_MOVES, PLAYED_MOVES],  # played, not resigned at once
+    )
+    for change in rate(record, {a.player: a.rating, b.player: b.rating}):
         player = by_id[change.player]
         player.rating = change.after
         player.games += 1

@@ -65,9 +65,8 @@ from bench.soak_accounts import (
     revocation_bound,
 )
 from client.session import Session
-from engines.contract import Event
 from games import replay
-from games.clock import TimeControl, time_control_of
+from games.clock import TimeControl
 from runtime import db, keys
 from runtime.game_log import Entry, now_ms
 from runtime.launch import Launch
@@ -83,7 +82,7 @@ from tabletop.solo.v1 import solo_pb2
 from wire.clock import time_control_message
 from wire.errors import error_info
 from wire.players import is_bot
-from wire.status import edition_of
+from wire.records import GameMeta
 
 SECRET = "soak-signing-key-0123456789-0123456789"
 BOT_KEY = "soak-bot-key-0123456789"
@@ -552,18 +551,20 @@ def audit_game(
     if not state:
         return [f"{name}: the game is gone from Redis"]
     version = int(state[b"version"])
-    meta = json.loads(state[b"meta"])
+    meta = GameMeta.from_json(json.loads(state[b"meta"]))
     problems = []
     if [e.version for e in entries] != list(range(version + 1)):
         problems.append(f"{name}: stream versions are not 0..{version} exactly")
-    tc = time_control_of(meta)
+    if meta.seed is None:
+        return [f"{name}: the game's meta holds no seed"]
+    tc = meta.clock
     position = replay.start(
-        seated[0].game, int(meta["seed"]), meta["options"], edition=edition_of(meta),
-        time_control=tc, people=[not is_bot(p) for p in meta["seats"]],
+        seated[0].game, meta.seed, meta.options or {}, edition=meta.rules_edition,
+        time_control=tc, people=[not is_bot(p) for p in meta.seats],
         time_ms=entries[0].time_ms if entries else 0,
     )  # fmt: skip
     opening = [e.to_json() for e in position.events]
-    if entries and [Event.from_json(e).to_json() for e in entries[0].events] != opening:
+    if entries and [e.to_json() for e in entries[0].events] != opening:
         problems.append(f"{name}: version 0 holds other events than the game's opening")
     for entry in entries[1:]:
         due = None if position.table is None or position.finished else position.table.due(tc)
@@ -575,9 +576,7 @@ def audit_game(
         except Exception as error:  # any refusal is a finding
             problems.append(f"{name}: version {entry.version} does not replay: {error}")
             return problems
-        if [e.to_json() for e in position.events] != [
-            Event.from_json(e).to_json() for e in entry.events
-        ]:
+        if [e.to_json() for e in position.events] != [e.to_json() for e in entry.events]:
             problems.append(f"{name}: version {entry.version} replays with other events")
         if position.table_event != entry.table_event:
             problems.append(f"{name}: version {entry.version} replays with another table event")
@@ -656,12 +655,12 @@ async def audit(redis_url: str, cluster: bool, joined: list[Joined], overdue_ms:
             requests: Any = await redis.hgetall(keys.game_requests(game_id))
             result.games += 1
             result.moves += sum(1 for e in entries[1:] if e.move not in replay.PLATFORM_MOVES)
-            if entries and entries[-1].status.get("finished"):
+            if entries and entries[-1].status.finished:
                 result.finished += 1
             else:
-                status = entries[-1].status if entries else {}
+                to_act = entries[-1].status.to_act if entries else None
                 result.unfinished.append(
-                    f"{game_id} at version {len(entries) - 1}, to act {status.get('to_act')}"
+                    f"{game_id} at version {len(entries) - 1}, to act {to_act}"
                 )
             result.problems += audit_game(
                 seated, state, entries, requests, result, now_ms(), overdue_ms
@@ -699,7 +698,7 @@ async def audit_archive(
     try:
         for game_id in sorted({seat.game_id for seat in joined}):
             entries = await store.entries(game_id, 0, count=1_000_000)
-            if entries and entries[-1].status.get("finished"):
+            if entries and entries[-1].status.finished:
                 logs[game_id] = entries
     finally:
         await redis.aclose()
@@ -729,7 +728,7 @@ async def audit_archive(
         if [m[:3] for m in moves] != played:
             result.problems.append(f"{game_id}: the archived moves differ from the log")
         final = entries[-1].status
-        if archived_result != (final["result"] if has_result(final) else None):
+        if archived_result != (final.result if has_result(final) else None):
             result.problems.append(f"{game_id}: the archived result differs from the log")
         if seat_rows != seats:
             result.problems.append(f"{game_id}: {seat_rows} seat rows for {seats} seats")

@@ -5,7 +5,7 @@ because a service stopped between its commit and queueing it, or Redis was away 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
@@ -14,6 +14,7 @@ import games
 from runtime import game_log, keys
 from runtime.redis import unavailable_when_unreachable
 from wire.players import is_bot, sponsor_of
+from wire.records import GameMeta
 from wire.status import holders_of
 
 Job = dict[str, str | int]
@@ -26,7 +27,7 @@ STREAM_LENGTH = 100_000
 def jobs(
     game_id: str,
     version: int,
-    meta: Mapping[str, Any],
+    meta: GameMeta,
     to_act: Iterable[int],
     holders: Sequence[str],
     window_ms: int | None = None,
@@ -45,17 +46,17 @@ def jobs(
     each move in any case; 0 for a table made without one). `window_ms` overrides the table's
     window: 0 once every person at the table passed on jumping in at `version` (PassJumpIn), for
     every bot seat alike, whatever cards it holds."""
-    declared = games.get(meta["game"])
+    declared = games.get(meta.game)
     acting = range(len(holders)) if declared.out_of_turn else to_act
-    seats: Sequence[str] = meta["seats"]
-    sponsor = sponsor_of(seats, meta.get("sponsor") or "")
-    window = int(meta.get("jump_in_window_ms", declared.jump_in_window_ms))
+    sponsor = sponsor_of(meta.seats, meta.sponsor_id)
+    stored_window = meta.jump_in_window_ms
+    window = int(declared.jump_in_window_ms if stored_window is None else stored_window)
     if window_ms is not None:
         window = window_ms
-    pace = int(meta.get("bot_pace_ms", 0))
+    pace = int(meta.bot_pace_ms or 0)
     return [
         {
-            "game": meta["game"],
+            "game": meta.game,
             "game_id": game_id,
             "seat": seat,
             "player": holders[seat],
@@ -95,21 +96,21 @@ async def stalled(redis: Redis, idle_ms: int, batch: int = 200) -> list[Job]:
         start += batch
         ids = [game_id.decode() for game_id, _ in listed]
         for (game_id, (meta, entry)), (_, listed_ms) in zip(
-            zip(ids, await game_log.latest(redis, ids), strict=True), listed, strict=True
+            zip(ids, await game_log.newest(redis, ids), strict=True), listed, strict=True
         ):
             if meta is None or entry is None:
                 if meta is None and now - listed_ms > idle_ms:
                     gone.append(game_id)  # expired, or never created
                 continue
-            if entry.status["finished"]:  # its process stopped before taking it off the list
+            if entry.status.finished:  # its process stopped before taking it off the list
                 record = game_log.finished_record(meta, entry.status)
                 if record is not None:  # and perhaps (on a Redis Cluster) before appending it
                     await game_log.append_finished(redis, game_id, record)
                 gone.append(game_id)
                 continue
             holders = holders_of(meta, entry.status)
-            waiting_on_a_bot = any(is_bot(holders[seat]) for seat in entry.status["to_act"])
+            waiting_on_a_bot = any(is_bot(holders[seat]) for seat in entry.status.to_act)
             if now - entry.time_ms >= idle_ms and waiting_on_a_bot:
-                found += jobs(game_id, entry.version, meta, entry.status["to_act"], holders)
+                found += jobs(game_id, entry.version, meta, entry.status.to_act, holders)
     await game_log.unlist(redis, gone)
     return found

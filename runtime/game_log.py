@@ -13,8 +13,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from engines.contract import Event
 from runtime import keys
 from wire.players import is_bot
+from wire.records import FinishedGame, GameMeta, VersionStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +26,8 @@ class Entry:
     version: int
     actor: int
     move: str
-    events: list[dict[str, Any]]
-    status: dict[str, Any]
+    events: list[Event]
+    status: VersionStatus
     time_ms: int
     table_event: dict[str, Any] | None = None
     """For a timeout or an abort (move "timeout"/"abort"): what the platform did
@@ -38,8 +40,8 @@ def entry_of(entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> Entry:
         version=keys.version_of_entry_id(text),
         actor=int(fields[b"actor"]),
         move=fields[b"move"].decode(),
-        events=json.loads(fields[b"events"]),
-        status=json.loads(fields[b"status"]),
+        events=[Event.from_json(e) for e in json.loads(fields[b"events"])],
+        status=VersionStatus.from_json(json.loads(fields[b"status"])),
         time_ms=int(fields[b"t"]),
         table_event=json.loads(fields[b"table"]) if b"table" in fields else None,
     )
@@ -49,11 +51,9 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-async def latest(
-    redis: Redis, game_ids: Sequence[str]
-) -> list[tuple[dict[str, Any] | None, Entry | None]]:
-    """Each game's meta and latest entry (None for a game that does not exist, or not yet), in
-    one pipelined round trip."""
+async def _latest_stored(redis: Redis, game_ids: Sequence[str]) -> list[tuple[Any, Any]]:
+    """Each game's stored meta (None when absent) and its stream's latest entry (as
+    XREVRANGE answers it, empty when none), in one pipelined round trip."""
     if not game_ids:
         return []
     async with redis.pipeline(transaction=False) as pipe:
@@ -61,33 +61,59 @@ async def latest(
             pipe.hget(keys.game_state(game_id), "meta")
             pipe.xrevrange(keys.game_events(game_id), count=1)
         replies = await pipe.execute()
-    found: list[tuple[dict[str, Any] | None, Entry | None]] = []
-    for index in range(len(game_ids)):
-        meta, last = replies[2 * index], replies[2 * index + 1]
-        found.append(
-            (None if meta is None else json.loads(meta), entry_of(*last[0]) if last else None)
+    return [(replies[2 * index], replies[2 * index + 1]) for index in range(len(game_ids))]
+
+
+async def newest(
+    redis: Redis, game_ids: Sequence[str]
+) -> list[tuple[GameMeta | None, Entry | None]]:
+    """Each game's meta and latest entry (None for a game that does not exist, or not yet), in
+    one pipelined round trip."""
+    return [
+        (
+            None if meta is None else GameMeta.from_json(json.loads(meta)),
+            entry_of(*last[0]) if last else None,
         )
+        for meta, last in await _latest_stored(redis, game_ids)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredLatest:
+    """A game's latest entry's version and status, as stored (`latest`)."""
+
+    version: int
+    status: dict[str, Any]
+
+
+async def latest(
+    redis: Redis, game_ids: Sequence[str]
+) -> list[tuple[dict[str, Any] | None, StoredLatest | None]]:
+    """`newest` as stored: each game's meta and latest status as the mappings Redis holds, for
+    the one reader that still reads them by key (the lobby's list of whom a player follows,
+    services/lobby/following.py); every other reader reads them typed, with `newest`."""
+    found: list[tuple[dict[str, Any] | None, StoredLatest | None]] = []
+    for meta, last in await _latest_stored(redis, game_ids):
+        head = None
+        if last:
+            entry_id, fields = last[0]
+            text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+            head = StoredLatest(keys.version_of_entry_id(text), json.loads(fields[b"status"]))
+        found.append((None if meta is None else json.loads(meta), head))
     return found
 
 
-def finished_record(meta: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any] | None:
+def finished_record(meta: GameMeta, status: VersionStatus) -> FinishedGame | None:
     """What the finished games' stream (keys.FINISHED_GAMES) says of a game a version finishes:
     its seats, which were accounts', whether it is rated, its final status; None when the
     version does not finish it, or nobody at its table is a person (the ratings consumer reads
     it: services/ratings)."""
-    if not status["finished"] or all(is_bot(player) for player in meta["seats"]):
+    if not status.finished or all(is_bot(player) for player in meta.seats):
         return None
-    return {
-        "seats": list(meta["seats"]),
-        "accounts": list(meta.get("accounts", ())),
-        "rated": bool(meta.get("rated")),
-        "scored": bool(meta.get("scored")),
-        "day": meta.get("day"),
-        "status": dict(status),
-    }
+    return FinishedGame.of(meta, status)
 
 
-async def append_finished(redis: Redis, game_id: str, record: Mapping[str, Any]) -> None:
+async def append_finished(redis: Redis, game_id: str, record: FinishedGame) -> None:
     """Append a finished game's record to the finished games' stream (keys.FINISHED_GAMES),
     apart from the commit that finished it: a duplicate of an entry already there is harmless
     (its consumers count a game once)."""
@@ -96,7 +122,7 @@ async def append_finished(redis: Redis, game_id: str, record: Mapping[str, Any])
         {
             "game": keys.kind_of(game_id),
             "game_id": game_id,
-            "record": json.dumps(record, separators=(",", ":"), sort_keys=True),
+            "record": json.dumps(record.to_json(), separators=(",", ":"), sort_keys=True),
         },
         maxlen=keys.FINISHED_GAMES_KEPT,
         approximate=True,
@@ -112,7 +138,7 @@ async def unlist(redis: Redis, game_ids: Sequence[str]) -> None:
             await redis.incrby(keys.active_games(keys.kind_of(game_id)), -1)
 
 
-async def full(redis: Redis, game_id: str) -> tuple[dict[str, Any] | None, list[Entry]]:
+async def full(redis: Redis, game_id: str) -> tuple[GameMeta | None, list[Entry]]:
     """A game's meta and every entry of its log, version 0 first ((None, []) once it is gone)."""
     async with redis.pipeline(transaction=False) as pipe:
         pipe.hget(keys.game_state(game_id), "meta")
@@ -120,4 +146,6 @@ async def full(redis: Redis, game_id: str) -> tuple[dict[str, Any] | None, list[
         meta, entries = await pipe.execute()
     if meta is None:
         return None, []
-    return json.loads(meta), [entry_of(entry_id, fields) for entry_id, fields in entries]
+    return GameMeta.from_json(json.loads(meta)), [
+        entry_of(entry_id, fields) for entry_id, fields in entries
+    ]

@@ -26,6 +26,7 @@ from services.bots.worker import BotWorker, Job, parse_budgets, time_budget, vie
 from services.game.core import status_of
 from tabletop.common.v1 import common_pb2
 from wire.clock import timestamp
+from wire.records import GameMeta
 from wire.status import status_message
 
 
@@ -271,7 +272,7 @@ def test_worker_budgets_parse_level_items() -> None:
 def _reply(game: str, state: State, seat: int | None) -> Any:
     """The GetView reply a game service gives `seat` (None: a spectator) at `state`."""
     adapter = games.get(game).adapter
-    meta = {"game": game, "seats": ["p"] * state.num_seats, "edition": state.edition}
+    meta = GameMeta(game=game, seats=["p"] * state.num_seats, edition=state.edition)
     status = status_message("g", 0, meta, status_of(state))
     return adapter.view_response(status=status, seat=seat, view=adapter.view(state.view(seat)))
 
@@ -400,14 +401,17 @@ def test_a_bot_turn_job_carries_its_tables_jump_in_window() -> None:
     seats = ["p-1", "bot-greedy-00aa11bb", "bot-random-00aa11cc"]
 
     def windows(meta: dict[str, Any]) -> set[int | str]:
-        return {job["window_ms"] for job in bot_turns.jobs("g", 3, meta, [1], seats)}
+        return {
+            job["window_ms"] for job in bot_turns.jobs("g", 3, GameMeta.from_json(meta), [1], seats)
+        }
 
     assert windows({"game": "solo", "seats": seats, "jump_in_window_ms": 0}) == {0}
     assert windows({"game": "solo", "seats": seats, "jump_in_window_ms": 4000}) == {4000}
     assert windows({"game": "solo", "seats": seats}) == {games.get("solo").jump_in_window_ms}
     assert games.get("solo").jump_in_window_ms == 2500
     assert windows({"game": "esoloe", "seats": seats[:2]}) == {0}
-    (job,) = bot_turns.jobs("g", 3, {"game": "solo", "seats": seats[:2]}, [1], seats[:2])
+    meta = GameMeta.from_json({"game": "solo", "seats": seats[:2]})
+    (job,) = bot_turns.jobs("g", 3, meta, [1], seats[:2])
     fields = {key.encode(): str(value).encode() for key, value in job.items()}
     assert Job.parse(b"1-1", fields).window_ms == 2500
     del fields[b"window_ms"]
@@ -421,13 +425,16 @@ def test_a_bot_turn_job_carries_its_tables_pace() -> None:
     seats = ["bot-greedy-00aa11bb", "bot-random-00aa11cc"]
 
     def paces(meta: dict[str, Any]) -> set[int | str]:
-        return {job["pace_ms"] for job in bot_turns.jobs("g", 3, meta, [0, 1], seats)}
+        return {
+            job["pace_ms"]
+            for job in bot_turns.jobs("g", 3, GameMeta.from_json(meta), [0, 1], seats)
+        }
 
     assert paces({"game": "esoloe", "seats": seats, "bot_pace_ms": 1000}) == {1000}
     assert paces({"game": "solo", "seats": seats, "bot_pace_ms": 250}) == {250}
     assert paces({"game": "esoloe", "seats": seats}) == {0}
     (job, _) = bot_turns.jobs(
-        "g", 3, {"game": "solo", "seats": seats, "bot_pace_ms": 700}, [0], seats
+        "g", 3, GameMeta.from_json({"game": "solo", "seats": seats, "bot_pace_ms": 700}), [0], seats
     )
     fields = {key.encode(): str(value).encode() for key, value in job.items()}
     assert Job.parse(b"1-1", fields).pace_ms == 700

@@ -34,6 +34,7 @@ from services.game.core import status_of
 from tabletop.common.v1 import common_pb2
 from tests.timing import patience
 from wire.errors import ApiError
+from wire.records import GameMeta
 from wire.status import status_message
 
 GAMES = ("esoloe", "solo", "solace", "zoxso")
@@ -47,14 +48,14 @@ NAMES = ["Alice", "random bot", "random bot"]
 ME = 0
 
 
-def _meta(game: str, state: State) -> dict[str, Any]:
+def _meta(game: str, state: State) -> GameMeta:
     seats = state.num_seats
-    return {
-        "game": game,
-        "seats": [f"p-{i}" for i in range(seats)],
-        "names": NAMES[:seats],
-        "edition": state.edition,
-    }
+    return GameMeta(
+        game=game,
+        seats=[f"p-{i}" for i in range(seats)],
+        names=NAMES[:seats],
+        edition=state.edition,
+    )
 
 
 def _status(game: str, state: State, version: int) -> common_pb2.GameStatus:

@@ -29,6 +29,7 @@ from services.ratings.model import (
     score_of,
     starting,
 )
+from wire.records import FinishedGame, VersionStatus
 
 ALICE, BOB, CAROL = "a-" + "1" * 16, "a-" + "2" * 16, "p-" + "3" * 16
 
@@ -63,8 +64,14 @@ def finished(
     }
 
 
+def game(record: dict[str, Any], status: dict[str, Any]) -> FinishedGame:
+    """A finished game's record (`meta`) with its final status (`finished`), as the ratings
+    consumer reads it."""
+    return FinishedGame.from_json({**record, "status": status})
+
+
 def test_the_winner_goes_up_and_the_loser_down_both_less_uncertain() -> None:
-    changes = rate(meta([ALICE, BOB]), finished([1]), {})
+    changes = rate(game(meta([ALICE, BOB]), finished([1])), {})
     by = {c.player: c for c in changes}
     assert by[BOB].after.mu > MU > by[ALICE].after.mu
     assert by[BOB].rank == 0
@@ -74,43 +81,46 @@ def test_the_winner_goes_up_and_the_loser_down_both_less_uncertain() -> None:
 
 
 def test_a_draw_moves_equal_players_nowhere_but_settles_them() -> None:
-    changes = rate(meta([ALICE, BOB]), finished([], {0: 0.5, 1: 0.5}, reason="draw"), {})
+    changes = rate(game(meta([ALICE, BOB]), finished([], {0: 0.5, 1: 0.5}, reason="draw")), {})
     assert [c.rank for c in changes] == [0, 0]
     assert all(abs(c.after.mu - MU) < 1e-9 and c.after.sigma < SIGMA for c in changes)
 
 
 def test_an_upset_moves_more_than_the_expected_result() -> None:
     strong, weak = Rating(35.0, 4.0, 30), Rating(15.0, 4.0, 30)
-    upset = rate(meta([ALICE, BOB]), finished([1]), {ALICE: strong, BOB: weak})
-    expected = rate(meta([ALICE, BOB]), finished([0]), {ALICE: strong, BOB: weak})
+    upset = rate(game(meta([ALICE, BOB]), finished([1])), {ALICE: strong, BOB: weak})
+    expected = rate(game(meta([ALICE, BOB]), finished([0])), {ALICE: strong, BOB: weak})
     assert upset[1].after.mu - weak.mu > expected[0].after.mu - strong.mu > 0
 
 
 def test_games_that_count_for_nobody() -> None:
     bots = ["bot-strong-" + "a" * 12, "bot-random-" + "b" * 12]
-    assert not counts(meta([ALICE, BOB], rated=False), finished([0]))  # casual
+    assert not counts(game(meta([ALICE, BOB], rated=False), finished([0])))  # casual
     aborted = {
         "finished": True,
+        "to_act": [],
         "result": {"winners": [], "scores": {}, "detail": {"reason": "aborted"}},
     }
-    assert not counts(meta([ALICE, BOB]), aborted)
+    assert not counts(game(meta([ALICE, BOB]), aborted))
     for reason in ("abandoned", "stopped_by_sponsor"):
         ended = {
             "finished": True,
+            "to_act": [],
             "result": {"winners": [], "scores": {}, "detail": {"reason": reason}},
         }
-        assert not counts(meta([ALICE, BOB]), ended)
-    assert not counts(meta(bots), finished([0]))  # no person
-    assert not counts(meta([ALICE, BOB], accounts=[]), finished([0]))  # guests only
-    assert not counts(meta(["b-" + "4" * 16, bots[0]]), finished([0]))  # a bot account and a bot
-    assert not counts(meta([ALICE, BOB]), {"finished": False, "result": None, "to_act": [0]})
-    assert rate(meta([ALICE, BOB], rated=False), finished([0]), {}) == []
+        assert not counts(game(meta([ALICE, BOB]), ended))
+    assert not counts(game(meta(bots), finished([0])))  # no person
+    assert not counts(game(meta([ALICE, BOB], accounts=[]), finished([0])))  # guests only
+    a_bot_account_and_a_bot = meta(["b-" + "4" * 16, bots[0]])
+    assert not counts(game(a_bot_account_and_a_bot, finished([0])))
+    assert not counts(game(meta([ALICE, BOB]), {"finished": False, "result": None, "to_act": [0]}))
+    assert rate(game(meta([ALICE, BOB], rated=False), finished([0])), {}) == []
 
 
 def test_a_guest_is_not_rated_and_a_game_with_one_account_left_rates_nothing() -> None:
-    assert rate(meta([ALICE, CAROL], accounts=[0]), finished([0]), {}) == []
+    assert rate(game(meta([ALICE, CAROL], accounts=[0]), finished([0])), {}) == []
     changes = rate(
-        meta([ALICE, BOB, CAROL], accounts=[0, 1]), finished([2], {0: 1, 1: 5, 2: 9}), {}
+        game(meta([ALICE, BOB, CAROL], accounts=[0, 1]), finished([2], {0: 1, 1: 5, 2: 9})), {}
     )
     assert [(c.player, c.rank) for c in changes] == [(ALICE, 2), (BOB, 1)]
 
@@ -120,7 +130,7 @@ def test_bots_are_rated_by_level() -> None:
     assert rated_player(bot, False) == "bot-strong"
     assert rated_player(ALICE, True) == ALICE
     assert rated_player(CAROL, False) is None
-    changes = rate(meta([ALICE, bot]), finished([1]), {})
+    changes = rate(game(meta([ALICE, bot]), finished([1])), {})
     assert {c.player for c in changes} == {ALICE, "bot-strong"}
 
 
@@ -129,13 +139,15 @@ def test_a_bot_levels_rating_is_fixed_and_established() -> None:
     seed = starting("solo", "bot-greedy")
     assert seed.fixed
     assert not seed.provisional
-    changes = rate(meta([ALICE, *bots]), finished([1], {0: 0, 1: 9, 2: 4}), {"bot-greedy": seed})
+    changes = rate(
+        game(meta([ALICE, *bots]), finished([1], {0: 0, 1: 9, 2: 4})), {"bot-greedy": seed}
+    )
     greedy = [c for c in changes if c.player == "bot-greedy"]
     assert len(greedy) == 2
     assert all(c.before == c.after == seed for c in greedy)  # won, and did not move
     assert [c.after.games for c in changes if c.player == ALICE] == [1]  # the person did
     # a level missing from the ratings given is fixed too
-    (bot,) = [c for c in rate(meta([ALICE, bots[0]]), finished([0]), {}) if c.seat == 1]
+    (bot,) = [c for c in rate(game(meta([ALICE, bots[0]]), finished([0])), {}) if c.seat == 1]
     assert bot.after == bot.before
     assert bot.after.fixed
 
@@ -147,7 +159,8 @@ def test_twelve_resignations_against_a_bot_leave_its_level_where_the_arena_put_i
         player = f"a-{alt:016x}"
         for moves in ([0, 0], [1, 1], [PLAYED_MOVES, PLAYED_MOVES]):  # at once, then played
             changes = rate(
-                meta([player, bot], moves=moves), finished([1], resigned=0), {"bot-random": seed}
+                game(meta([player, bot], moves=moves), finished([1], resigned=0)),
+                {"bot-random": seed},
             )
             assert all(c.after == seed for c in changes if c.player == "bot-random")
     assert held_rating("zoxso", "bot-random", Rating(40.0, 2.0, 99).to_json()) == seed
@@ -155,35 +168,36 @@ def test_twelve_resignations_against_a_bot_leave_its_level_where_the_arena_put_i
 
 def test_a_game_not_played_rates_nobody() -> None:
     resigned = finished([1], resigned=0)
-    assert counts(meta([ALICE, BOB]), resigned)
+    assert counts(game(meta([ALICE, BOB]), resigned))
     for moves in ([0, 0], [0, 7], [7, 0], [1, 2], [2, 1]):
-        assert not counts(meta([ALICE, BOB], moves=moves), resigned), moves
-        assert rate(meta([ALICE, BOB], moves=moves), resigned, {}) == []
+        assert not counts(game(meta([ALICE, BOB], moves=moves), resigned)), moves
+        assert rate(game(meta([ALICE, BOB], moves=moves), resigned), {}) == []
     unknown = {k: v for k, v in meta([ALICE, BOB]).items() if k != "moves"}
-    assert not counts(unknown, resigned)  # its log was not read: not seen played
-    assert not counts(meta([ALICE, BOB], moves=[2]), resigned)
+    assert not counts(game(unknown, resigned))  # its log was not read: not seen played
+    assert not counts(game(meta([ALICE, BOB], moves=[2]), resigned))
     solo = meta([ALICE, BOB, CAROL], accounts=[0, 1, 2], moves=[5, 5, 1])
-    assert not counts(solo, finished([0], {0: 9, 1: 3, 2: 1}))  # one seat never really played
+    assert not counts(game(solo, finished([0], {0: 9, 1: 3, 2: 1})))  # one seat never really played
 
 
 def test_a_seat_s_own_moves_are_its_players() -> None:
-    took = {"replaced": {"1": "bot-greedy-" + "a" * 12}}
+    took = VersionStatus([0], False, replaced={"1": "bot-greedy-" + "a" * 12})
+    held = VersionStatus([0], False)
     log = [
-        (0, "c12", {}),
-        (1, "c3", {}),
-        (0, "c4", {}),
+        (0, "c12", held),
+        (1, "c3", held),
+        (0, "c4", held),
         (1, "timeout", took),  # a bot takes seat 1 over: its moves are not seat 1's player's
         (1, "c7", took),
         (0, "c8", took),
         (1, "c9", took),
-        (1, "take_seat", {}),
-        (1, "c10", {}),
-        (-1, "abort", {}),
-        (0, "resign", {}),
+        (1, "take_seat", held),
+        (1, "c10", held),
+        (-1, "abort", held),
+        (0, "resign", held),
     ]
     assert own_moves(2, log) == [3, 2]
     assert own_moves(2, []) == [0, 0]
-    assert own_moves(2, [(0, "resign", {})]) == [0, 0]
+    assert own_moves(2, [(0, "resign", held)]) == [0, 0]
 
 
 def test_an_established_rating_does_not_move_against_a_provisional_opponent() -> None:
@@ -191,7 +205,7 @@ def test_an_established_rating_does_not_move_against_a_provisional_opponent() ->
     assert not settled.provisional
     assert new.provisional
     for winner in (0, 1):
-        changes = rate(meta([ALICE, BOB]), finished([winner]), {ALICE: settled, BOB: new})
+        changes = rate(game(meta([ALICE, BOB]), finished([winner])), {ALICE: settled, BOB: new})
         by = {c.player: c for c in changes}
         assert by[ALICE].after == settled  # not a point, and not a game, either way
         assert by[BOB].after != new
@@ -200,7 +214,7 @@ def test_an_established_rating_does_not_move_against_a_provisional_opponent() ->
     main = settled
     for alt in range(8):
         player = f"a-{alt:016x}"
-        changes = rate(meta([ALICE, player]), finished([0], resigned=1), {ALICE: main})
+        changes = rate(game(meta([ALICE, player]), finished([0], resigned=1)), {ALICE: main})
         main = next(c.after for c in changes if c.player == ALICE)
     assert main == settled
 
@@ -209,9 +223,9 @@ def test_established_players_are_rated_among_the_established_seats() -> None:
     first, second = Rating(30.0, 3.0, 40), Rating(28.0, 3.0, 40)
     result = finished([2], {0: 9, 1: 5, 2: 20})  # the newcomer wins, ALICE second
     changes = rate(
-        meta([ALICE, BOB, CAROL], accounts=[0, 1, 2]), result, {ALICE: first, BOB: second}
+        game(meta([ALICE, BOB, CAROL], accounts=[0, 1, 2]), result), {ALICE: first, BOB: second}
     )
-    between_them = rate(meta([ALICE, BOB]), finished([0]), {ALICE: first, BOB: second})
+    between_them = rate(game(meta([ALICE, BOB]), finished([0])), {ALICE: first, BOB: second})
     by = {c.player: c.after for c in changes}
     alone = {c.player: c.after for c in between_them}
     assert by[ALICE] == alone[ALICE]
@@ -220,7 +234,7 @@ def test_established_players_are_rated_among_the_established_seats() -> None:
 
 
 def test_two_newcomers_rate_each_other() -> None:
-    changes = rate(meta([ALICE, BOB]), finished([0]), {})
+    changes = rate(game(meta([ALICE, BOB]), finished([0])), {})
     assert [c.after.games for c in changes] == [1, 1]
     assert changes[0].after.mu > MU > changes[1].after.mu
 
@@ -297,7 +311,7 @@ def test_places_follow_scores_and_the_first_gains_the_last_loses(points: list[in
             if points[a] == points[b]:
                 assert places[a] == places[b]
     seats = [f"a-{s:016x}" for s in range(n)]
-    changes = rate(meta(seats), {"finished": True, "result": result}, {})
+    changes = rate(game(meta(seats), {"finished": True, "to_act": [], "result": result}), {})
     assert len(changes) == n
     if len(set(points)) > 1:
         first = min(changes, key=lambda c: c.rank)
@@ -348,9 +362,9 @@ def test_the_arena_seeding_rates_levels_from_their_games() -> None:
 
 def test_a_game_played_alone_scores_for_an_account_with_a_result() -> None:
     record = {"seats": [ALICE], "scored": True, "status": finished([0], {0: 6})}
-    assert score_of(record) == (ALICE, 6.0)
-    assert score_of({**record, "scored": False}) is None  # a guest's
+    assert score_of(FinishedGame.from_json(record)) == (ALICE, 6.0)
+    assert score_of(FinishedGame.from_json({**record, "scored": False})) is None  # a guest's
     aborted = finished([], {0: 0}, reason="aborted")
-    assert score_of({**record, "status": aborted}) is None
+    assert score_of(FinishedGame.from_json({**record, "status": aborted})) is None
     taken = {**finished([0], {0: 2}), "replaced": {"0": "bot-greedy-" + "a" * 12}}
-    assert score_of({**record, "status": taken}) is None  # a bot finished it
+    assert score_of(FinishedGame.from_json({**record, "status": taken})) is None  # a bot's

@@ -1,5 +1,6 @@
-"""A game's stored records, typed: its meta (`GameMeta`, written once as the game is made) and
-the status stored with each version (`VersionStatus`). Each reads its stored mapping
+"""A game's stored records, typed: its meta (`GameMeta`, written once as the game is made), the
+status stored with each version (`VersionStatus`) and, once it is over, its record on the
+finished games' stream (`FinishedGame`). Each reads its stored mapping
 (`from_json`) and writes the same mapping back (`to_json`): the keys are the ones Redis and
 PostgreSQL have always held, and a key a game was stored without stays absent, so games stored
 before a key existed still load and replay."""
@@ -140,11 +141,56 @@ class VersionStatus:
         return stored
 
 
-def meta_of(meta: GameMeta | Mapping[str, Any]) -> GameMeta:
-    """A game's meta, typed (read from its stored mapping when given one)."""
-    return meta if isinstance(meta, GameMeta) else GameMeta.from_json(meta)
+@dataclass(frozen=True, slots=True)
+class FinishedGame:
+    """A finished game's record on the finished games' stream (keys.FINISHED_GAMES), as the
+    game service appends it and the ratings consumer counts it: who sat, which seats were
+    accounts', whether it is rated or scored, the final status."""
 
+    seats: list[str]
+    accounts: list[int]
+    rated: bool
+    scored: bool
+    day: str | None
+    """A deal of the day's day (YYYY-MM-DD, UTC); None for any other game."""
+    status: VersionStatus
+    moves: list[int] | None = None
+    """The moves each seat made itself, from the game's log (the ratings consumer adds them;
+    never on the stream; None: the log was not read)."""
 
-def status_of_version(status: VersionStatus | Mapping[str, Any]) -> VersionStatus:
-    """A version's status, typed (read from its stored mapping when given one)."""
-    return status if isinstance(status, VersionStatus) else VersionStatus.from_json(status)
+    @classmethod
+    def of(cls, meta: GameMeta, status: VersionStatus) -> FinishedGame:
+        return cls(
+            seats=list(meta.seats),
+            accounts=list(meta.accounts or ()),
+            rated=meta.rated,
+            scored=meta.scored,
+            day=meta.day,
+            status=status,
+        )
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, Any]) -> FinishedGame:
+        moves = stored.get("moves")
+        return cls(
+            seats=list(stored["seats"]),
+            accounts=list(stored.get("accounts") or ()),
+            rated=bool(stored.get("rated")),
+            scored=bool(stored.get("scored")),
+            day=stored.get("day"),
+            status=VersionStatus.from_json(stored["status"]),
+            moves=None if moves is None else list(moves),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        stored: dict[str, Any] = {
+            "seats": list(self.seats),
+            "accounts": list(self.accounts),
+            "rated": self.rated,
+            "scored": self.scored,
+            "day": self.day,
+            "status": self.status.to_json(),
+        }
+        if self.moves is not None:
+            stored["moves"] = list(self.moves)
+        return stored

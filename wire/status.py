@@ -4,24 +4,19 @@ the version's status (who may act, whether it is over, the result)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from tabletop.common.v1 import common_pb2
 from wire.clock import clocks, time_control_message, timestamp
 from wire.players import display_name, plays_as_bot
-from wire.records import GameMeta, VersionStatus, meta_of, status_of_version
+from wire.records import GameMeta, VersionStatus
 
 
 def status_message(
     game_id: str,
     version: int,
-    stored_meta: GameMeta | Mapping[str, Any],
-    stored_status: VersionStatus | Mapping[str, Any],
+    meta: GameMeta,
+    status: VersionStatus,
 ) -> common_pb2.GameStatus:
-    """The GameStatus of game `game_id` at `version`, from its meta and status (typed, or as
-    stored)."""
-    meta, status = meta_of(stored_meta), status_of_version(stored_status)
+    """The GameStatus of game `game_id` at `version`, from its meta and status."""
     seats = holders_of(meta, status)
     message = common_pb2.GameStatus(
         game_id=game_id,
@@ -57,31 +52,21 @@ def status_message(
     return message
 
 
-def holders_of(
-    meta: GameMeta | Mapping[str, Any], status: VersionStatus | Mapping[str, Any]
-) -> list[str]:
+def holders_of(meta: GameMeta, status: VersionStatus) -> list[str]:
     """Who holds each seat at a version: the seated players, less the seats bots took over
     when their time ran out (the version's status lists those)."""
-    seats: list[str] = list(meta_of(meta).seats)
-    for seat, bot in status_of_version(status).taken_over.items():
+    seats: list[str] = list(meta.seats)
+    for seat, bot in status.taken_over.items():
         seats[int(seat)] = bot
     return seats
 
 
-def names_of(
-    meta: GameMeta | Mapping[str, Any], status: VersionStatus | Mapping[str, Any] | None = None
-) -> list[str]:
+def names_of(meta: GameMeta, status: VersionStatus | None = None) -> list[str]:
     """The seats' display names (games stored before names were kept: from the ids); a seat
     a bot took over is the bot's."""
-    typed = meta_of(meta)
-    names = typed.names
-    found = [display_name(p, None) for p in typed.seats] if names is None else list(names)
-    taken = {} if status is None else status_of_version(status).taken_over
+    names = meta.names
+    found = [display_name(p, None) for p in meta.seats] if names is None else list(names)
+    taken = {} if status is None else status.taken_over
     for seat, bot in taken.items():
         found[int(seat)] = display_name(bot, None)
     return found
-
-
-def edition_of(meta: GameMeta | Mapping[str, Any]) -> int:
-    """The rules edition of a stored game: games stored before editions existed are edition 1."""
-    return meta_of(meta).rules_edition

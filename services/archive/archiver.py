@@ -19,7 +19,6 @@ from runtime.consumer import GroupConsumer
 from runtime.db import database_failed
 from services.archive.record import archived
 from services.archive.store import store
-from wire.records import VersionStatus
 
 log = logging.getLogger("tabletop.archive")
 
@@ -55,7 +54,7 @@ class Archiver(GroupConsumer):
     async def handle(self, entry_id: Any, fields: dict[bytes, bytes]) -> None:
         game_id = fields[b"game_id"].decode()
         meta, entries = await game_log.full(self.redis, game_id)
-        if meta is None or not entries or not VersionStatus.from_json(entries[-1].status).finished:
+        if meta is None or not entries or not entries[-1].status.finished:
             self.missed += 1
             log.warning(
                 "a finished game was gone before it was archived", extra={"game_id": game_id}

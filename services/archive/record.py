@@ -11,7 +11,7 @@ from typing import Any
 from runtime.game_log import Entry
 from services.ratings.model import Change, has_result
 from wire.players import plays_as_bot
-from wire.records import GameMeta, VersionStatus, meta_of
+from wire.records import GameMeta, VersionStatus
 from wire.status import holders_of, names_of
 
 OUTCOMES = ("win", "loss", "draw", "none")
@@ -20,7 +20,7 @@ OUTCOMES = ("win", "loss", "draw", "none")
 def outcome(seat: int, seats: int, status: VersionStatus) -> str:
     """How a finished game of `seats` seats ended for `seat`: win, loss, draw (no winner, or
     every seat a winner), or none (no result)."""
-    if not has_result(status.to_json()) or status.result is None:
+    if not has_result(status) or status.result is None:
         return "none"
     winners = status.result["winners"]
     if seat not in winners:
@@ -32,14 +32,11 @@ def _at(ms: int) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
 
 
-def archived(
-    game_id: str, stored_meta: GameMeta | Mapping[str, Any], entries: Sequence[Entry]
-) -> dict[str, Any]:
+def archived(game_id: str, meta: GameMeta, entries: Sequence[Entry]) -> dict[str, Any]:
     """The `archived_games` row of a finished game (its log from version 0 to its end), from its
-    meta (typed, or as stored) and log."""
-    meta = meta_of(stored_meta)
+    meta and log."""
     last = entries[-1]
-    status = VersionStatus.from_json(last.status)
+    status = last.status
     ratings = meta.ratings or {}
     seats = [
         {
@@ -65,14 +62,14 @@ def archived(
         "rated": meta.rated,
         "public": not meta.private,
         "seats": seats,
-        "result": status.result if has_result(status.to_json()) else None,
+        "result": status.result if has_result(status) else None,
         "end_reason": (status.result or {}).get("detail", {}).get("reason", ""),
         "moves": [
             [
                 e.actor,
                 e.move,
                 e.time_ms,
-                (VersionStatus.from_json(e.status).clock or {}).get("remaining"),
+                (e.status.clock or {}).get("remaining"),
                 (e.table_event or {}).get("bot", ""),
             ]
             for e in entries[1:]

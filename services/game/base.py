@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Sequence
+from typing import TypeAlias
 
 from google.protobuf.message import Message
 
@@ -118,11 +118,6 @@ class GameBase:
     def _events(self, events: Sequence[Event], seat: int | None) -> list[Message]:
         return [self.adapter.event(e) for e in visible_events(events, seat)]
 
-    def _stored_events(
-        self, events: Sequence[Mapping[str, Any]], seat: int | None
-    ) -> list[Message]:
-        return self._events([Event.from_json(e) for e in events], seat)
-
     async def _wake_bots(self, loaded: Loaded, window_ms: int | None = None) -> None:
         """Queue a bot-turn job for every bot seat that may act now, as public information
         says (in Solo: every bot seat, whatever cards it holds; see bot_turns.jobs); with
@@ -138,7 +133,7 @@ class GameBase:
         jobs = bot_turns.jobs(
             game_id,
             version,
-            loaded.stored.meta.to_json(),
+            loaded.stored.meta,
             loaded.state.public_to_act(),
             loaded.holders,
             window_ms,
@@ -209,7 +204,7 @@ class GameBase:
         deadline = None
         finished = None
         if played.status.finished:  # the finished games' stream's record of it
-            finished = finished_record(stored.meta.to_json(), played.status.to_json())
+            finished = finished_record(stored.meta, played.status)
         if loaded.table is not None:  # indexed with the move where the store can
             due = Loaded(stored, played.state, played.table).due()
             deadline = Deadline(None if due is None else due.at_ms)

@@ -24,7 +24,6 @@ from runtime.redis import redis_failed
 from runtime.tasks import stop_tasks
 from services.game.core import GameCore
 from wire.errors import ApiError
-from wire.records import VersionStatus
 
 log = logging.getLogger("tabletop.deadlines")
 
@@ -105,8 +104,8 @@ class DeadlineSweep:
                 return looked
             start += 500
             ids = [i.decode() for i in listed if keys.kind_of(i.decode()) == self.kind]
-            for game_id, (_meta, last) in zip(ids, await game_log.latest(redis, ids), strict=True):
-                status = None if last is None else VersionStatus.from_json(last.status)
+            for game_id, (_meta, last) in zip(ids, await game_log.newest(redis, ids), strict=True):
+                status = None if last is None else last.status
                 if status is not None and status.clock is not None and not status.finished:
                     looked += 1
                     await self.core.expire(game_id)

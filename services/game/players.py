@@ -22,7 +22,7 @@ from services.ratings.model import held_rating, rated_seats
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import display_name, is_bot
-from wire.records import GameMeta, VersionStatus
+from wire.records import GameMeta
 
 # KEYS: the player's live games (keys.player_live).
 # ARGV: 1 game id, 2 its entry ("<created ms>:<bot levels>"), 3 ttl seconds, 4 most live games,
@@ -122,7 +122,7 @@ class PlayerGame:
     """One of a player's games as ListGames shows it."""
 
     game_id: str
-    meta: Mapping[str, Any]
+    meta: GameMeta
     last: Entry
     """The latest log entry: the game's version and status now."""
     created_ms: int
@@ -262,9 +262,9 @@ class PlayerStore:
         stale = [
             game_id
             for game_id, (meta, last) in zip(
-                ids, await game_log.latest(self.redis, ids), strict=True
+                ids, await game_log.newest(self.redis, ids), strict=True
             )
-            if (last is not None and VersionStatus.from_json(last.status).finished)
+            if (last is not None and last.status.finished)
             or (meta is None and now_ms() - listed[game_id] > MADE_LATELY_MS)
         ]
         if stale:
@@ -313,7 +313,7 @@ class PlayerStore:
     async def seat_ratings(self, game: str, meta: GameMeta) -> dict[str, list[Any]]:
         """A rated game's seats' ratings as the game is made, from Redis's copy (`seat` ->
         [the number shown, provisional]), for the seats whose results count for someone."""
-        seats = rated_seats(meta.to_json())
+        seats = rated_seats(meta.seats, meta.accounts or ())
         if not seats:
             return {}
         players = sorted(set(seats.values()))
@@ -335,7 +335,7 @@ class PlayerStore:
         listed_ms = [created[game_id] for game_id in ids]
         games: list[PlayerGame] = []
         gone: list[str] = []
-        for index, (meta, last) in enumerate(await game_log.latest(self.redis, ids)):
+        for index, (meta, last) in enumerate(await game_log.newest(self.redis, ids)):
             if meta is None or last is None:
                 if now_ms() - listed_ms[index] > 60_000:  # not one being created right now
                     gone.append(ids[index])

@@ -20,7 +20,6 @@ from tabletop.common.v1 import common_pb2
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import is_bot
-from wire.records import VersionStatus
 from wire.status import status_message
 
 log = logging.getLogger("tabletop.game")
@@ -315,8 +314,6 @@ class Playing(Clocks):
         await self._wake_bots(await self._load(game_id))
         await self.store.confirm(held)
         return self.adapter.play_response(
-            status=status_message(
-                game_id, version, loaded.stored.meta, VersionStatus.from_json(entry.status)
-            ),
-            events=self._stored_events(entry.events, seat),
+            status=status_message(game_id, version, loaded.stored.meta, entry.status),
+            events=self._events(entry.events, seat),
         )

@@ -34,7 +34,7 @@ from services.game.limits import levels_at
 from services.game.players import live_entry
 from wire.errors import ApiError
 from wire.players import is_bot, sponsor_of
-from wire.records import GameMeta, VersionStatus
+from wire.records import FinishedGame, GameMeta, VersionStatus
 
 log = logging.getLogger("tabletop.game")
 
@@ -471,7 +471,7 @@ class GameStore:
         table_event: Mapping[str, Any] | None = None,
         not_after: int | None = None,
         not_before: int | None = None,
-        finished: Mapping[str, Any] | None = None,
+        finished: FinishedGame | None = None,
         deadline: Deadline | None = None,
     ) -> Commit:
         """Write a move (or what the platform did: `table_event`) if the game is still at
@@ -482,7 +482,7 @@ class GameStore:
         game's next deadline after the move, indexed by the same script outside a Redis
         Cluster (`Commit.indexed`); the caller indexes it otherwise (`index_deadline`)."""
         tag = secrets.token_hex(8)
-        record = "" if finished is None or self.cluster else _dumps(finished)
+        record = "" if finished is None or self.cluster else _dumps(finished.to_json())
         game_keys = [keys.game_state(game_id), keys.game_events(game_id)]
         kind = keys.kind_of(game_id)
         indexed = deadline is not None and not self.cluster
@@ -539,7 +539,7 @@ class GameStore:
         )
 
     @unavailable_when_unreachable
-    async def finish(self, game_id: str, record: Mapping[str, Any]) -> None:
+    async def finish(self, game_id: str, record: FinishedGame) -> None:
         """Append a finished game's record to the finished games' stream, apart from the move
         (on a Redis Cluster). A process that stops between the two leaves the game on the live
         list (it is taken off after this): the bots' sweep of that list appends it then

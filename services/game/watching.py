@@ -19,7 +19,7 @@ from tabletop.common.v1 import common_pb2
 from wire.clock import table_event
 from wire.errors import ApiError
 from wire.metadata import Caller
-from wire.records import GameMeta, VersionStatus
+from wire.records import GameMeta
 from wire.status import status_message
 
 
@@ -93,11 +93,10 @@ class Watching(GameBase):
                     ) from None
                 for entry_id, fields in entries:
                     entry = entry_of(entry_id, fields)
-                    status = VersionStatus.from_json(entry.status)
-                    taken = status.taken_over
+                    taken = entry.status.taken_over
                     seat = own if own is None or str(own) not in taken else None
                     yield self._watch_message(game_id, loaded.stored.meta, entry, seat)
-                    if status.finished:
+                    if entry.status.finished:
                         return
         finally:
             watcher.close()
@@ -131,5 +130,5 @@ class Watching(GameBase):
                 table_event=None if entry.table_event is None else table_event(entry.table_event),
             ),
             status=status_message(game_id, entry.version, meta, entry.status),
-            events=self._stored_events(entry.events, seat),
+            events=self._events(entry.events, seat),
         )

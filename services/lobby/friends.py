@@ -364,13 +364,13 @@ class Friends:
         if not known:
             raise ApiError("INVALID_ARGUMENT", f"not a game id: {game_id[:40]!r}")
         with _lobby_reachable():
-            ((meta, last),) = await game_log.latest(self.lobby.games.redis, [game_id])
+            ((meta, last),) = await game_log.newest(self.lobby.games.redis, [game_id])
         if meta is None or last is None:
             raise ApiError("GAME_NOT_FOUND", f"no game {game_id}")
-        seats: list[str] = meta["seats"]
+        seats = meta.seats
         if player not in seats:
             raise ApiError("NOT_YOUR_GAME", f"you did not sit at game {game_id}")
-        if not last.status["finished"]:
+        if not last.status.finished:
             raise ApiError("INVALID_ARGUMENT", f"game {game_id} is not over yet")
         if any(is_bot(p) for p in seats) or len(set(seats)) != len(seats):
             raise ApiError(
@@ -379,19 +379,17 @@ class Friends:
                 "with PlayAgainstBots)",
             )
         game = keys.kind_of(game_id)
-        options = dict(meta["options"])
-        if "jump_in_window_ms" in meta:
-            options["jump_in_window_ms"] = meta["jump_in_window_ms"]
+        options = dict(meta.options or {})
+        if meta.jump_in_window_ms is not None:
+            options["jump_in_window_ms"] = meta.jump_in_window_ms
         try:
             again = lobby_pb2.CreateInviteRequest(
-                game=game, options=game_options(game, options), rated=bool(meta.get("rated"))
+                game=game, options=game_options(game, options), rated=meta.rated
             )
         except ValueError as error:
             raise ApiError("INVALID_OPTIONS", str(error)) from None
-        if "time_control" in meta:
-            again.time_control.CopyFrom(
-                time_control_message(TimeControl.from_json(meta["time_control"]))
-            )
+        if meta.time_control is not None:
+            again.time_control.CopyFrom(time_control_message(meta.clock))
         else:  # untimed
             again.time_control.CopyFrom(common_pb2.TimeControl())
         others = [p for p in seats if p != player]

@@ -10,6 +10,7 @@ from typing import Any
 
 import games
 from runtime import game_log, keys
+from runtime.game_log import Entry
 from services.lobby.names import Names
 from services.ratings.cache import RatingCache
 from services.ratings.model import Rating
@@ -17,6 +18,7 @@ from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import is_bot
+from wire.records import GameMeta
 from wire.status import status_message
 
 LIVE_SCAN = 1000
@@ -25,13 +27,13 @@ LIVE_LIMIT = 50
 LIVE_CACHE_SECONDS = 2.0
 
 
-def best_rating(meta: Mapping[str, Any], held: Mapping[str, Rating]) -> int | None:
+def best_rating(meta: GameMeta, held: Mapping[str, Rating]) -> int | None:
     """A game's best seat rating: from the ratings it was made with (a rated game), else the
     seated players' ratings now (`held`: by player, only those who have one)."""
-    made = meta.get("ratings") or {}
+    made = meta.ratings or {}
     if made:
         return max(int(rating) for rating, _ in made.values())
-    found = [held[p].display for p in meta["seats"] if p in held]
+    found = [held[p].display for p in meta.seats if p in held]
     return max(found) if found else None
 
 
@@ -63,24 +65,24 @@ class LiveGames:
         listed: Any = await self.redis.zrevrange(keys.LIVE_GAMES, 0, LIVE_SCAN - 1)
         ids = [i.decode() for i in listed]
         ids = [i for i in ids if not game or keys.kind_of(i) == game]
-        latest = await game_log.latest(self.redis, ids)
+        latest = await game_log.newest(self.redis, ids)
         found = [
             (game_id, meta, last)
             for game_id, (meta, last) in zip(ids, latest, strict=True)
-            if meta is not None and last is not None and not last.status.get("finished")
-            and not meta.get("private") and not meta.get("day")  # a deal of the day: its player's
+            if meta is not None and last is not None and not last.status.finished
+            and not meta.private and not meta.day  # a deal of the day: its player's
         ]  # fmt: skip
         held = await self._held(found)
         ranked = sorted(
             found,
-            key=lambda f: (-(best_rating(f[1], held.get(f[1]["game"], {})) or -(10**9)), f[0]),
+            key=lambda f: (-(best_rating(f[1], held.get(f[1].game, {})) or -(10**9)), f[0]),
         )
         answer = []
         for game_id, meta, last in ranked[:LIVE_LIMIT]:
             item = lobby_pb2.LiveGame(
                 status=status_message(game_id, last.version, meta, last.status)
             )
-            rating = best_rating(meta, held.get(meta["game"], {}))
+            rating = best_rating(meta, held.get(meta.game, {}))
             if rating is not None:
                 item.rating = rating
             answer.append(item)
@@ -93,12 +95,12 @@ class LiveGames:
         return answer
 
     async def _held(
-        self, found: Sequence[tuple[str, dict[str, Any], Any]]
+        self, found: Sequence[tuple[str, GameMeta, Entry]]
     ) -> dict[str, dict[str, Rating]]:
         """The ratings now of the players at the casual games found, by game kind."""
         wanted: dict[str, set[str]] = {}
         for _, meta, _ in found:
-            if not meta.get("ratings"):
-                people = {p for p in meta["seats"] if not is_bot(p)}
-                wanted.setdefault(meta["game"], set()).update(people)
+            if not meta.ratings:
+                people = {p for p in meta.seats if not is_bot(p)}
+                wanted.setdefault(meta.game, set()).update(people)
         return {kind: await self.ratings.known(kind, sorted(wanted[kind])) for kind in wanted}

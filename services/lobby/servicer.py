@@ -544,11 +544,11 @@ class Lobby:
             found = await self.games.player_games(player)
         reply = lobby_pb2.ListGamesResponse()
         for game in found:
-            if request.live_only and game.last.status["finished"]:
+            if request.live_only and game.last.status.finished:
                 continue
             summary = reply.games.add(
                 status=status_message(game.game_id, game.last.version, game.meta, game.last.status),
-                seats=[i for i, p in enumerate(game.meta["seats"]) if p == player],
+                seats=[i for i, p in enumerate(game.meta.seats) if p == player],
             )
             summary.created.FromMilliseconds(game.created_ms)
             summary.updated.FromMilliseconds(game.last.time_ms)

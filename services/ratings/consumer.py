@@ -9,6 +9,7 @@ finds it counted and only writes Redis again: no game is counted twice, none is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from typing import Any
@@ -23,6 +24,7 @@ from services.ratings.cache import RatingCache
 from services.ratings.model import own_moves
 from services.ratings.scores import ScoreCache, count_score, day_counted
 from services.ratings.store import count, current
+from wire.records import FinishedGame
 
 log = logging.getLogger("tabletop.ratings")
 
@@ -58,10 +60,10 @@ class RatingsConsumer(GroupConsumer):
         """Count one finished game (once) and write Redis's copy."""
         game = fields[b"game"].decode()
         game_id = fields[b"game_id"].decode()
-        record = json.loads(fields[b"record"])
-        if record.get("scored"):  # (the entry's id says when the game finished, in ms)
+        record = FinishedGame.from_json(json.loads(fields[b"record"]))
+        if record.scored:  # (the entry's id says when the game finished, in ms)
             await self._count_score(game, game_id, record, int(_text(entry_id).split("-")[0]))
-        elif record.get("rated"):
+        elif record.rated:
             record = await with_moves(self.redis, game_id, record)
             async with self.database.connection() as connection:
                 now, changes = await count(connection, game, game_id, record)
@@ -77,12 +79,12 @@ class RatingsConsumer(GroupConsumer):
                 )
 
     async def _count_score(
-        self, game: str, game_id: str, record: dict[str, Any], finished_ms: int
+        self, game: str, game_id: str, record: FinishedGame, finished_ms: int
     ) -> None:
         """A game played alone onto its score tables (once), then Redis's copy."""
         async with self.database.connection() as connection:
             counted = await count_score(connection, game, game_id, record, finished_ms)
-            day = await day_counted(connection, game_id) if counted and record.get("day") else None
+            day = await day_counted(connection, game_id) if counted and record.day else None
         if counted is None:
             return
         now, player, score, scores = counted
@@ -94,14 +96,14 @@ class RatingsConsumer(GroupConsumer):
             log.info("score counted", extra={"game_id": game_id, "players": [player]})
 
 
-async def with_moves(redis: Redis, game_id: str, record: dict[str, Any]) -> dict[str, Any]:
+async def with_moves(redis: Redis, game_id: str, record: FinishedGame) -> FinishedGame:
     """A finished game's record with the moves each seat made itself (`moves`, from the game's
     log in Redis); without them when the log is gone (the game then counts for nobody)."""
     meta, entries = await game_log.full(redis, game_id)
-    if meta is None or not entries or not entries[-1].status.get("finished"):
+    if meta is None or not entries or not entries[-1].status.finished:
         log.warning(
             "a finished game's log was gone before it was rated", extra={"game_id": game_id}
         )
         return record
     steps = [(e.actor, e.move, e.status) for e in entries if e.version > 0]
-    return {**record, "moves": own_moves(len(record["seats"]), steps)}
+    return dataclasses.replace(record, moves=own_moves(len(record.seats), steps))

@@ -20,6 +20,7 @@ import games
 from games.replay import PLATFORM_MOVES
 from services.ratings.bot_seeds import BOT_SEEDS
 from wire.players import plays_as_bot
+from wire.records import FinishedGame, VersionStatus
 
 MU = 25.0
 """A new player's mean (OpenSkill's default)."""
@@ -169,22 +170,22 @@ def ranks(seats: int, result: Mapping[str, Any], last: Sequence[int] = ()) -> li
     return places
 
 
-def has_result(status: Mapping[str, Any]) -> bool:
+def has_result(status: VersionStatus) -> bool:
     """Whether a finished game ended with a result (not aborted, stopped or abandoned)."""
-    result = status.get("result")
-    if not status.get("finished") or result is None:
+    result = status.result
+    if not status.finished or result is None:
         return False
     return (result.get("detail") or {}).get("reason") not in NO_RESULT
 
 
-def score_of(record: Mapping[str, Any]) -> tuple[str, float] | None:
+def score_of(record: FinishedGame) -> tuple[str, float] | None:
     """(the player, their score) of a finished game played alone that goes to its score table:
     an account's, with a result, the seat still theirs at the end; None for any other."""
-    status = record["status"]
-    if not record.get("scored") or not has_result(status) or status.get("replaced"):
+    status = record.status
+    if not record.scored or not has_result(status) or status.replaced:
         return None
-    scores = status["result"].get("scores") or {}
-    return record["seats"][0], float(scores.get("0", 0.0))
+    scores = (status.result or {}).get("scores") or {}
+    return record.seats[0], float(scores.get("0", 0.0))
 
 
 CHOSEN_SETTINGS = frozenset(("players",))
@@ -203,7 +204,7 @@ def off_standard(asked: Mapping[str, Any], standard: Mapping[str, Any]) -> list[
     ]
 
 
-def own_moves(seats: int, steps: Iterable[tuple[int, str, Mapping[str, Any]]]) -> list[int]:
+def own_moves(seats: int, steps: Iterable[tuple[int, str, VersionStatus]]) -> list[int]:
     """How many moves each seat made itself, from a game's log after its creation: (the actor,
     the move, the status after it) of each version. A resignation, the platform's steps
     (timeouts, aborts, stops, take-backs) and the moves of a bot holding a timed-out seat are
@@ -214,38 +215,39 @@ def own_moves(seats: int, steps: Iterable[tuple[int, str, Mapping[str, Any]]]) -
         own = actor not in replaced and move not in (*PLATFORM_MOVES, "resign", "")
         if own and 0 <= actor < seats:
             made[actor] += 1
-        replaced = {int(seat) for seat in status.get("replaced") or {}}
+        replaced = {int(seat) for seat in status.taken_over}
     return made
 
 
-def played(record: Mapping[str, Any]) -> bool:
+def played(record: FinishedGame) -> bool:
     """Whether every seat of a finished game made PLAYED_MOVES moves of its own (the record's
     `moves`, own_moves; a record without them was not seen played)."""
-    moves = record.get("moves")
-    if not isinstance(moves, list) or len(moves) != len(record["seats"]):
+    moves = record.moves
+    if moves is None or len(moves) != len(record.seats):
         return False
     return all(isinstance(m, int) and m >= PLAYED_MOVES for m in moves)
 
 
-def counts(meta: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+def counts(record: FinishedGame) -> bool:
     """Whether a finished game changes ratings: rated, with a result, played (`played`), with
     a rated person and another rated seat."""
-    if not meta.get("rated") or not has_result(status) or not played(meta):
+    if not record.rated or not has_result(record.status) or not played(record):
         return False
-    seats: Sequence[str] = meta["seats"]
+    seats = record.seats
     if not 2 <= len(seats) <= MAX_SEATS:
         return False
-    accounts = set(meta.get("accounts", ()))
+    accounts = set(record.accounts)
     person = any(i in accounts and not plays_as_bot(seats[i]) for i in range(len(seats)))
-    return person and len(rated_seats(meta)) >= 2
+    return person and len(rated_seats(seats, record.accounts)) >= 2
 
 
-def rated_seats(meta: Mapping[str, Any]) -> dict[int, str]:
-    """seat -> who its results count for, for a rated game's seats that count."""
-    accounts = set(meta.get("accounts", ()))
+def rated_seats(seats: Sequence[str], accounts: Iterable[int]) -> dict[int, str]:
+    """seat -> who its results count for, for a rated game's seats that count (`accounts`:
+    the seats held by accounts)."""
+    held = set(accounts)
     found = {}
-    for seat, player in enumerate(meta["seats"]):
-        rated = rated_player(player, seat in accounts)
+    for seat, player in enumerate(seats):
+        rated = rated_player(player, seat in held)
         if rated is not None:
             found[seat] = rated
     return found
@@ -283,9 +285,7 @@ def held_rating(game: str, player: str, held: bytes | str | None) -> Rating:
     return Rating.from_json(held)
 
 
-def rate(
-    meta: Mapping[str, Any], status: Mapping[str, Any], current: Mapping[str, Rating]
-) -> list[Change]:
+def rate(record: FinishedGame, current: Mapping[str, Rating]) -> list[Change]:
     """The changes a finished game makes to its rated seats' ratings (`current`: the players'
     ratings now, bot levels' fixed ones included; a player missing starts new). Nothing for a
     game that does not count.
@@ -295,11 +295,11 @@ def rate(
     opponent's rating says too little to learn from (and a new account costs nothing), so
     with no other established seat an established rating does not move. A bot level's fixed
     rating never moves. A player at several seats takes the mean of their steps."""
-    if not counts(meta, status):
+    if not counts(record):
         return []
-    seats = rated_seats(meta)
-    replaced = [int(s) for s in status.get("replaced", {})]
-    places = ranks(len(meta["seats"]), status["result"], replaced)
+    seats = rated_seats(record.seats, record.accounts)
+    replaced = [int(s) for s in record.status.taken_over]
+    places = ranks(len(record.seats), record.status.result or {}, replaced)
     order = sorted(seats)
     before = {seat: _now(current, seats[seat]) for seat in order}
     steps = _steps(order, before, places)

@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from runtime import keys
 from services.ratings.cache import Held
 from services.ratings.model import score_of
+from wire.records import FinishedGame
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,7 @@ async def count_score(
     connection: AsyncConnection[Any],
     game: str,
     game_id: str,
-    record: Mapping[str, Any],
+    record: FinishedGame,
     finished_ms: int | None = None,
 ) -> tuple[bool, str, float, Scores] | None:
     """Count a finished game played alone on its score table, once: (whether it counted now,
@@ -58,7 +59,7 @@ async def count_score(
     if found is None:
         return None
     player, score = found
-    day = record.get("day")
+    day = record.day
     if day and not await on_days_table(connection, player, day, finished_ms):
         day = None
     async with connection.transaction():

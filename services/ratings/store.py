@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -19,13 +19,14 @@ from services.ratings.model import (
     rated_seats,
     starting,
 )
+from wire.records import FinishedGame
 
 
 async def count(
     connection: AsyncConnection[Any],
     game: str,
     game_id: str,
-    record: Mapping[str, Any],
+    record: FinishedGame,
 ) -> tuple[bool, list[Change]]:
     """Count a finished game's rating changes, in one transaction: (True, its changes) when it
     counted now, (False, the changes it made then) when it was counted already (its id is in
@@ -59,7 +60,7 @@ async def count(
                 (game, players),
             )
             current |= {p: Rating(mu, sigma, games) async for p, mu, sigma, games in cursor}
-        changes = rate(record, record["status"], current)
+        changes = rate(record, current)
         after = {c.player: c.after for c in changes}
         if after:
             await connection.cursor().executemany(
@@ -74,8 +75,8 @@ async def count(
     return True, changes
 
 
-def _players(record: Mapping[str, Any]) -> Iterable[str]:
-    return rated_seats(record).values() if counts(record, record["status"]) else ()
+def _players(record: FinishedGame) -> Iterable[str]:
+    return rated_seats(record.seats, record.accounts).values() if counts(record) else ()
 
 
 async def current(

@@ -219,7 +219,7 @@ async def test_an_archived_game_shows_no_hidden_card_nor_its_seed(
     game_id = created.status.game_id
     meta, _ = await game_log.full(redis, game_id)
     assert meta is not None
-    seed = str(meta["seed"])
+    seed = str(meta.seed)
     stub = ann.game("solo")
     rng = random.Random(3)
     for _ in range(12):  # a few moves, then a resignation

@@ -27,6 +27,7 @@ from tests.integration.test_solo_helpers import create_with_setup
 from tests.platform import TEST_BOT_KEY, Platform, assert_refused, logged_in
 from tests.timing import eventually, patience
 from wire.players import new_bot_id
+from wire.records import GameMeta
 
 pytestmark = pytest.mark.integration
 
@@ -57,7 +58,7 @@ async def new_table(redis_url: str, players: list[str], bot_holds_a_copy: bool =
     game_id = await create_with_setup(
         redis_url, players, setup(bot_holds_a_copy), window_ms=WINDOW_MS
     )
-    meta = {"game": "solo", "seats": players, "jump_in_window_ms": WINDOW_MS}
+    meta = GameMeta(game="solo", seats=players, jump_in_window_ms=WINDOW_MS)
     redis = Redis.from_url(redis_url)
     try:
         await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [3], players))

@@ -43,6 +43,7 @@ from tests.platform import Platform, logged_in
 from tests.timing import patience
 from wire.errors import error_info
 from wire.players import new_bot_id
+from wire.records import GameMeta
 
 pytestmark = [pytest.mark.integration, pytest.mark.heavy]
 
@@ -99,7 +100,7 @@ async def sit_and_race(platform: Platform, level: str, tally: Tally, seed: int) 
     )
     redis = Redis.from_url(redis_url)
     try:  # made without the API: wake the bots as CreateGame does
-        meta = {"game": "solo", "seats": players}
+        meta = GameMeta(game="solo", seats=players)
         await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [1], players))
     finally:
         await redis.aclose()

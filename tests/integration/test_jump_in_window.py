@@ -19,6 +19,7 @@ from tests.integration.test_solo_helpers import create_with_setup
 from tests.platform import Platform, assert_refused, logged_in
 from tests.timing import patience
 from wire.players import new_bot_id
+from wire.records import GameMeta
 
 pytestmark = pytest.mark.integration
 
@@ -53,10 +54,8 @@ async def test_a_person_jumps_in_before_the_next_bot_plays(
         game_id = await create_with_setup(redis_url, players, setup, window_ms=window_ms)
         redis = Redis.from_url(redis_url)
         try:
-            meta = {"game": "solo", "seats": players}
-            if window_ms is not None:
-                meta["jump_in_window_ms"] = window_ms  # type: ignore[assignment]
-            await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [1], meta["seats"]))
+            meta = GameMeta(game="solo", seats=players, jump_in_window_ms=window_ms)
+            await bot_turns.add(redis, bot_turns.jobs(game_id, 0, meta, [1], meta.seats))
         finally:
             await redis.aclose()
         stub = person.game("solo")

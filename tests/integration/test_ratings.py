@@ -31,6 +31,7 @@ from tests.timing import eventually, patience
 from wire.api import api
 from wire.metadata import PLAYER_METADATA, RATED_METADATA, rated_value
 from wire.proof import platform_channel
+from wire.records import FinishedGame
 
 pytestmark = pytest.mark.integration
 
@@ -212,7 +213,8 @@ async def test_a_rated_game_counts_once_through_a_crash_and_a_replay(
     await redis.xreadgroup(keys.RATINGS_GROUP, "killed", {keys.FINISHED_GAMES: "0"}, count=1)
     await redis.xclaim(keys.FINISHED_GAMES, keys.RATINGS_GROUP, "killed", 0, [entry_id])
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        record = await with_moves(redis, game_id, json.loads(fields[b"record"]))
+        stored = FinishedGame.from_json(json.loads(fields[b"record"]))
+        record = await with_moves(redis, game_id, stored)
         first, _ = await count(conn, "esoloe", game_id, record)
     assert first
     after_crash = ratings(database_url, "esoloe", alice, bob)

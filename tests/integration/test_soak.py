@@ -21,20 +21,23 @@ from games.clock import TimeControl
 from runtime.game_log import Entry
 from tests.platform import Platform
 from tests.timing import patience
+from wire.records import VersionStatus
 
 GAME_ID = "esoloe-00000000000000000001"
 PLAYER = "guest-x"
 
 
+def _status(finished: bool) -> VersionStatus:
+    return VersionStatus(to_act=[], finished=finished)
+
+
 def _stored(moves: list[tuple[int, str]]) -> tuple[dict[bytes, bytes], list[Entry]]:
     """A game as Redis would hold it after `moves`: its state hash and its stream entries."""
     state = games.rules("esoloe").new_game(7)
-    entries = [Entry(0, -1, "", [], {"finished": False}, 0)]
+    entries = [Entry(0, -1, "", [], _status(False), 0)]
     for version, (seat, move) in enumerate(moves, start=1):
         state, events = state.apply(seat, move)
-        entries.append(Entry(
-            version, seat, move, [e.to_json() for e in events], {"finished": state.finished}, 0
-        ))  # fmt: skip
+        entries.append(Entry(version, seat, move, list(events), _status(state.finished), 0))
     meta = {
         "game": "esoloe",
         "seats": [PLAYER, "bot-random-1"],
@@ -120,11 +123,11 @@ def _timed(
     """A timed game (5 s a move) as Redis would hold it after `steps` (seat, move, time in ms
     after its creation), replayed with the platform's own step function."""
     position = replay.start("esoloe", 7, {}, time_control=tc, time_ms=START)
-    entries = [Entry(0, -1, "", [], {"finished": False}, START)]
+    entries = [Entry(0, -1, "", [], _status(False), START)]
     for version, (seat, move, at) in enumerate(steps, start=1):
         position = replay.step(position, tc, replay.Step(seat, move, START + at))
-        events = [e.to_json() for e in position.events]
-        status = {"finished": position.finished}
+        events = list(position.events)
+        status = _status(position.finished)
         entries.append(Entry(version, seat, move, events, status, START + at, position.table_event))
     assert position.table is not None
     meta = {"game": "esoloe", "seats": [PLAYER, PLAYER + "2"], "options": {}, "seed": 7,
