@@ -78,31 +78,6 @@ async def newest(
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class StoredLatest:
-    """A game's latest entry's version and status, as stored (`latest`)."""
-
-    version: int
-    status: dict[str, Any]
-
-
-async def latest(
-    redis: Redis, game_ids: Sequence[str]
-) -> list[tuple[dict[str, Any] | None, StoredLatest | None]]:
-    """`newest` as stored: each game's meta and latest status as the mappings Redis holds, for
-    the one reader that still reads them by key (the lobby's list of whom a player follows,
-    services/lobby/following.py); every other reader reads them typed, with `newest`."""
-    found: list[tuple[dict[str, Any] | None, StoredLatest | None]] = []
-    for meta, last in await _latest_stored(redis, game_ids):
-        head = None
-        if last:
-            entry_id, fields = last[0]
-            text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-            head = StoredLatest(keys.version_of_entry_id(text), json.loads(fields[b"status"]))
-        found.append((None if meta is None else json.loads(meta), head))
-    return found
-
-
 def finished_record(meta: GameMeta, status: VersionStatus) -> FinishedGame | None:
     """What the finished games' stream (keys.FINISHED_GAMES) says of a game a version finishes:
     its seats, which were accounts', whether it is rated, its final status; None when the

@@ -155,22 +155,22 @@ class Notifications:
             for player in players:
                 pipe.hgetall(keys.player_live(player))
             held = await pipe.execute()
-        newest: list[tuple[int, str, str]] = []  # (created ms, player, game id)
+        live: list[tuple[int, str, str]] = []  # (created ms, player, game id)
         for player, games_held in zip(players, held, strict=True):
             for game_id, value in games_held.items():
                 created = value.decode().split(":", 1)[0]
-                newest.append((int(created) if created.isdigit() else 0, player, game_id.decode()))
-        newest.sort(reverse=True)
-        ids = list(dict.fromkeys(game_id for _, _, game_id in newest))
-        found = dict(zip(ids, await game_log.latest(self.redis, ids), strict=True))
+                live.append((int(created) if created.isdigit() else 0, player, game_id.decode()))
+        live.sort(reverse=True)
+        ids = list(dict.fromkeys(game_id for _, _, game_id in live))
+        found = dict(zip(ids, await game_log.newest(self.redis, ids), strict=True))
         playing: dict[str, tuple[str, str]] = {}
-        for _, player, game_id in newest:
+        for _, player, game_id in live:
             meta, last = found[game_id]
             if player in playing or meta is None or last is None:
                 continue
-            public = not meta.get("private") and not meta.get("day")
-            if public and not last.status.get("finished") and player in meta["seats"]:
-                playing[player] = (str(meta["game"]), game_id)
+            public = not meta.private and not meta.day
+            if public and not last.status.finished and player in meta.seats:
+                playing[player] = (meta.game, game_id)
         return playing
 
 
