@@ -22,6 +22,7 @@ from runtime import keys
 from runtime.localredis import free_port
 from runtime.redis import connect_redis
 from services.ratings.scores import ScoreCache
+from tabletop.accounts.v1 import accounts_pb2, accounts_pb2_grpc
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solace.v1 import solace_pb2
@@ -38,6 +39,7 @@ __all__ = ["state_dir"]  # the fixture of tests/integration/test_client.py
 
 DAILY = solace_pb2.Options(deal_of_the_day=True)
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
+UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 
 
 @pytest_asyncio.fixture
@@ -318,6 +320,12 @@ async def test_a_deal_of_the_day_waits_for_the_accounts_service(
             daily[old.player_id]: today,
             daily[new.player_id]: None,  # an account made today: off the day's table
         }
+        # the service answers the platform's own processes only
+        async with grpc.aio.insecure_channel(stack.accounts_target) as channel:
+            unproven = accounts_pb2_grpc.AccountsServiceStub(channel).AccountsMade(
+                accounts_pb2.AccountsMadeRequest(account_ids=[old.player_id])
+            )
+            await assert_refused(unproven, UNAUTHENTICATED, "UNAUTHENTICATED")
     finally:
         await redis.aclose()
         for session in (old, new):
