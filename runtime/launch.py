@@ -113,10 +113,11 @@ class Launch:
     """Every process of the platform against one Redis, wired to each other.
 
     `gateways`: their ports (None: free ports). Game services take `replicas` each; the lobby,
-    the accounts service (with DATABASE_URL: the gateways and the lobby reach it; the gateways
-    hold no database URL), `matchmakers` and `bot_workers` (which reach the first gateway, or
-    the one of their index) follow. Extra environment `env` goes to every process; `logs`: a
-    directory for each process's output (None: this process's output; `quiet`: nowhere)."""
+    the accounts service (with DATABASE_URL: the gateways, the lobby and the ratings consumer
+    reach it; the gateways hold no database URL), `matchmakers` and `bot_workers` (which reach
+    the first gateway, or the one of their index) follow. Extra environment `env` goes to every
+    process; `logs`: a directory for each process's output (None: this process's output;
+    `quiet`: nowhere)."""
 
     redis_url: str
     env: Mapping[str, str]
@@ -180,7 +181,8 @@ class Launch:
         for index in range(self.bot_workers):
             self.add_bot_worker(index, ports.take())
         if common.get("DATABASE_URL"):  # ratings are kept in PostgreSQL
-            env = {**common, "LISTEN": f"127.0.0.1:{ports.take()}"}
+            # it asks the accounts service when accounts were made (the deal of the day's tables)
+            env = {**common, **accounts, "LISTEN": f"127.0.0.1:{ports.take()}"}
             self.add("ratings", ["services.ratings"], env)
 
     def add(self, kind: str, module: list[str], env: dict[str, str]) -> Process:

@@ -424,8 +424,10 @@ def test_each_service_serves_with_the_manifest_environment(database_url: str) ->
         env = _environment("dev", "ratings")
         assert env["REDIS_PASSWORD"] == password
         assert env["DATABASE_URL"] == _environment("dev", "accounts")["DATABASE_URL"]
+        assert "ACCOUNTS_ADDR" in env, "the ratings consumer's manifest misses an address"
         ratings_port = free_port()
         env |= {
+            "ACCOUNTS_ADDR": local_addr["ACCOUNTS_ADDR"],
             "REDIS_URL": redis_url,
             "DATABASE_URL": database_url,
             "LISTEN": f"127.0.0.1:{ratings_port}",
@@ -619,7 +621,8 @@ def test_compose_gives_the_accounts_service_a_migrated_database() -> None:
     (the platform's image) runs `tabletop migrate` once PostgreSQL is healthy (and waits for it
     by itself). Only the accounts service, the lobby (the archive it reads), the ratings
     consumer and migrate get DATABASE_URL, with the same password; the gateway reaches the
-    accounts service (ACCOUNTS_ADDR) and waits for it to be healthy; the lobby reaches it too. No
+    accounts service (ACCOUNTS_ADDR) and waits for it to be healthy; the lobby and the ratings
+    consumer reach it too (the consumer proving its calls with INTERNAL_KEY). No
     service depends on a one-shot service: podman would not restart it after a crash (it does
     not start a container while one it requires has exited)."""
     services = compose()["services"]
@@ -633,6 +636,9 @@ def test_compose_gives_the_accounts_service_a_migrated_database() -> None:
     gateway_env = services["gateway"]["environment"]
     assert gateway_env["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
     assert services["lobby"]["environment"]["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
+    ratings_env = services["ratings"]["environment"]
+    assert ratings_env["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
+    assert ratings_env["INTERNAL_KEY"] == services["lobby"]["environment"]["INTERNAL_KEY"]
     assert services["accounts"]["environment"]["LISTEN"] == "0.0.0.0:50056"
     assert services["gateway"]["depends_on"]["accounts"] == {"condition": "service_healthy"}
     assert services["accounts"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
@@ -1563,6 +1569,7 @@ def _expected_edges(cluster: Cluster, overlay: str) -> tuple[set[Edge], set[Edge
     if "accounts" in cluster.pods:  # the component accounts-database runs it
         internal.add(("gateway", "accounts", *grpc("accounts")))
         internal.add(("lobby", "accounts", *grpc("accounts")))
+        internal.add(("ratings", "accounts", *grpc("accounts")))
     internal.add(("bots", "gateway", *grpc("gateway")))
     for user in redis_users:
         internal.add((user, "redis", 6379, "TCP"))
@@ -1685,13 +1692,14 @@ def test_accounts_database_component_runs_the_accounts_service_with_its_database
     """The component for accounts (the dev overlay has it; prod as an operator's overlay adds
     it): the accounts service and the lobby get DATABASE_URL from the Secret tabletop-database,
     the gateways only the accounts service's address (ACCOUNTS_ADDR), the lobby that address
-    too, and both may reach its gRPC port, which takes calls from them alone, a Job
-    runs `tabletop migrate` with it (hardened like every pod), the ratings consumers run with it
-    and with the settings and Redis password every Redis user gets (the gateways' image, as the
-    Job's), and the accounts service, the lobby, the Job and the consumers may reach
-    PostgreSQL's port
+    too, a Job runs `tabletop migrate` with it (hardened like every pod), the ratings consumers
+    run with it, with that address too and with the settings, internal key and Redis password
+    the matchmakers get (the gateways' image, as the Job's); the gateways, the lobby and the
+    consumers may reach the accounts service's gRPC port, which takes calls from them alone,
+    and the accounts service, the lobby, the Job and the consumers may reach PostgreSQL's port
     (in dev, that of its own PostgreSQL, which lets only them in); the consumers reach Redis
-    (and its Sentinels in prod) and nothing else; nothing else changes."""
+    (and its Sentinels in prod) and the accounts service and nothing else; nothing else
+    changes."""
     component = DEPLOY / "k8s" / "components" / "accounts-database"
     if overlay == "dev":
         docs = render("dev")
@@ -1745,12 +1753,12 @@ def test_accounts_database_component_runs_the_accounts_service_with_its_database
     assert tuple(ratings["args"]) == ("services.ratings",)
     assert ratings["image"] == gateway_container["image"]  # the same release's code
     assert {"secretRef": {"name": secret}} in ratings["envFrom"]
-    # The rest of its environment is a Redis user's: the matchmakers' (less INTERNAL_KEY: it
-    # calls no service).
+    # The rest of its environment is a Redis user's that calls a service: the matchmakers'.
     matchmaker = container(docs, "matchmaker")["envFrom"]
-    assert [s for s in ratings["envFrom"] if s != {"secretRef": {"name": secret}}] == [
-        s for s in matchmaker if "tabletop-internal" not in json.dumps(s)
-    ]
+    assert [s for s in ratings["envFrom"] if s != {"secretRef": {"name": secret}}] == matchmaker
+    # It asks the accounts service when accounts were made (the deal of the day's tables).
+    ratings_env = {e["name"]: e["value"] for e in ratings["env"]}
+    assert ratings_env["ACCOUNTS_ADDR"] == "dns:///accounts:50056"
     assert find(docs, "PodDisruptionBudget", "ratings")["spec"]["maxUnavailable"] == 1
     cluster = Cluster(docs)
     ingress, egress = _expected_edges(cluster, overlay)
@@ -1761,21 +1769,23 @@ def test_accounts_database_component_runs_the_accounts_service_with_its_database
     if overlay == "dev":
         assert {(c, "postgres", 5432, "TCP") for c in DATABASE_CLIENTS} <= ingress
     # The consumers' every connection: DNS, PostgreSQL's port, Redis (in prod its Sentinels too),
-    # and in, only monitoring's scrape.
+    # the accounts service's gRPC port, and in, only monitoring's scrape.
     redis_ports = {port for port, _ in cluster.pods["redis"][1].values()}  # node, Sentinel
     assert {(to, port) for source, to, port, _ in egress if source == "ratings"} == {
         ("kube-system/kube-dns", 53),
         *(("redis", port) for port in redis_ports),
         *((other, 5432) for other in everyone),
+        ("accounts", cluster.pods["accounts"][1]["grpc"][0]),
     }
     assert {(source, port) for source, to, port, _ in ingress if to == "ratings"} == {
         ("monitoring/prometheus", 9464)
     }
-    # The accounts service: in, the gateways' and the lobby's calls and monitoring's scrape; out,
-    # DNS and PostgreSQL's port only.
+    # The accounts service: in, the gateways', the lobby's and the ratings consumers' calls and
+    # monitoring's scrape; out, DNS and PostgreSQL's port only.
     assert {(source, port) for source, to, port, _ in ingress if to == "accounts"} == {
         ("gateway", 50056),
         ("lobby", 50056),
+        ("ratings", 50056),
         ("monitoring/prometheus", 9464),
     }
     assert {(to, port) for source, to, port, _ in egress if source == "accounts"} == {

@@ -1,13 +1,14 @@
 """The accounts service's calls (tabletop.accounts.v1.AccountsService): the gateway's account
-calls of the public AuthService, and the lobby's (an account by username, accounts' usernames),
-answered from the store (services/accounts/store.py). Who calls is in each request (the gateway
-checked the caller's token); every call carries the proof of the platform's own processes
-(wire.proof), checked before it is read."""
+calls of the public AuthService, the lobby's (an account by username, accounts' usernames) and
+the ratings consumers' (when accounts were made), answered from the store
+(services/accounts/store.py). Who calls is in each request (the gateway checked the caller's
+token); every call carries the proof of the platform's own processes (wire.proof), checked
+before it is read."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -24,6 +25,7 @@ from tabletop.accounts.v1 import accounts_pb2, accounts_pb2_grpc
 from tabletop.lobby.v1 import lobby_pb2
 from wire.errors import ApiError, abort
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SERVICE = accounts_pb2.DESCRIPTOR.services_by_name["AccountsService"].full_name
 
 
@@ -31,6 +33,11 @@ def _timestamp(at: datetime) -> Timestamp:
     stamp = Timestamp()
     stamp.FromSeconds(int(at.timestamp()))
     return stamp
+
+
+def _ms(at: datetime) -> int:
+    """`at` in whole milliseconds since the epoch, rounded down (exact: no float)."""
+    return (at - EPOCH) // timedelta(milliseconds=1)
 
 
 def _grant(grant: Grant) -> accounts_pb2.Grant:
@@ -246,3 +253,14 @@ class AccountsServicer(accounts_pb2_grpc.AccountsServiceServicer):
         except ApiError as error:
             await abort(context, error)
         return accounts_pb2.UsernamesResponse(usernames=usernames)
+
+    async def AccountsMade(
+        self, request: accounts_pb2.AccountsMadeRequest, context: Context
+    ) -> accounts_pb2.AccountsMadeResponse:
+        try:
+            made = await self.accounts.made(list(request.account_ids))
+        except ApiError as error:
+            await abort(context, error)
+        return accounts_pb2.AccountsMadeResponse(
+            made_ms={account: _ms(at) for account, at in made.items()}
+        )

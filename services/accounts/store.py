@@ -647,3 +647,14 @@ class Accounts:
                 "SELECT id, username FROM accounts WHERE id = ANY(%s)", (list(account_ids),)
             )
             return {str(account): str(name) async for account, name in cursor}
+
+    async def made(self, account_ids: Sequence[str]) -> dict[str, datetime]:
+        """When those of `account_ids` that are accounts were made: the ratings consumers count
+        a deal of the day on its day's table only for an account made before the day began."""
+        if not account_ids:
+            return {}
+        async with self._connection() as connection:
+            cursor = await connection.execute(
+                "SELECT id, created_at FROM accounts WHERE id = ANY(%s)", (list(account_ids),)
+            )
+            return {str(account): made async for account, made in cursor}

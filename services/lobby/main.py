@@ -25,6 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
 from runtime import db, keys
+from runtime.accounts_client import AccountsClient
 from runtime.config import (
     env_bool,
     env_float,
@@ -42,7 +43,6 @@ from runtime.server import Context, Server, answer, caller_of, run
 from runtime.tasks import stop_tasks
 from services.game.limits import Limits
 from services.game.players import PlayerStore
-from services.lobby.accounts import AccountsClient
 from services.lobby.following import Following, FollowSettings, GameStarts, Notifications
 from services.lobby.friends import Friends, FriendsSettings
 from services.lobby.servicer import Lobby

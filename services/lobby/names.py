@@ -1,5 +1,5 @@
 """What the lobby calls players, read when it answers: an account's username, asked of the
-accounts service (services/lobby/accounts.py; a guest who registered keeps its player id, so
+accounts service (runtime/accounts_client.py; a guest who registered keeps its player id, so
 every game it played as a guest is the account's), else the name stored beside the player (an
 archived seat's) or the name the lobby last saw them under; "<level> bot" for a bot seat; the
 player id when nothing else is known. And the other way: the player id of an account's
@@ -15,8 +15,8 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from runtime.accounts_client import AccountsClient
 from services.game.players import PlayerStore
-from services.lobby.accounts import AccountsClient
 from wire.errors import ApiError
 from wire.metadata import Caller
 from wire.players import PLAYER_ID_PATTERN, display_name, is_bot

@@ -20,13 +20,13 @@ import games
 from engines.contract import GameError
 from games.clock import WATCHED_BOT_PACE_MS, BadTimeControl, TimeControl, check_bot_pace
 from runtime import keys
+from runtime.accounts_client import AccountsClient
 from runtime.fanout import StreamHub, TooSlow
 from runtime.redis import redis_failed
 from runtime.replicas import Replicas
 from services.archive.reading import Archive
 from services.game.limits import Limits, check_load, check_options, over
 from services.game.players import PlayerStore
-from services.lobby.accounts import AccountsClient
 from services.lobby.live import LiveGames
 from services.lobby.names import Names
 from services.matchmaker.tickets import Ticket, TicketStore, pool_key

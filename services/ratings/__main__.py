@@ -5,10 +5,12 @@ groups on the finished games' stream.
 tables of the games played alone, in Redis again from PostgreSQL (after Redis lost its data),
 prints what it wrote and exits.
 
-Environment: REDIS_URL, DATABASE_URL (required), LISTEN (its health service, default
-0.0.0.0:50080), METRICS_PORT, GRACE_SECONDS, RATINGS_CLAIM_IDLE_SECONDS (take over an entry
-another consumer has held this long unacknowledged, default 30), ARCHIVED_GAME_TTL_SECONDS (how
-long Redis keeps a game once it is archived, at most; default 86400; 0: as long as any game).
+Environment: REDIS_URL, DATABASE_URL (required), ACCOUNTS_ADDR (required: the accounts service,
+asked when accounts were made for the deal of the day's tables) with INTERNAL_KEY (the proof of
+its calls), LISTEN (its health service, default 0.0.0.0:50080), METRICS_PORT, GRACE_SECONDS,
+RATINGS_CLAIM_IDLE_SECONDS (take over an entry another consumer has held this long
+unacknowledged, default 30), ARCHIVED_GAME_TTL_SECONDS (how long Redis keeps a game once it is
+archived, at most; default 86400; 0: as long as any game).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import sys
 import psycopg
 
 from runtime import db
-from runtime.config import env_float, env_int, env_str
+from runtime.accounts_client import AccountsClient
+from runtime.config import env_float, env_int, env_str, internal_key_from_env
 from runtime.observability import configure_logging, serve_metrics
 from runtime.redis import connect_redis
 from runtime.server import Server, finish, run, wait_for_signal
@@ -34,6 +37,17 @@ from services.ratings.consumer import RatingsConsumer
 from services.ratings.scores import ScoreCache
 
 log = logging.getLogger("tabletop.ratings")
+
+
+def _accounts() -> AccountsClient:
+    """The accounts service at ACCOUNTS_ADDR, its calls proven with INTERNAL_KEY."""
+    target = os.environ.get("ACCOUNTS_ADDR", "")
+    if not target:
+        raise SystemExit(
+            "ACCOUNTS_ADDR is required: the deal of the day's tables ask the accounts service"
+            " when accounts were made"
+        )
+    return AccountsClient(target, internal_key_from_env())
 
 
 def _database_url() -> str:
@@ -58,14 +72,15 @@ async def rebuild() -> dict[str, int]:
 
 async def main() -> None:
     grace = env_float("GRACE_SECONDS", 10.0)
-    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="ratings")
     url = _database_url()
+    accounts = _accounts()
+    redis = connect_redis(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), name="ratings")
     database = db.pool(url)
     await database.open(wait=False)
     name = f"{socket.gethostname()}-{os.getpid()}"
     claim = env_float("RATINGS_CLAIM_IDLE_SECONDS", 30.0)
     consumer = RatingsConsumer(
-        redis=redis, database=database, consumer=name, claim_idle_seconds=claim
+        redis=redis, database=database, consumer=name, claim_idle_seconds=claim, accounts=accounts
     )
     archiver = Archiver(
         redis=redis,
@@ -89,6 +104,7 @@ async def main() -> None:
     stop.set()
     for task in running:
         await finish(task, grace)
+    await accounts.close()
     await database.close()
     await health.stop()
     await redis.aclose()

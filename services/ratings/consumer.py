@@ -5,7 +5,10 @@ PostgreSQL transaction that records its id (store.count: a game already counted 
 again), then writes Redis's copy (leaderboard, ratings, the game's change) and only then
 acknowledges the entry. Should it stop anywhere before the acknowledgement, the entry
 stays pending and is taken over (XAUTOCLAIM, after `claim_idle_seconds`) by a consumer that
-finds it counted and only writes Redis again: no game is counted twice, none is skipped."""
+finds it counted and only writes Redis again: no game is counted twice, none is skipped. So too
+when the accounts service (asked when an account was made, for a deal of the day's table) is
+out of reach: the entry waits, unacknowledged, and is tried again; nothing of it is written
+before the answer."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
 from runtime import game_log, keys
+from runtime.accounts_client import AccountsClient, accounts_failed
 from runtime.consumer import GroupConsumer
 from runtime.db import database_failed
 from services.ratings.cache import RatingCache
@@ -42,19 +46,24 @@ class RatingsConsumer(GroupConsumer):
         consumer: str,
         claim_idle_seconds: float = 30.0,
         block_seconds: float = 1.0,
+        accounts: AccountsClient | None = None,
     ) -> None:
+        """`accounts`: the accounts service, asked when accounts were made (a deal of the day
+        counts on its day's table only for an account made before the day began; None: no
+        deal of the day goes to its day's table)."""
         super().__init__(
             redis=redis, stream=keys.FINISHED_GAMES, group=keys.RATINGS_GROUP, consumer=consumer,
             claim_idle_seconds=claim_idle_seconds, block_seconds=block_seconds,
         )  # fmt: skip
         self.database = database
+        self.accounts = accounts
         self.cache = RatingCache(redis)
         self.scores = ScoreCache(redis)
         self.counted = 0
         """Games this consumer counted (a test waits for them)."""
 
     def passing(self, error: BaseException) -> bool:
-        return super().passing(error) or database_failed(error)
+        return super().passing(error) or database_failed(error) or accounts_failed(error)
 
     async def handle(self, entry_id: Any, fields: dict[bytes, bytes]) -> None:
         """Count one finished game (once) and write Redis's copy."""
@@ -83,7 +92,9 @@ class RatingsConsumer(GroupConsumer):
     ) -> None:
         """A game played alone onto its score tables (once), then Redis's copy."""
         async with self.database.connection() as connection:
-            counted = await count_score(connection, game, game_id, record, finished_ms)
+            counted = await count_score(
+                connection, game, game_id, record, finished_ms, self.accounts
+            )
             day = await day_counted(connection, game_id) if counted and record.day else None
         if counted is None:
             return

@@ -16,6 +16,7 @@ from psycopg import AsyncConnection
 from redis.asyncio import Redis
 
 from runtime import keys
+from runtime.accounts_client import AccountsClient
 from services.ratings.cache import Held
 from services.ratings.model import score_of
 from wire.records import FinishedGame
@@ -50,17 +51,20 @@ async def count_score(
     game_id: str,
     record: FinishedGame,
     finished_ms: int | None = None,
+    accounts: AccountsClient | None = None,
 ) -> tuple[bool, str, float, Scores] | None:
     """Count a finished game played alone on its score table, once: (whether it counted now,
     the player, the game's score, their scores as PostgreSQL sums them now); None for a game
     that does not go to the table (a guest's, one without a result). A deal of the day's row
-    keeps its day (its place on the day's table) only when `on_days_table` says so."""
+    keeps its day (its place on the day's table) only when `on_days_table` says so (asking
+    `accounts`, the accounts service: out of reach, its ApiError UNAVAILABLE is raised before
+    anything is written, for the caller to try the game again)."""
     found = score_of(record)
     if found is None:
         return None
     player, score = found
     day = record.day
-    if day and not await on_days_table(connection, player, day, finished_ms):
+    if day and not await on_days_table(accounts, player, day, finished_ms):
         day = None
     async with connection.transaction():
         cursor = await connection.execute(
@@ -73,21 +77,23 @@ async def count_score(
 
 
 async def on_days_table(
-    connection: AsyncConnection[Any], player: str, day: str, finished_ms: int | None
+    accounts: AccountsClient | None, player: str, day: str, finished_ms: int | None
 ) -> bool:
     """Whether a deal of `day` counts on that day's table: an account's made before the day
-    began (an account made to scout the deal counts for nothing there), finished on its day
-    (UTC; `finished_ms`: when, if known): once the day is over others see its games."""
+    began (an account made to scout the deal counts for nothing there; when it was made is
+    asked of the accounts service, `accounts`: without one, no account is known to be that
+    old), finished on its day (UTC; `finished_ms`: when, if known): once the day is over others
+    see its games."""
     start = datetime.datetime.combine(
         datetime.date.fromisoformat(day), datetime.time(), datetime.UTC
     )
-    if finished_ms is not None and finished_ms >= (start.timestamp() + 86400) * 1000:
+    start_ms = int(start.timestamp()) * 1000
+    if finished_ms is not None and finished_ms >= start_ms + 86400 * 1000:
         return False
-    cursor = await connection.execute(
-        "SELECT created_at < %s FROM accounts WHERE id = %s", (start, player)
-    )
-    row = await cursor.fetchone()
-    return bool(row and row[0])
+    if accounts is None:
+        return False
+    made = (await accounts.made([player])).get(player)
+    return made is not None and made < start_ms
 
 
 async def day_counted(connection: AsyncConnection[Any], game_id: str) -> str | None:

@@ -13,10 +13,11 @@ import games
 from games.clock import MAX_JUMP_IN_WINDOW_MS
 from gateway.web import WebSettings
 from runtime import db
+from runtime.accounts_client import AccountsClient
 from runtime.redis import connect_redis
 from services.archive.archiver import Archiver
 from services.ratings.consumer import RatingsConsumer
-from tests.platform import Platform
+from tests.platform import TEST_INTERNAL_KEY, Platform
 
 
 class Stack:
@@ -48,17 +49,22 @@ class Stack:
                 matchmakers=1,
                 web=WebSettings("127.0.0.1:0", root=str(self.web_root)),
             ) as platform:
-                await self._with_ratings(platform.web_url)
+                await self._with_ratings(platform.web_url, platform.accounts_target)
         except BaseException as error:  # the test says why the stack did not start
             self.error = error
             self._up.set()
 
-    async def _with_ratings(self, url: str) -> None:
+    async def _with_ratings(self, url: str, accounts_target: str) -> None:
         assert self._stop is not None
         redis, database = connect_redis(self.redis_url), db.pool(self.database_url)
         await database.open(wait=True)
+        accounts = AccountsClient(accounts_target, TEST_INTERNAL_KEY)
         ratings = RatingsConsumer(
-            redis=redis, database=database, consumer="web-ratings", block_seconds=0.2
+            redis=redis,
+            database=database,
+            consumer="web-ratings",
+            block_seconds=0.2,
+            accounts=accounts,
         )
         archiver = Archiver(
             redis=redis, database=database, consumer="web-archive", block_seconds=0.2
@@ -72,6 +78,7 @@ class Stack:
         finally:
             await counting
             await archiving
+            await accounts.close()
             await database.close()
             await redis.aclose()
 

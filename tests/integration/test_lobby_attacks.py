@@ -168,7 +168,9 @@ async def test_a_deal_of_the_day_is_shown_to_others_once_its_day_is_over(
         redis = connect_redis(redis_url)
         async with (
             Consumer(redis_url, database_url, "archiver", Archiver),
-            Consumer(redis_url, database_url, "scores") as scores,
+            Consumer(
+                redis_url, database_url, "scores", accounts=platform.accounts_target
+            ) as scores,
         ):
             # ann plays today's deal to its end; eve looks for it at once, to copy it
             game_id = await daily(ann)

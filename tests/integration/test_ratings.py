@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from runtime import bot_turns, db, keys
+from runtime.accounts_client import AccountsClient
 from runtime.consumer import GroupConsumer
 from runtime.redis import connect_redis
 from services.archive.archiver import ARCHIVE_GROUP
@@ -67,7 +68,9 @@ async def stack(redis_url: str, database_url: str) -> AsyncIterator[tuple[Platfo
 
 class Consumer:
     """A consumer of the finished games' stream (a ratings consumer unless `kind` says
-    otherwise) running in this test's loop, stopped when the test ends."""
+    otherwise) running in this test's loop, stopped when the test ends. `accounts`: the
+    accounts service's target, for a ratings consumer that counts deals of the day on their
+    day's tables (it asks the service when accounts were made)."""
 
     def __init__(
         self,
@@ -75,10 +78,14 @@ class Consumer:
         database_url: str,
         name: str,
         kind: Callable[..., GroupConsumer] = RatingsConsumer,
+        accounts: str = "",
         **settings: Any,
     ) -> None:
         self.redis = connect_redis(redis_url)
         self.database = db.pool(database_url)
+        self.accounts = AccountsClient(accounts, TEST_INTERNAL_KEY) if accounts else None
+        if self.accounts is not None:
+            settings["accounts"] = self.accounts
         self.consumer = kind(
             redis=self.redis, database=self.database, consumer=name,
             claim_idle_seconds=0.2, block_seconds=0.05, **settings,
@@ -95,6 +102,8 @@ class Consumer:
         self.stop.set()
         assert self.task is not None
         await asyncio.wait_for(self.task, patience(5))
+        if self.accounts is not None:
+            await self.accounts.close()
         await self.database.close()
         await self.redis.aclose()
 

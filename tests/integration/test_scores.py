@@ -5,6 +5,7 @@ its own table; Redis's tables are written again from PostgreSQL after Redis lost
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import random
 from collections.abc import AsyncIterator
@@ -18,8 +19,10 @@ import pytest_asyncio
 
 from client.session import Session
 from runtime import keys
+from runtime.localredis import free_port
 from runtime.redis import connect_redis
 from services.ratings.scores import ScoreCache
+from tabletop.accounts.v1 import accounts_pb2, accounts_pb2_grpc
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solace.v1 import solace_pb2
@@ -36,6 +39,7 @@ __all__ = ["state_dir"]  # the fixture of tests/integration/test_client.py
 
 DAILY = solace_pb2.Options(deal_of_the_day=True)
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
+UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 
 
 @pytest_asyncio.fixture
@@ -228,7 +232,7 @@ async def test_the_deal_of_the_day(
         common_pb2.GetViewRequest(game_id=mine.status.game_id), metadata=cal.metadata
     )
     assert cal_view.view == views[0].view
-    async with Consumer(redis_url, database_url, "scores-2"):
+    async with Consumer(redis_url, database_url, "scores-2", accounts=stack.accounts_target):
         played = {
             ann.player_id: await play_out(ann, daily[0], 5, moves=0),
             bob.player_id: await play_out(bob, daily[1], 6),
@@ -262,3 +266,67 @@ async def test_the_deal_of_the_day(
     await dee.close()
     for session in (ann, bob, gus, cal):
         await session.close()
+
+
+def days(database_url: str, *game_ids: str) -> dict[str, str | None]:
+    """The day whose table each counted game is on (None: on none)."""
+    with psycopg.connect(database_url) as conn:
+        return {
+            game_id: day and day.isoformat()
+            for game_id, day in conn.execute(
+                "SELECT game_id, day FROM scores WHERE game_id = ANY(%s)", (list(game_ids),)
+            )
+        }
+
+
+async def test_a_deal_of_the_day_waits_for_the_accounts_service(
+    stack: Platform, redis_url: str, database_url: str
+) -> None:
+    """Whether a deal of the day goes on its day's table is asked of the accounts service (when
+    the account was made): while the service is out of reach the game waits, counted nowhere,
+    and once it answers the game counts, on the day's table for an account made before the
+    day began only."""
+    old, new = Session(stack.target), Session(stack.target)
+    await old.register("old", PASSWORD)
+    await new.register("new", PASSWORD)
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            "UPDATE accounts SET created_at = now() - interval '2 days' WHERE id = %s",
+            (old.player_id,),
+        )
+    redis = connect_redis(redis_url)
+    try:
+        daily = {s.player_id: await create(s, options=DAILY) for s in (old, new)}
+        away = f"127.0.0.1:{free_port()}"  # no accounts service there
+        async with Consumer(redis_url, database_url, "scores-away", accounts=away) as waiting:
+            for session in (old, new):
+                await play_out(session, daily[session.player_id], 7, moves=0)
+            last, _ = await finished_entry(redis, daily[new.player_id])
+
+            async def tried() -> bool:
+                groups: Any = await redis.xinfo_groups(keys.FINISHED_GAMES)
+                group = next(g for g in groups if g["name"] == keys.RATINGS_GROUP.encode())
+                return bool(group["pending"] == 2)  # both read, neither acknowledged
+
+            await eventually(tried, 10, "the deals read")
+            await asyncio.sleep(1.0)  # tried again meanwhile
+            assert waiting.counted == 0
+            assert rows(database_url, old.player_id, new.player_id) == []
+            assert not await acknowledged(redis, last)
+        async with Consumer(redis_url, database_url, "scores-back", accounts=stack.accounts_target):
+            await eventually(lambda: acknowledged(redis, last), 10, "the deals counted")
+        today = datetime.datetime.now(datetime.UTC).date().isoformat()
+        assert days(database_url, *daily.values()) == {
+            daily[old.player_id]: today,
+            daily[new.player_id]: None,  # an account made today: off the day's table
+        }
+        # the service answers the platform's own processes only
+        async with grpc.aio.insecure_channel(stack.accounts_target) as channel:
+            unproven = accounts_pb2_grpc.AccountsServiceStub(channel).AccountsMade(
+                accounts_pb2.AccountsMadeRequest(account_ids=[old.player_id])
+            )
+            await assert_refused(unproven, UNAUTHENTICATED, "UNAUTHENTICATED")
+    finally:
+        await redis.aclose()
+        for session in (old, new):
+            await session.close()

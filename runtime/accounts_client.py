@@ -1,7 +1,8 @@
-"""The lobby's side of accounts: a client of the accounts service (services/accounts, which
-holds the accounts' table), reached over the platform's proven internal link (wire.proof) as
-the gateway reaches it. The lobby asks it for an account by username, and for the usernames
-of the players it answers about; it never reads the accounts' table itself."""
+"""A client of the accounts service (services/accounts, which holds the accounts' table) for the
+platform's other domains, reached over the platform's proven internal link (wire.proof) as the
+gateway reaches it. The lobby asks it for an account by username, and for the usernames of the
+players it answers about; the ratings consumers ask it when accounts were made (the deal of the
+day's table). Neither reads the accounts' table itself."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tabletop.accounts.v1 import accounts_pb2, accounts_pb2_grpc
 from wire.errors import ApiError
 from wire.proof import platform_channel
 
-log = logging.getLogger("tabletop.lobby")
+log = logging.getLogger("tabletop.accounts_client")
 T = TypeVar("T", bound=Message)
 
 ACCOUNTS_SERVICE = accounts_pb2.DESCRIPTOR.services_by_name["AccountsService"].full_name
@@ -61,3 +62,19 @@ class AccountsClient:
             self.stub.Usernames, accounts_pb2.UsernamesRequest(account_ids=list(account_ids))
         )
         return dict(answer.usernames)
+
+    async def made(self, account_ids: Sequence[str]) -> dict[str, int]:
+        """When those of `account_ids` that are accounts were made (ms since the epoch, UTC,
+        rounded down; one call for them all)."""
+        if not account_ids:
+            return {}
+        answer = await self._ask(
+            self.stub.AccountsMade, accounts_pb2.AccountsMadeRequest(account_ids=list(account_ids))
+        )
+        return dict(answer.made_ms)
+
+
+def accounts_failed(error: BaseException) -> bool:
+    """Whether `error` is the accounts service out of reach (or its database away) for a while,
+    a failure to wait out."""
+    return isinstance(error, ApiError) and error.reason == "UNAVAILABLE"
