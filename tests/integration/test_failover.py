@@ -286,7 +286,7 @@ async def test_a_version_read_from_another_history_is_never_built_on(redis_url: 
             await redis.xadd(
                 stream,
                 {"actor": 0, "move": "a12", "events": json.dumps([e.to_json() for e in events]),
-                 "status": json.dumps(first.status), "t": first.time_ms},
+                 "status": json.dumps(first.status.to_json()), "t": first.time_ms},
                 id="1-1",
             )  # fmt: skip
             reply = await stub.Play(
