@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import re
@@ -599,62 +600,25 @@ def _health_work(args: argparse.Namespace) -> Work:
     return _health(args.gateway, args.tls)
 
 
-def _archive_work(args: argparse.Namespace) -> Work:
-    from client import archive
+@dataclass(frozen=True)
+class _In:
+    """The work of a command that is the function of its name in client/<module>.py, imported
+    when the command runs."""
 
-    archived = {
-        "history": archive.history,
-        "show": archive.show,
-        "export": archive.export,
-        "live": archive.live,
-    }
-    return archived[args.command](args)
+    module: str
 
-
-def _ratings_work(args: argparse.Namespace) -> Work:
-    from client import ratings
-
-    return (ratings.rating if args.command == "rating" else ratings.top)(args)
+    def __call__(self, args: argparse.Namespace) -> Work:
+        work: Callable[[argparse.Namespace], Work] = getattr(
+            importlib.import_module(f"client.{self.module}"), args.command
+        )
+        return work(args)
 
 
-def _accounts_work(args: argparse.Namespace) -> Work:
-    from client import accounts
-
-    command = {
-        "register": accounts.register,
-        "login": accounts.login,
-        "logout": accounts.logout,
-        "whoami": accounts.whoami,
-        "tokens": accounts.tokens,
-    }[args.command]
-    return command(args)
-
-
-def _friends_work(args: argparse.Namespace) -> Work:
-    from client import friends
-
-    command = {
-        "challenge": friends.challenge,
-        "challenges": friends.challenges,
-        "invite": friends.invite,
-        "join": friends.join,
-        "tables": friends.tables,
-        "rematch": friends.rematch,
-    }[args.command]
-    return command(args)
-
-
-def _following_work(args: argparse.Namespace) -> Work:
-    from client import following
-
-    command = {
-        "follow": following.follow,
-        "unfollow": following.unfollow,
-        "following": following.following,
-        "followers": following.followers,
-        "notifications": following.notifications,
-    }[args.command]
-    return command(args)
+_archive_work = _In("archive")
+_ratings_work = _In("ratings")
+_accounts_work = _In("accounts")
+_friends_work = _In("friends")
+_following_work = _In("following")
 
 
 def _table_work(args: argparse.Namespace) -> Work:

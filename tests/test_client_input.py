@@ -526,3 +526,16 @@ def test_every_game_has_its_board_and_the_client_knows_no_game() -> None:
         source = path.read_text(encoding="utf-8")
         assert not re.search(rf"tabletop\.({names})\.|games\.({names})\b", source), path
         assert not re.search(rf"""[!=]= ?["']({names})["']""", source), path
+
+
+def test_every_command_run_by_its_name_has_that_function() -> None:
+    """`tabletop history` runs client/archive.py's `history`, and so on: a command whose module
+    lacks the function of its name would fail only when someone ran it."""
+    import importlib
+
+    from client import cli
+
+    by_name = [(c.name, c.run.module) for c in cli.COMMANDS if isinstance(c.run, cli._In)]
+    assert len(by_name) >= 20
+    for name, module in by_name:
+        assert callable(getattr(importlib.import_module(f"client.{module}"), name, None)), name
