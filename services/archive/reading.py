@@ -108,13 +108,11 @@ class Archive:
             )
         return self.database
 
-    async def _named(
-        self, rows: Sequence[dict[str, Any]], caller: Caller, connection: AsyncConnection[Any]
-    ) -> None:
-        """The rows' seats called by their players' current names (one query for them all)."""
+    async def _named(self, rows: Sequence[dict[str, Any]], caller: Caller) -> None:
+        """The rows' seats called by their players' current names (one call for them all)."""
         seats = [seat for row in rows for seat in row["seats"]]
         names = await self.names.current(
-            [s["player_id"] for s in seats], caller, [s["name"] for s in seats], connection
+            [s["player_id"] for s in seats], caller, [s["name"] for s in seats]
         )
         for seat, name in zip(seats, names, strict=True):
             seat["name"] = name
@@ -123,7 +121,7 @@ class Archive:
         self, rows: Sequence[dict[str, Any]], connection: AsyncConnection[Any]
     ) -> None:
         """`_named` for an export: as anyone reads it."""
-        await self._named(rows, Caller(), connection)
+        await self._named(rows, Caller())
 
     async def _row(self, game_id: str, caller: Caller, *, named: bool = False) -> dict[str, Any]:
         """An archived game the caller may read (`named`: its seats called by their current
@@ -135,7 +133,7 @@ class Archive:
         async with self._connection() as connection:
             row = await store.archived_game(connection, game_id)
             if row is not None and named:
-                await self._named([row], caller, connection)
+                await self._named([row], caller)
         seated = row is not None and any(s["player_id"] == caller.player for s in row["seats"])
         if row is None or not (store.shown(row, store.utc_today()) or (caller.player and seated)):
             raise ApiError(
@@ -173,7 +171,7 @@ class Archive:
                 outcome=OUTCOME_NAMES.get(request.outcome, ""), opponent=opponent, after=after,
                 limit=limit, private_too=player == caller.player,
             )  # fmt: skip
-            await self._named(rows, caller, connection)
+            await self._named(rows, caller)
         reply = lobby_pb2.ListArchivedGamesResponse(
             games=[
                 lobby_pb2.ArchivedSummary(

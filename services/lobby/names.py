@@ -10,9 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Any
 
-from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from runtime.accounts_client import AccountsClient
@@ -45,14 +43,12 @@ class Names:
         players: Sequence[str],
         caller: Caller,
         stored: Sequence[str] | None = None,
-        connection: AsyncConnection[Any] | None = None,
     ) -> list[str]:
         """What to call each of `players` now: an account's username; else `stored[i]` (the
         name kept beside the player, e.g. an archived seat's) when given, else the name the
         lobby last saw (the caller's own from the call); "<level> bot" for a bot seat; the
         player id when none is known. One call of the accounts service for them all; with it
-        away, the names stored or seen. (`connection`: the caller's own, e.g. the archive's;
-        the accounts are not read on it.)"""
+        away, the names stored or seen."""
         accounts = await self._usernames(players)
         if stored is not None:
             return [
