@@ -147,7 +147,7 @@ test-busy: setup test-tools
 
 # The containers as deployed (tests/containers): podman set up by deploy/podman/setup (as root:
 # it installs podman and builds the base images from the Debian archive), the image built, the
-# Compose stack started and played. Not part of `make test`; CI runs it as its own step.
+# Compose stack started and played, then the Kubernetes dev overlay's pods (`podman kube play`). Not part of `make test`; CI runs it as its own step.
 # Where podman cannot be set up (not root, no apt-get) the tests skip and say why; CI sets
 # E2E_REQUIRED=1, which makes that a failure.
 e2e: setup web/dist

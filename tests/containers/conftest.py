@@ -19,7 +19,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from client.session import Session
 from runtime.localredis import free_port
+from tabletop.lobby.v1 import lobby_pb2
+from tabletop.solo.v1 import solo_pb2
+from tests.platform import play_until_finished
 from tests.timing import patience
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +46,28 @@ ONE_SHOT = ("migrate",)
 REPLICATED = ["esoloe", "solo", "solace", "zoxso", "lobby", "accounts", "matchmaker", "bots"]
 """Services that run two replicas, as the Compose file's deploy.replicas asks (podman-compose
 ignores it: the stack is scaled explicitly)."""
+
+
+OPTIONS = {
+    "solo": lobby_pb2.GameOptions(
+        solo=solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1)
+    )
+}
+"""A Solo game of one round between two (its default is four players to 500 points)."""
+
+
+async def play_against_bots(session: Session, game: str) -> lobby_pb2.PlayAgainstBotsResponse:
+    """Play a game of `game` against the bots to its end, with random legal moves."""
+    reply: lobby_pb2.PlayAgainstBotsResponse = await session.lobby.PlayAgainstBots(
+        lobby_pb2.PlayAgainstBotsRequest(game=game, options=OPTIONS.get(game)),
+        metadata=session.metadata,
+        timeout=patience(30),
+    )
+    # Looking every 0.1 s keeps the player well inside the gateway's rate limit (50 calls/s).
+    await play_until_finished(
+        session, game, reply.status.game_id, reply.seat, timeout=240, poll=0.1
+    )
+    return reply
 
 
 def _engine_problem() -> str:
@@ -162,7 +188,8 @@ class Stack:
 
 
 @pytest.fixture(scope="session")
-def stack() -> Iterator[Stack]:
+def image() -> str:
+    """The platform's image, built from deploy/Dockerfile (where a container engine runs)."""
     problem = _engine_problem()
     if problem:
         if os.environ.get("E2E_REQUIRED") == "1":
@@ -171,6 +198,12 @@ def stack() -> Iterator[Stack]:
     run(
         "podman", "build", "-q", "-f", "deploy/Dockerfile", "-t", IMAGE, ".", timeout=patience(1200)
     )
+    return IMAGE
+
+
+@pytest.fixture(scope="module")
+def stack(image: str) -> Iterator[Stack]:
+    """The Compose stack, for one module's tests (it is down before the next module's)."""
     env = {
         **os.environ,
         "GATEWAY_PORT": str(free_port()),

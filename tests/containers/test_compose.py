@@ -20,9 +20,15 @@ import pytest
 from client.session import Session
 from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
-from tabletop.solo.v1 import solo_pb2
-from tests.containers.conftest import IMAGE, LABEL, PORTS, STOP_SIGNALS, Stack, run
-from tests.platform import play_until_finished
+from tests.containers.conftest import (
+    IMAGE,
+    LABEL,
+    PORTS,
+    STOP_SIGNALS,
+    Stack,
+    play_against_bots,
+    run,
+)  # fmt: skip
 from tests.timing import eventually, patience
 from tests.web import PROTOCOLS, Call
 from wire.api import AUTH_SERVICE
@@ -30,12 +36,6 @@ from wire.api import AUTH_SERVICE
 pytestmark = pytest.mark.containers
 
 GAMES = ["esoloe", "solo", "solace", "zoxso"]
-OPTIONS = {
-    "solo": lobby_pb2.GameOptions(
-        solo=solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1)
-    )
-}
-"""A Solo game of one round between two (its default is four players to 500 points)."""
 PASSWORD = "a long e2e password"
 MIGRATE = "label=com.docker.compose.service=migrate"
 
@@ -65,24 +65,11 @@ def test_the_web_client_and_the_api_for_browsers_on_the_published_web_port(stack
         assert lobby_pb2.LoginResponse.FromString(answer.messages[0]).player_id.startswith("p-")
 
 
-async def _play_against_bots(session: Session, game: str) -> lobby_pb2.PlayAgainstBotsResponse:
-    reply: lobby_pb2.PlayAgainstBotsResponse = await session.lobby.PlayAgainstBots(
-        lobby_pb2.PlayAgainstBotsRequest(game=game, options=OPTIONS.get(game)),
-        metadata=session.metadata,
-        timeout=patience(30),
-    )
-    # Looking every 0.1 s keeps the player well inside the gateway's rate limit (50 calls/s).
-    await play_until_finished(
-        session, game, reply.status.game_id, reply.seat, timeout=240, poll=0.1
-    )
-    return reply
-
-
 @pytest.mark.parametrize("game", GAMES)
 async def test_a_game_of_each_kind_against_the_bots(stack: Stack, game: str) -> None:
     session = Session(stack.target)
     await session.login(f"e2e-{game}")
-    reply = await _play_against_bots(session, game)
+    reply = await play_against_bots(session, game)
     view = await session.game(game).GetView(
         common_pb2.GetViewRequest(game_id=reply.status.game_id), metadata=session.metadata
     )
@@ -109,7 +96,7 @@ async def test_an_account_outlives_a_restart_of_its_database(stack: Stack) -> No
     session = Session(stack.target)
     registered = await session.register("e2e-account", PASSWORD)
     assert registered.player_id.startswith("a-")
-    played = await _play_against_bots(session, "esoloe")
+    played = await play_against_bots(session, "esoloe")
     await session.close()
 
     (postgres,) = stack.containers("postgres")
@@ -152,7 +139,7 @@ async def test_the_stop_signal_to_every_container_fails_no_call(stack: Stack) ->
         await session.login("e2e-sigterm")
         while not stop.is_set():
             try:
-                await _play_against_bots(session, "esoloe")
+                await play_against_bots(session, "esoloe")
                 games_played += 1
             except grpc.aio.AioRpcError as error:
                 failures.append(f"{error.code().name}: {error.details()}")
