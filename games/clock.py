@@ -161,12 +161,6 @@ class TimeControl:
 UNTIMED = TimeControl()
 
 
-def time_control_of(meta: Mapping[str, Any]) -> TimeControl:
-    """A stored game's time control, from its meta (untimed for a game created without one)."""
-    tc = meta.get("time_control")
-    return UNTIMED if tc is None else TimeControl.from_json(tc)
-
-
 @dataclass(frozen=True, slots=True)
 class Due:
     """The next thing the platform must do to a game if nobody moves first."""

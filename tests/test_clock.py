@@ -25,9 +25,9 @@ from games.clock import (
     Table,
     TimeControl,
     apply_due,
-    time_control_of,
 )
 from games.replay import PLATFORM_MOVES, Position, Step, parse_seat_move, replay, start, step
+from wire.records import GameMeta
 
 BUILTIN = ("esoloe", "solo", "solace", "zoxso")
 SOLO = games.get("solo").time_control  # 30 s a move, a bot takes over, aborted after 120 s
@@ -137,12 +137,13 @@ def test_key_is_equal_for_equal_controls_only() -> None:
 
 def test_time_control_json_and_stored_meta() -> None:
     """A time control survives JSON; a stored game without one (or with null) is untimed."""
+    meta = {"game": "esoloe", "seats": ["p-1", "p-2"], "seed": 1, "options": {}}
     tc = TimeControl(30, 300, 5, "bot", "strong", 120)
     assert TimeControl.from_json(json.loads(json.dumps(tc.to_json()))) == tc
     assert TimeControl.from_json({"move_seconds": 10}) == TimeControl(move_seconds=10)
-    assert time_control_of({}) is UNTIMED
-    assert time_control_of({"time_control": None}) is UNTIMED
-    assert time_control_of({"time_control": tc.to_json()}) == tc
+    assert GameMeta.from_json(meta).clock is UNTIMED
+    assert GameMeta.from_json({**meta, "time_control": None}).clock is UNTIMED
+    assert GameMeta.from_json({**meta, "time_control": tc.to_json()}).clock == tc
 
 
 def test_timed_and_kept() -> None:
