@@ -13,6 +13,7 @@ import os
 import random
 import statistics
 import time
+import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -81,8 +82,25 @@ def _cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
+def _batches(metrics: str) -> tuple[float, float]:
+    """How many commit batches the game service sent so far, and how many writes they held
+    (runtime/group_commit.py; its /metrics)."""
+    try:
+        with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=5) as reply:
+            text = reply.read().decode()
+    except OSError:
+        return 0.0, 0.0
+    found = dict.fromkeys(("count", "sum"), 0.0)
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        for part in found:
+            if name == f"tabletop_commit_batch_size_{part}":
+                found[part] = float(value)
+    return found["count"], found["sum"]
+
+
 async def _bench(
-    gateway: str, service: str, echo: str, seconds: float, pids: dict[str, int]
+    gateway: str, service: str, echo: str, seconds: float, pids: dict[str, int], metrics: str
 ) -> list[str]:
     players = [Session(gateway), Session(gateway)]
     for index, player in enumerate(players):
@@ -159,6 +177,7 @@ async def _bench(
         session_time = 0.0
         echo_time = play_time = 0.0
         cpu = dict.fromkeys(pids, 0.0)
+        batched = [0.0, 0.0]
         ratios = []
         for _round in range(ROUNDS):
             echo_round, elapsed = await _drive(concurrency, seconds / ROUNDS, echo_once)
@@ -166,9 +185,13 @@ async def _bench(
             echo_time += elapsed
             direct_lat += (await _drive(concurrency, seconds / ROUNDS, direct))[0]
             cpu_before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+            batches_before = await asyncio.to_thread(_batches, metrics)
             play_round, elapsed = await _drive(concurrency, seconds / ROUNDS, one_game)
             for name, pid in pids.items():
                 cpu[name] += _cpu_seconds(pid) - cpu_before[name]
+            batches_after = await asyncio.to_thread(_batches, metrics)
+            for index in range(2):
+                batched[index] += batches_after[index] - batches_before[index]
             play_lat += play_round
             play_time += elapsed
             session_round, elapsed = await _drive(concurrency, seconds / ROUNDS, on_session)
@@ -206,6 +229,11 @@ async def _bench(
             f"{name} {seconds_used / len(play_lat) * 1e3:.2f}" for name, seconds_used in cpu.items()
         )
         lines.append(f"  CPU ms per accepted move: {per_move}")
+        if batched[0]:
+            lines.append(
+                f"  game writes per batch to Redis (gateway Play): mean"
+                f" {batched[1] / batched[0]:.2f} ({batched[0]:.0f} batches)"
+            )
     await echo_channel.close()
     await direct_channel.close()
     del channel
@@ -229,6 +257,9 @@ def run(seconds: float = 5.0) -> list[str]:
         quiet=True,
     )  # fmt: skip
     echo_port = free_port()
+    metrics_port = free_port()
+    (game,) = launch.of("game")
+    game.env = {**game.env, "METRICS_PORT": str(metrics_port)}  # its commit batches
     launch.add("echo", ["bench.echo", str(echo_port)], dict(launch.common))
     try:
         launch.start()
@@ -248,6 +279,7 @@ def run(seconds: float = 5.0) -> list[str]:
                 f"127.0.0.1:{echo_port}",
                 seconds,
                 pids,
+                f"127.0.0.1:{metrics_port}",
             )
         )
     finally:

@@ -75,6 +75,11 @@ PRIMARY_UNCONFIRMED = Counter(
     "Writes answered UNAVAILABLE because the Sentinels did not confirm the node they were "
     "written to as the primary (a partition, or a failover under way)",
 )
+COMMIT_BATCH = Histogram(
+    "tabletop_commit_batch_size",
+    "Writes to a game sent to Redis together, in one round trip (runtime/group_commit.py)",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+)
 WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}

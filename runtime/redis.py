@@ -10,7 +10,7 @@ import logging
 import os
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, cast
 
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -392,11 +392,16 @@ Command = tuple[Any, ...] | Script
 @dataclass(frozen=True)
 class Held:
     """Where a write went and how many replicas hold it: `acknowledged` of the `wanted` ones
-    answered WAIT on `node`, the node the write itself went to (None: no Sentinels)."""
+    answered WAIT on `node`, the node the write itself went to (None: no Sentinels). The writes
+    sent together (runtime/group_commit.py) share one."""
 
     acknowledged: int
     wanted: int
     node: tuple[str, int] | None
+    _confirmation: list[asyncio.Future[bool]] = field(
+        default_factory=list, init=False, compare=False, repr=False
+    )
+    """The Sentinels' answer about `node`, once asked (`held_confirmed`)."""
 
     @property
     def enough(self) -> bool:
@@ -407,21 +412,25 @@ async def on_primary(
     redis: Redis,
     commands: Sequence[Command],
     *,
-    key: str,
-    ttl_seconds: int,
-    replicas: int,
-    timeout_ms: int,
-) -> tuple[list[Any], Held]:
-    """Sends `commands`, then sets `key`'s TTL again and WAITs for `replicas` replicas, on one
-    connection in one round trip: the node that answered the commands is the node whose
-    replicas held them, whatever the client learns of a failover meanwhile. (WAIT covers the
-    writes of its connection, and setting a TTL is one: so it covers every write the node made
-    before it, whichever connection made it, the primary's replication being one ordered
-    stream.) The commands' replies, errors included as values (a ResponseError), and what the
-    WAIT found."""
+    expire: Sequence[str] = (),
+    ttl_seconds: int = 0,
+    replicas: int | None = None,
+    timeout_ms: int = 0,
+) -> tuple[list[Any], Held | None]:
+    """Sends `commands`, then sets the TTL of each key of `expire` again and WAITs for `replicas`
+    replicas, on one connection in one round trip: the node that answered the commands is the
+    node whose replicas held them, whatever the client learns of a failover meanwhile. (WAIT
+    covers the writes of its connection, and setting the TTL of a key that exists is one: so it
+    covers every write the node made before it, whichever connection made it, the primary's
+    replication being one ordered stream.) Scripts go by digest, and whole to a node that does
+    not know them yet. The commands' replies, errors included as values (a ResponseError), and
+    what the WAIT found; `replicas` None: no TTL set nor WAIT sent, and no Held (the commands
+    alone, still in one round trip)."""
     pool = redis.connection_pool
     connection = await pool.get_connection()  # type: ignore[no-untyped-call]
-    tail = [("EXPIRE", key, ttl_seconds), ("WAIT", replicas, timeout_ms)]
+    tail: list[tuple[Any, ...]] = []
+    if replicas is not None:
+        tail = [*(("EXPIRE", key, ttl_seconds) for key in expire), ("WAIT", replicas, timeout_ms)]
 
     async def send(batch: Sequence[tuple[Any, ...]]) -> list[Any]:
         await connection.send_packed_command(connection.pack_commands(batch))
@@ -443,7 +452,8 @@ async def on_primary(
                                 *tail])  # fmt: skip
             for index, reply in zip(unknown, again, strict=False):
                 replies[index] = reply
-            replies[-2:] = again[-2:]
+            if tail:
+                replies[-len(tail) :] = again[-len(tail) :]
         return replies
 
     async def reconnect(error: BaseException) -> None:
@@ -459,6 +469,8 @@ async def on_primary(
         raise
     finally:
         await pool.release(connection)
+    if replicas is None:
+        return replies, None
     acknowledged = replies[-1]
     if isinstance(acknowledged, Exception):
         raise acknowledged
@@ -475,6 +487,25 @@ async def primary_confirmed(redis: Redis, address: tuple[str, int] | None) -> bo
     assert isinstance(pool, _BlockingSentinelPool)
     manager: _Sentinels = pool.sentinel_manager
     return (await manager.confirmations(pool.service_name, address)).confirms(address)
+
+
+async def held_confirmed(redis: Redis, held: Held) -> bool:
+    """`primary_confirmed` about the node `held` names, asked once for all the writes that
+    share it (a batch: runtime/group_commit.py): the first to ask starts the survey, the others
+    wait for its answer. A caller that stops waiting does not stop it for the others."""
+    if held.node is None:
+        return True
+    if not held._confirmation:
+        asked = asyncio.ensure_future(primary_confirmed(redis, held.node))
+        asked.add_done_callback(_retrieved)
+        held._confirmation.append(asked)
+    return await asyncio.shield(held._confirmation[0])
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Marks a shared future's failure as seen, whether or not anyone still waits for it."""
+    if not future.cancelled():
+        future.exception()
 
 
 def sentinels_from_env() -> list[tuple[str, int]]:

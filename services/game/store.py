@@ -2,6 +2,8 @@
 
 A move costs two round trips: `load` (one pipelined read) and `commit` (one Lua script that checks
 the version and the request id, then writes the snapshot and appends the stream entry atomically).
+The commits of one turn of the event loop share their round trip: they go to Redis as one batch
+(runtime/group_commit.py), each script still atomic and checked on its own.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ from redis.asyncio.cluster import RedisCluster
 
 from runtime import game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
+from runtime.group_commit import GroupCommit
 from runtime.notifications import Notifier
 from runtime.observability import PRIMARY_UNCONFIRMED, REPLICATION_LATE
 from runtime.redis import (
     Command,
     Held,
     Script,
-    on_primary,
-    primary_confirmed,
+    held_confirmed,
     redis_failed,
     replicas_wanted,
     unavailable_when_unreachable,
@@ -257,6 +259,13 @@ class GameStore:
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms
         self._scripts = {source: redis.register_script(source) for source in (_COMMIT, _CREATE)}
+        self.group = GroupCommit(
+            redis,
+            replicas=(lambda: replicas_wanted(redis, wait_replicas)) if wait_replicas else None,
+            ttl_seconds=ttl_seconds,
+            timeout_ms=wait_timeout_ms,
+        )
+        """The batches this store's writes go in (runtime/group_commit.py)."""
         self._load = redis.register_script(_LOAD)
         self._index = redis.register_script(_INDEX)
         self._due = redis.register_script(_DUE)
@@ -296,24 +305,18 @@ class GameStore:
         return held
 
     async def _written(self, game_id: str, command: Command) -> tuple[Any, Held | None]:
-        """Send `command` (a write to the game, or a read of what was written): when writes wait
-        for replicas, with the wait, on the same connection (runtime/redis.py, `on_primary`),
-        so that what the reply says is what the replicas waited for hold."""
-        if not self.wait_replicas:
-            assert isinstance(command, Script), "reads go through `on_primary` only to wait"
+        """Send `command` (a write to the game, or a read of what was written) with the other
+        writes of this turn of the event loop, in one round trip (runtime/group_commit.py);
+        when writes wait for replicas, with the wait, on the same connection
+        (runtime/redis.py, `on_primary`), so that what the reply says is what the replicas
+        waited for hold. On a Redis Cluster (scripts run per slot) each goes alone, by the
+        script's own call."""
+        if self.cluster:
+            assert not self.wait_replicas, "a Redis Cluster's writes do not wait for replicas"
+            assert isinstance(command, Script), "reads go through `_written` only to wait"
             script = self._scripts[command.source]
             return await script(keys=command.keys, args=command.args), None
-        replies, held = await on_primary(
-            self.redis,
-            [command],
-            key=keys.game_state(game_id),
-            ttl_seconds=self.ttl_seconds,
-            replicas=replicas_wanted(self.redis, self.wait_replicas),
-            timeout_ms=self.wait_timeout_ms,
-        )
-        if isinstance(replies[0], Exception):
-            raise replies[0]
-        return replies[0], held
+        return await self.group.written(command, keys.game_state(game_id))
 
     async def started(self, game_id: str, players: Sequence[str], names: Sequence[str]) -> None:
         """Tell the lobbies that a game anyone may watch started with people at it
@@ -446,7 +449,7 @@ class GameStore:
         if not self.wait_replicas:
             return
         found, held = await self._written(game_id, ("EXISTS", keys.game_state(game_id)))
-        if found or held is None or not await primary_confirmed(self.redis, held.node):
+        if found or held is None or not await held_confirmed(self.redis, held):
             raise ApiError(
                 "UNAVAILABLE",
                 f"game {game_id} is not on the Redis node read, which the Sentinels do not "
@@ -562,7 +565,7 @@ class GameStore:
                 f"the move is held by {held.acknowledged} of the {held.wanted} Redis replica(s) "
                 "it waits for; retry with the same request id",
             )
-        if not await primary_confirmed(self.redis, held.node):
+        if not await held_confirmed(self.redis, held):
             PRIMARY_UNCONFIRMED.inc()
             raise ApiError(
                 "UNAVAILABLE",

@@ -1,0 +1,119 @@
+"""Group commit: the writes a process makes to Redis in one turn of its event loop go out
+together, as one batch on one connection in one round trip (`on_primary`).
+
+The first write queued asks for a flush at the loop's next turn (a lone write goes at once: no
+timer, no waiting for others). While a batch is on its way, new writes queue for the next one,
+so under load batches grow by themselves, up to MOST_PER_BATCH. Each command runs on its own
+(a script stays atomic and checked on its own) and gets its own reply; the batch shares what
+holds it (one EXPIRE per key and one WAIT for the whole batch: WAIT covers every earlier write
+of its connection) and so one confirmation by the Sentinels (`held_confirmed`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from redis.asyncio import Redis
+
+from runtime.observability import COMMIT_BATCH
+from runtime.redis import Command, Held, on_primary
+
+MOST_PER_BATCH = 256
+"""The most writes one batch holds: a flush never holds an unbounded amount of work (those
+beyond wait for the next batch, which leaves as soon as this one is answered)."""
+
+
+class GroupCommit:
+    """Sends the writes handed to it (`written`) in batches, one batch on its way at a time.
+
+    `replicas`: how many replicas each batch waits for, asked at each flush (None: writes do
+    not wait, and no TTL is set again); `ttl_seconds`: the TTL each batch sets again on the
+    keys its writes name; `timeout_ms`: how long its WAIT waits at most."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        replicas: Callable[[], int] | None,
+        ttl_seconds: int,
+        timeout_ms: int,
+        most: int = MOST_PER_BATCH,
+    ) -> None:
+        self.redis = redis
+        self.replicas = replicas
+        self.ttl_seconds = ttl_seconds
+        self.timeout_ms = timeout_ms
+        self.most = most
+        self.batches = 0
+        """Batches sent so far (answered or failed)."""
+        self.last_size = 0
+        """How many writes the last batch sent held."""
+        self._queue: list[tuple[Command, str, asyncio.Future[tuple[Any, Held | None]]]] = []
+        self._flushing: asyncio.Task[None] | None = None
+        self._scheduled = False
+
+    async def written(self, command: Command, key: str) -> tuple[Any, Held | None]:
+        """`command`'s reply, sent with the other writes queued now, and what holds the batch
+        (None: writes do not wait). `key`: the key of the game it writes, whose TTL the batch
+        sets again. A reply that is an error is raised here, for this write only; a batch
+        that fails (Redis unreachable) raises its error for each of its writes. A caller that
+        stops waiting leaves the batch to go on for the others."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[Any, Held | None]] = loop.create_future()
+        self._queue.append((command, key, future))
+        if self._flushing is None and not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._start)
+        reply, held = await future
+        if isinstance(reply, Exception):
+            raise reply
+        return reply, held
+
+    def _start(self) -> None:
+        self._scheduled = False
+        if self._flushing is None and self._queue:
+            self._flushing = asyncio.create_task(self._flush_all(), name="redis-group-commit")
+
+    async def _flush_all(self) -> None:
+        """Sends batches until nothing is queued; writes queued meanwhile go in the next."""
+        try:
+            while self._queue:
+                batch, self._queue = self._queue[: self.most], self._queue[self.most :]
+                await self._flush(batch)
+        finally:
+            self._flushing = None
+            if self._queue:  # stopped (the loop is closing): none is left waiting for ever
+                queued, self._queue = self._queue, []
+                for _, _, future in queued:
+                    if not future.done():
+                        future.cancel()
+
+    async def _flush(
+        self, batch: list[tuple[Command, str, asyncio.Future[tuple[Any, Held | None]]]]
+    ) -> None:
+        self.batches += 1
+        self.last_size = len(batch)
+        COMMIT_BATCH.observe(len(batch))
+        try:
+            replies, held = await on_primary(
+                self.redis,
+                [command for command, _, _ in batch],
+                expire=list(dict.fromkeys(key for _, key, _ in batch)),
+                ttl_seconds=self.ttl_seconds,
+                replicas=None if self.replicas is None else self.replicas(),
+                timeout_ms=self.timeout_ms,
+            )
+        except Exception as error:
+            for _, _, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+            return
+        except BaseException:
+            for _, _, future in batch:
+                if not future.done():
+                    future.cancel()
+            raise
+        for (_, _, future), reply in zip(batch, replies, strict=True):
+            if not future.done():
+                future.set_result((reply, held))

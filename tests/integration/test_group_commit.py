@@ -1,0 +1,220 @@
+"""Group commit (runtime/group_commit.py): the commits of one turn of the event loop go to a
+real Redis as one batch, each still checked on its own and answered on its own; under Sentinel
+the batch is confirmed once."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from prometheus_client import REGISTRY
+from redis.asyncio import Redis
+
+import games
+from runtime.localredis import LocalRedis, LocalRedisSentinel
+from runtime.redis import connect_redis
+from services.game.store import Commit, GameStore
+from tests.timing import eventually
+from wire.errors import ApiError
+from wire.records import GameMeta, VersionStatus
+
+pytestmark = pytest.mark.integration
+
+RULES = games.rules("esoloe")
+
+
+def _batches_seen() -> float:
+    """How many batches the process sent so far, by the histogram the bench reads."""
+    return REGISTRY.get_sample_value("tabletop_commit_batch_size_count") or 0.0
+
+
+def _game_id() -> str:
+    return f"esoloe-{uuid.uuid4().hex[:24]}"
+
+
+async def _created(store: GameStore, game_id: str) -> Any:
+    state = RULES.new_game(1, {})
+    meta = {"game": "esoloe", "seats": ["p-a", "p-b"], "options": {}, "seed": 1}
+    return await store.create(
+        game_id, state.serialize(), GameMeta.from_json(meta), [], VersionStatus([], False),
+        table=None, time_ms=0,
+    )  # fmt: skip
+
+
+async def _move(
+    store: GameStore,
+    game_id: str,
+    *,
+    version: int = 0,
+    tag: str = "",
+    request_id: str = "",
+    move: str = "c12",
+    actor: int = 0,
+) -> Commit:
+    """Commit `move` on top of `version` (tagged `tag`). The snapshot stored is the move's
+    name: what the store keeps is checked, not the game's rules."""
+    return await store.commit(
+        game_id,
+        expected_version=version,
+        expected_tag=tag,
+        snapshot=move.encode(),
+        request_id=request_id,
+        actor=actor,
+        move=move,
+        events=[],
+        status=VersionStatus([], False),
+        table=None,
+        time_ms=0,
+    )
+
+
+@pytest_asyncio.fixture
+async def store(redis_url: str) -> AsyncIterator[GameStore]:
+    client = connect_redis(redis_url)
+    yield GameStore(client)
+    await client.aclose()
+
+
+async def test_commits_started_together_go_as_one_batch_each_answered(store: GameStore) -> None:
+    ids = [_game_id() for _ in range(8)]
+    await asyncio.gather(*(_created(store, game_id) for game_id in ids))
+    batches, seen = store.group.batches, _batches_seen()
+    moves = [f"c{12 + i}" for i in range(len(ids))]
+    commits = await asyncio.gather(
+        *(_move(store, game_id, move=move) for game_id, move in zip(ids, moves, strict=True))
+    )
+    assert store.group.batches == batches + 1, "one batch"
+    assert store.group.last_size == len(ids)
+    assert _batches_seen() == seen + 1
+    assert [(c.outcome, c.version, c.held) for c in commits] == [("OK", 1, None)] * len(ids)
+    for game_id, move, commit in zip(ids, moves, commits, strict=True):
+        stored = await store.load(game_id)
+        assert stored is not None
+        assert (stored.version, stored.snapshot, stored.tag) == (1, move.encode(), commit.tag)
+        assert [e.move for e in await store.entries(game_id, 0)] == ["", move]
+
+
+async def test_a_stale_move_a_retry_and_another_games_move_in_one_batch(store: GameStore) -> None:
+    first, second = _game_id(), _game_id()
+    await asyncio.gather(_created(store, first), _created(store, second))
+    played = await _move(store, first, request_id="r-1", move="c12")
+    assert (played.outcome, played.version) == ("OK", 1)
+    before = await store.load(first)
+
+    batches = store.group.batches
+    stale, other, retried = await asyncio.gather(
+        _move(store, first, version=0, request_id="r-2", move="e14"),  # judged on version 0
+        _move(store, second, request_id="r-3", move="a12"),
+        _move(store, first, version=0, request_id="r-1", move="c12"),  # the first one again
+    )
+    assert store.group.batches == batches + 1
+    assert store.group.last_size == 3
+
+    assert stale.outcome == "STALE"
+    assert stale.current is not None
+    assert (stale.version, stale.current.snapshot, stale.current.tag) == (1, b"c12", played.tag)
+    assert (other.outcome, other.version) == ("OK", 1)
+    assert (retried.outcome, retried.version) == ("DUPLICATE", 1), "answered by what is stored"
+
+    after = await store.load(first, request_id="r-2")
+    assert after == before, "the stale move changed nothing"
+    assert [e.move for e in await store.entries(first, 0)] == ["", "c12"]
+    assert [e.move for e in await store.entries(second, 0)] == ["", "a12"]
+
+
+async def test_a_lone_commit_goes_at_once(store: GameStore) -> None:
+    game_id = _game_id()
+    await _created(store, game_id)
+    batches, seen = store.group.batches, _batches_seen()
+    commit = await _move(store, game_id)
+    assert (commit.outcome, commit.version) == ("OK", 1)
+    assert (store.group.batches, store.group.last_size) == (batches + 1, 1), "sent alone"
+    assert _batches_seen() == seen + 1
+
+
+async def test_a_caller_that_stops_waiting_leaves_the_batch_to_the_others(
+    store: GameStore,
+) -> None:
+    ids = [_game_id() for _ in range(3)]
+    await asyncio.gather(*(_created(store, game_id) for game_id in ids))
+    batches = store.group.batches
+    tasks = [asyncio.create_task(_move(store, game_id)) for game_id in ids]
+    await eventually(lambda: store.group.batches > batches, 5, "the batch on its way", every=0)
+    tasks[1].cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await tasks[1]
+    answered = [await tasks[0], await tasks[2]]
+    assert [(c.outcome, c.version) for c in answered] == [("OK", 1)] * 2
+    assert store.group.last_size == 3
+    stored = await store.load(ids[1])
+    assert stored is not None
+    assert stored.version == 1, "its write went with the others"
+
+
+@pytest.fixture
+def own_redis() -> Iterator[LocalRedis]:
+    server = LocalRedis(appendonly=False)
+    yield server
+    server.stop()
+
+
+async def test_a_batch_that_cannot_reach_redis_fails_each_write(own_redis: LocalRedis) -> None:
+    client = connect_redis(own_redis.url)
+    store = GameStore(client)
+    try:
+        ids = [_game_id() for _ in range(3)]
+        await asyncio.gather(*(_created(store, game_id) for game_id in ids))
+        own_redis.kill()
+        batches = store.group.batches
+        failed = await asyncio.gather(
+            *(_move(store, game_id) for game_id in ids), return_exceptions=True
+        )
+        assert store.group.batches == batches + 1
+        for error in failed:
+            assert isinstance(error, ApiError), error
+            assert error.reason == "UNAVAILABLE"
+    finally:
+        await client.aclose()
+
+
+async def test_under_sentinel_a_batch_is_confirmed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    redis = await asyncio.to_thread(LocalRedisSentinel, replicas=1)
+    for name, value in redis.sentinels_env.items():
+        monkeypatch.setenv(name, value)
+    client: Redis = connect_redis(redis.url)
+    store = GameStore(client, wait_replicas=1, wait_timeout_ms=5000)
+    try:
+        manager: Any = client.connection_pool.sentinel_manager  # type: ignore[attr-defined]
+        surveys: list[tuple[str, int]] = []
+        survey = manager.survey
+
+        async def counted(service_name: str, about: tuple[str, int] | None = None) -> Any:
+            if about is not None:  # a confirmation (the follower asks about no node)
+                surveys.append(about)
+            return await survey(service_name, about)
+
+        manager.survey = counted
+        ids = [_game_id() for _ in range(6)]
+        created = await asyncio.gather(*(_created(store, game_id) for game_id in ids))
+        await asyncio.gather(*(store.confirm(held) for held in created))
+        assert len(surveys) == 1, "the games were created in one batch"
+
+        surveys.clear()
+        batches = store.group.batches
+        commits = await asyncio.gather(*(_move(store, game_id) for game_id in ids))
+        assert store.group.batches == batches + 1
+        assert [(c.outcome, c.version) for c in commits] == [("OK", 1)] * len(ids)
+        held = commits[0].held
+        assert held is not None
+        assert all(c.held is held for c in commits), "one Held for the batch"
+        assert held.enough
+        assert held.node == ("127.0.0.1", redis.primary().port)
+        await asyncio.gather(*(store.confirm(c.held) for c in commits))  # all acknowledged
+        assert surveys == [held.node], "one Sentinel confirmation for the batch"
+    finally:
+        await client.aclose()
+        await asyncio.to_thread(redis.stop)
