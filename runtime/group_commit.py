@@ -2,8 +2,9 @@
 together, as one batch on one connection in one round trip (`on_primary`).
 
 The first write queued asks for a flush at the loop's next turn (a lone write goes at once: no
-timer, no waiting for others). While a batch is on its way, new writes queue for the next one,
-so under load batches grow by themselves, up to MOST_PER_BATCH. Each command runs on its own
+timer, no waiting for others). Up to IN_FLIGHT batches are on their way at once; while they all
+are, new writes queue for the next one, so under load batches grow by themselves, up to
+MOST_PER_BATCH. Each command runs on its own
 (a script stays atomic and checked on its own) and gets its own reply; the batch shares what
 holds it (one EXPIRE per key and one WAIT for the whole batch: WAIT covers every earlier write
 of its connection) and so one confirmation by the Sentinels (`held_confirmed`)."""
@@ -22,10 +23,14 @@ from runtime.redis import Command, Held, on_primary
 MOST_PER_BATCH = 256
 """The most writes one batch holds: a flush never holds an unbounded amount of work (those
 beyond wait for the next batch, which leaves as soon as this one is answered)."""
+IN_FLIGHT = 4
+"""The most batches on their way at once: a round trip's wait overlaps the next batch's, and a
+process with few games in play sends each write at once."""
 
 
 class GroupCommit:
-    """Sends the writes handed to it (`written`) in batches, one batch on its way at a time.
+    """Sends the writes handed to it (`written`) in batches, up to `in_flight` on their way at
+    once.
 
     `replicas`: how many replicas each batch waits for, asked at each flush (None: writes do
     not wait, and no TTL is set again); `ttl_seconds`: the TTL each batch sets again on the
@@ -39,18 +44,20 @@ class GroupCommit:
         ttl_seconds: int,
         timeout_ms: int,
         most: int = MOST_PER_BATCH,
+        in_flight: int = IN_FLIGHT,
     ) -> None:
         self.redis = redis
         self.replicas = replicas
         self.ttl_seconds = ttl_seconds
         self.timeout_ms = timeout_ms
         self.most = most
+        self.in_flight = in_flight
         self.batches = 0
         """Batches sent so far (answered or failed)."""
         self.last_size = 0
         """How many writes the last batch sent held."""
         self._queue: list[tuple[Command, str, asyncio.Future[tuple[Any, Held | None]]]] = []
-        self._flushing: asyncio.Task[None] | None = None
+        self._flushing: set[asyncio.Task[None]] = set()
         self._scheduled = False
 
     async def written(self, command: Command, key: str) -> tuple[Any, Held | None]:
@@ -62,7 +69,7 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[Any, Held | None]] = loop.create_future()
         self._queue.append((command, key, future))
-        if self._flushing is None and not self._scheduled:
+        if len(self._flushing) < self.in_flight and not self._scheduled:
             self._scheduled = True
             loop.call_soon(self._start)
         reply, held = await future
@@ -72,8 +79,9 @@ class GroupCommit:
 
     def _start(self) -> None:
         self._scheduled = False
-        if self._flushing is None and self._queue:
-            self._flushing = asyncio.create_task(self._flush_all(), name="redis-group-commit")
+        if self._queue and len(self._flushing) < self.in_flight:
+            task = asyncio.create_task(self._flush_all(), name="redis-group-commit")
+            self._flushing.add(task)
 
     async def _flush_all(self) -> None:
         """Sends batches until nothing is queued; writes queued meanwhile go in the next."""
@@ -82,8 +90,10 @@ class GroupCommit:
                 batch, self._queue = self._queue[: self.most], self._queue[self.most :]
                 await self._flush(batch)
         finally:
-            self._flushing = None
-            if self._queue:  # stopped (the loop is closing): none is left waiting for ever
+            self._flushing.discard(asyncio.current_task())
+            # Stopped with writes queued and no other batch on its way (the loop is closing):
+            # none is left waiting for ever.
+            if self._queue and not self._flushing:
                 queued, self._queue = self._queue, []
                 for _, _, future in queued:
                     if not future.done():
