@@ -338,12 +338,19 @@ class Joined:
 class Tally:
     joined: list[Joined] = field(default_factory=list)
     errors: collections.Counter[str] = field(default_factory=collections.Counter)
+    first: dict[str, str] = field(default_factory=dict)
+    """The first error's message for each status seen."""
     latencies: list[float] = field(default_factory=list)
     too_late: int = 0
     """Moves refused because they arrived after their deadline (TIME_UP)."""
     accounts: list[Account] = field(default_factory=list)
     played_while_down: int = 0
     """Moves accepted while PostgreSQL was down."""
+
+    def saw(self, error: grpc.aio.AioRpcError) -> None:
+        """Count an error a player got, by status, keeping the first message of each."""
+        self.errors[error.code().name] += 1
+        self.first.setdefault(error.code().name, str(error.details())[:300])
 
 
 class Player:
@@ -376,7 +383,7 @@ class Player:
             try:
                 return await method(request, metadata=self.session.metadata, timeout=10)
             except grpc.aio.AioRpcError as error:
-                self.tally.errors[error.code().name] += 1
+                self.tally.saw(error)
                 if self.keeper.stale(error, token) and attempt < attempts - 1:
                     continue
                 if error.code() not in RETRYABLE or attempt == attempts - 1:
@@ -417,7 +424,7 @@ class Player:
                     if update.state != lobby_pb2.TICKET_STATE_QUEUED:
                         break  # expired: ask again
             except grpc.aio.AioRpcError as error:
-                self.tally.errors[error.code().name] += 1
+                self.tally.saw(error)
                 await asyncio.sleep(0.2)
         return None
 
@@ -458,7 +465,7 @@ class Player:
                     if time.monotonic() >= deadline:
                         return
             except grpc.aio.AioRpcError as error:
-                self.tally.errors[error.code().name] += 1
+                self.tally.saw(error)
                 await asyncio.sleep(0.2)
 
     async def move(self, joined: Joined, stub: Any, status: common_pb2.GameStatus) -> None:
@@ -494,7 +501,7 @@ class Player:
             try:
                 reply = await stub.Play(request, metadata=self.session.metadata, timeout=10)
             except grpc.aio.AioRpcError as error:
-                self.tally.errors[error.code().name] += 1
+                self.tally.saw(error)
                 if error_info(error)[0] == "TIME_UP":
                     self.tally.too_late += 1
                 if self.keeper.stale(error, token):
@@ -775,6 +782,7 @@ class Report:
                 for seconds in self.failovers
             ),
             f"errors seen by players, by status: {errors}",
+            *(f"  first {code}: {message}" for code, message in sorted(t.first.items())),
             *([self.clock_line()] if s.clocks else []),
             *self.account_lines(),
             f"the processes' logs: {self.logs}",
