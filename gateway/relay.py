@@ -7,9 +7,10 @@ links open to one service's target. The channel's round-robin policy places each
 next replica, so links spread over the replicas; a link is retired after `max_age` seconds, so
 replicas added later get their share.
 
-A link is a `RelayFrames` stream: the calls ready in the same turn of the event loop, or while
-the frame before was being written, go to the service as one frame (runtime.relay.Outbox: a
-lone call goes at once), and the service answers likewise. A service that does not know that rpc
+A link is a `RelayFrames` stream: the calls ready in the same turn of the event loop go to the
+service as one frame on one link (runtime.relay.Outbox: a lone call goes at once; a link's
+calls that come while its frame before is being written go in its next), the next call after
+a frame to the next link; the service answers likewise. A service that does not know that rpc
 (an older one: UNIMPLEMENTED) gets `Relay` links, a call to a message, until the replicas
 change.
 
@@ -89,7 +90,7 @@ class Link:
         self._ids = itertools.count(1)
         # One writer sends every message, in turn: a caller that gives up never cuts a write
         # short (grpc cancels the whole stream when a write is cancelled).
-        self._outbox = Outbox(FRAME_CALLS, FRAME_CALL_BYTES)
+        self.outbox = Outbox(FRAME_CALLS, FRAME_CALL_BYTES)
         self._closing = False
         self.writer = asyncio.create_task(self._write())
         self.reader = asyncio.create_task(self._read())
@@ -104,7 +105,7 @@ class Link:
             asyncio.get_running_loop().create_future()
         )
         self.pending[call_id] = answer
-        self._outbox.put(request.SerializeToString())
+        self.outbox.put(request.SerializeToString())
         try:
             async with asyncio.timeout_at(deadline):
                 return await answer
@@ -115,7 +116,7 @@ class Link:
 
     async def _write(self) -> None:
         try:
-            while (calls := await self._outbox.take()) is not None:
+            while (calls := await self.outbox.take()) is not None:
                 if self.framed:
                     await self.stream.write(frame_of(calls))
                 else:
@@ -171,7 +172,7 @@ class Link:
         finishes the stream."""
         if not self._closing:
             self._closing = True
-            self._outbox.close()
+            self.outbox.close()
 
     @property
     def finished(self) -> bool:
@@ -200,6 +201,7 @@ class Relay:
         self.max_age = max_age
         self.links: list[Link] = []
         self._turn = itertools.count()
+        self._last: Link | None = None
         self.opened = 0
         """Links opened so far."""
         self.framed = True
@@ -219,7 +221,13 @@ class Relay:
             self.links.append(link)
             self.opened += 1
             return link
-        return live[next(self._turn) % len(live)]
+        # A frame still forming (its writer has not taken it yet) takes the call too; otherwise
+        # the next link in turn, so frames, and the calls in them, spread over the replicas.
+        last = self._last
+        if last is not None and last.open and 0 < len(last.outbox) < FRAME_CALLS:
+            return last
+        link = self._last = live[next(self._turn) % len(live)]
+        return link
 
     def _unframed(self) -> None:
         self.framed = False

@@ -98,6 +98,10 @@ class Outbox:
         self._ready = asyncio.Event()
         self._closed = False
 
+    def __len__(self) -> int:
+        """Messages waiting for the next frame."""
+        return len(self._messages)
+
     def put(self, message: bytes) -> None:
         self._messages.append(message)
         self._ready.set()

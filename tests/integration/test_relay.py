@@ -111,13 +111,15 @@ async def test_calls_ready_together_go_in_one_frame_each_answered_alone(
             Replicas.fixed(channel),
             service=ESOLOE.full_name,
             internal_key=TEST_INTERNAL_KEY,
-            links=1,
+            links=2,
         ) as relay,
     ):
         created = await relayed(
             relay, "CreateGame", esoloe_pb2.CreateGameRequest(players=["p-alice", "p-alice"])
         )
         game_id = created.status.game_id
+        await relayed(relay, "GetView", common_pb2.GetViewRequest(game_id=game_id, public=True))
+        assert relay.opened == 2  # both links open: the calls below go on one of them
         frames, calls = servicer.frames, servicer.calls
 
         async def view(of: str) -> relay_pb2.RelayResponse:
@@ -135,8 +137,8 @@ async def test_calls_ready_together_go_in_one_frame_each_answered_alone(
             assert ESOLOE.pb2.GetViewResponse.FromString(answer.response).status.game_id == game_id
         assert status_code(missing) == grpc.StatusCode.NOT_FOUND
         assert [t.key for t in missing.trailers] == ["grpc-status-details-bin"]
-        assert relay.opened == 1
-        assert relay.links[0].framed
+        assert relay.opened == 2
+        assert all(link.framed for link in relay.links)
 
 
 async def test_a_lone_call_goes_at_once_in_a_frame_of_its_own() -> None:
@@ -518,12 +520,13 @@ async def test_a_call_past_its_deadline_fails_alone() -> None:
             await stand_in.cancelled.get()
 
 
-async def test_the_relay_is_not_reachable_through_the_gateway(platform: Platform) -> None:
+@pytest.mark.parametrize("method", [RELAY_METHOD, FRAMES_METHOD])
+async def test_the_relay_is_not_reachable_through_the_gateway(
+    platform: Platform, method: str
+) -> None:
     session = Session(platform.target)
     await session.login("alice")
-    call: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = session.channel.stream_stream(
-        "/tabletop.relay.v1.RelayService/Relay"
-    )
+    call: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = session.channel.stream_stream(method)
     stream = call(metadata=session.metadata)
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await stream.read()
