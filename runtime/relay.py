@@ -8,9 +8,9 @@ serve their unary methods this way.
 
 A link is either rpc: `RelayFrames` (what the gateway opens) carries frames of calls and of
 answers, `Relay` (older gateways) one of each to a message. Only the framing differs: each call
-is served by `_serve` alone, whichever rpc brought it. An answer that is ready goes in the next
-frame at once; the answers ready in the same turn of the event loop, or while the frame before
-was being written, go together (`Outbox`).
+is served by `_serve` alone, whichever rpc brought it. An answer goes back at once, in a frame
+of its own, unless a frame is being written: the answers that come meanwhile go together in the
+next (`Outbox`).
 """
 
 from __future__ import annotations
@@ -84,12 +84,13 @@ def refusal(call_id: int, error: ApiError) -> relay_pb2.RelayResponse:
 
 
 class Outbox:
-    """Serialized messages on their way over one link, taken by its one writer as frames.
+    """Serialized messages on their way over one link, taken as frames.
 
-    Nothing waits to fill a frame: the first message put wakes the writer, which asyncio
-    schedules with `call_soon`, so it takes everything put in the same turn of the event loop;
-    what is put while it writes goes in its next frame. A frame holds at most `max_items`
-    messages and `max_bytes` of them (or one larger message alone)."""
+    Nothing waits to fill a frame. The gateway's writer task `take`s: the first call put wakes
+    it, which asyncio schedules with `call_soon`, so it takes every call put in the same turn of
+    the event loop. A service's answer is written at once (`take_now`) unless a frame is being
+    written: the answers that come meanwhile go together in the next. A frame holds at most
+    `max_items` messages and `max_bytes` of them (or one larger message alone)."""
 
     def __init__(self, max_items: int, max_bytes: int) -> None:
         self.max_items = max_items
@@ -111,13 +112,10 @@ class Outbox:
         self._closed = True
         self._ready.set()
 
-    async def take(self) -> list[bytes] | None:
-        """The next frame's messages, as soon as there is one; None once closed and empty."""
-        while not self._messages:
-            if self._closed:
-                return None
-            self._ready.clear()
-            await self._ready.wait()
+    def take_now(self) -> list[bytes]:
+        """The next frame's messages (none: nothing waits)."""
+        if not self._messages:
+            return []
         first = self._messages.popleft()
         frame, size = [first], len(first)
         while (
@@ -129,6 +127,15 @@ class Outbox:
             frame.append(message)
             size += len(message)
         return frame
+
+    async def take(self) -> list[bytes] | None:
+        """The next frame's messages, as soon as there is one; None once closed and empty."""
+        while not self._messages:
+            if self._closed:
+                return None
+            self._ready.clear()
+            await self._ready.wait()
+        return self.take_now()
 
 
 def frame_of(messages: Iterable[bytes]) -> bytes:
@@ -169,41 +176,37 @@ class _Answers:
         except Exception:  # the link is gone or stuck: stopping goes on regardless
             log.info("relay drain notice not delivered")
 
-    async def finish(self) -> None:
-        """Every answer is sent: send what is still queued."""
-
-    def stop(self) -> None:
-        """The link ended: stop sending."""
-
 
 class _FramedAnswers(_Answers):
-    """A link's way back (RelayFrames): the answers ready together go in one frame."""
+    """A link's way back (RelayFrames): an answer goes at once when no frame is being written;
+    the answers that come while one is go together in the next."""
 
     def __init__(self, context: Any) -> None:
         super().__init__(context)
         self.outbox = Outbox(FRAME_ANSWERS, FRAME_ANSWER_BYTES)
-        self.writer = asyncio.create_task(self._write())
+        self.writing = False
 
     async def send(self, answer: relay_pb2.RelayResponse) -> None:
-        self.outbox.put(answer.SerializeToString())
+        await self._send(answer.SerializeToString())
 
     async def drain(self) -> None:
-        self.outbox.put(DRAIN.SerializeToString())
-
-    async def _write(self) -> None:
         try:
-            while (frame := await self.outbox.take()) is not None:
+            async with asyncio.timeout(DRAIN_NOTICE_SECONDS):
+                await self._send(DRAIN.SerializeToString())
+        except Exception:  # the link is gone or stuck: stopping goes on regardless
+            log.info("relay drain notice not delivered")
+
+    async def _send(self, message: bytes) -> None:
+        self.outbox.put(message)
+        if self.writing:
+            return  # the write under way sends it next
+        self.writing = True
+        try:
+            while frame := self.outbox.take_now():
                 RELAY_FRAME.labels("answers").observe(len(frame))
                 await self.context.write(frame_of(frame))
-        except Exception:  # the link is gone: the gateway retries or reports the calls
-            log.info("relay answers not delivered")
-
-    async def finish(self) -> None:
-        self.outbox.close()
-        await self.writer
-
-    def stop(self) -> None:
-        self.writer.cancel()
+        finally:
+            self.writing = False
 
 
 class RelayServicer:
@@ -302,9 +305,7 @@ class RelayServicer:
                     call.add_done_callback(calls.discard)
             if calls:
                 await asyncio.wait(set(calls))
-            await answers.finish()
         finally:
-            answers.stop()
             del self._links[context]
 
     async def _serve(self, request: relay_pb2.RelayRequest, answers: _Answers, stale: bool) -> None:
