@@ -153,6 +153,9 @@ def _varint(number: int) -> bytes:
     return bytes(out)
 
 
+CALLS_PER_FRAME = RELAY_FRAME.labels("calls")
+ANSWERS_PER_FRAME = RELAY_FRAME.labels("answers")
+
 DRAIN = relay_pb2.RelayResponse(drain=True)
 """The notice that a link takes no new calls."""
 
@@ -203,7 +206,7 @@ class _FramedAnswers(_Answers):
         self.writing = True
         try:
             while frame := self.outbox.take_now():
-                RELAY_FRAME.labels("answers").observe(len(frame))
+                ANSWERS_PER_FRAME.observe(len(frame))
                 await self.context.write(frame_of(frame))
         finally:
             self.writing = False
@@ -271,7 +274,7 @@ class RelayServicer:
 
         def calls(frame: relay_pb2.RelayRequestFrame) -> Sequence[relay_pb2.RelayRequest]:
             self.frames += 1
-            RELAY_FRAME.labels("calls").observe(len(frame.calls))
+            CALLS_PER_FRAME.observe(len(frame.calls))
             return frame.calls
 
         await self._link(context, _FramedAnswers(context), calls)
