@@ -82,21 +82,30 @@ def _cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def _batches(metrics: str) -> tuple[float, float]:
-    """How many commit batches the game service sent so far, and how many writes they held
-    (runtime/group_commit.py; its /metrics)."""
+BATCHED = {
+    "game writes per batch to Redis": "tabletop_commit_batch_size",
+    "calls per relay frame": 'tabletop_relay_frame_size{direction="calls"}',
+    "answers per relay frame": 'tabletop_relay_frame_size{direction="answers"}',
+}
+"""The game service's histograms of things sent together (runtime/group_commit.py, the relay
+links' frames), by what the bench calls them."""
+
+
+def _batches(metrics: str) -> list[float]:
+    """For each of BATCHED: how many batches (frames) the game service counted so far, and how
+    many writes (calls, answers) they held (its /metrics), in turn."""
     try:
         with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=5) as reply:
             text = reply.read().decode()
     except OSError:
-        return 0.0, 0.0
-    found = dict.fromkeys(("count", "sum"), 0.0)
-    for line in text.splitlines():
-        name, _, value = line.partition(" ")
-        for part in found:
-            if name == f"tabletop_commit_batch_size_{part}":
-                found[part] = float(value)
-    return found["count"], found["sum"]
+        return [0.0] * (2 * len(BATCHED))
+    values = dict(line.rpartition(" ")[::2] for line in text.splitlines() if line[:1] != "#")
+    found = []
+    for metric in BATCHED.values():
+        name, brace, labels = metric.partition("{")
+        for part in ("count", "sum"):
+            found.append(float(values.get(f"{name}_{part}{brace}{labels}", 0.0)))
+    return found
 
 
 async def _bench(
@@ -177,7 +186,7 @@ async def _bench(
         session_time = 0.0
         echo_time = play_time = 0.0
         cpu = dict.fromkeys(pids, 0.0)
-        batched = [0.0, 0.0]
+        batched = [0.0] * (2 * len(BATCHED))
         ratios = []
         for _round in range(ROUNDS):
             echo_round, elapsed = await _drive(concurrency, seconds / ROUNDS, echo_once)
@@ -190,7 +199,7 @@ async def _bench(
             for name, pid in pids.items():
                 cpu[name] += _cpu_seconds(pid) - cpu_before[name]
             batches_after = await asyncio.to_thread(_batches, metrics)
-            for index in range(2):
+            for index in range(len(batched)):
                 batched[index] += batches_after[index] - batches_before[index]
             play_lat += play_round
             play_time += elapsed
@@ -229,11 +238,12 @@ async def _bench(
             f"{name} {seconds_used / len(play_lat) * 1e3:.2f}" for name, seconds_used in cpu.items()
         )
         lines.append(f"  CPU ms per accepted move: {per_move}")
-        if batched[0]:
-            lines.append(
-                f"  game writes per batch to Redis (gateway Play): mean"
-                f" {batched[1] / batched[0]:.2f} ({batched[0]:.0f} batches)"
-            )
+        for index, what in enumerate(BATCHED):
+            count, held = batched[2 * index], batched[2 * index + 1]
+            if count:
+                lines.append(
+                    f"  {what} (gateway Play): mean {held / count:.2f} ({count:.0f} in all)"
+                )
     await echo_channel.close()
     await direct_channel.close()
     del channel

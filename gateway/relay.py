@@ -7,6 +7,13 @@ links open to one service's target. The channel's round-robin policy places each
 next replica, so links spread over the replicas; a link is retired after `max_age` seconds, so
 replicas added later get their share.
 
+A link is a `RelayFrames` stream: the calls ready in the same turn of the event loop go to the
+service as one frame on one link (runtime.relay.Outbox: a lone call goes at once; a link's
+calls that come while its frame before is being written go in its next), the next call after
+a frame to the next link; the service answers likewise. A service that does not know that rpc
+(an older one: UNIMPLEMENTED) gets `Relay` links, a call to a message, until the replicas
+change.
+
 Failures behave as the direct calls' retry policy did: a call whose link breaks, or that the
 service answers UNAVAILABLE, is tried again on another link (up to ATTEMPTS times in all, with
 backoff, within the caller's deadline). That is safe: the gateway gives every call a request id,
@@ -19,10 +26,22 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import grpc
 
-from runtime.relay import CODES, RELAY_METHOD, failure, relayed_fields
+from runtime.relay import (
+    CODES,
+    FRAME_CALL_BYTES,
+    FRAME_CALLS,
+    FRAMES_METHOD,
+    RELAY_METHOD,
+    Outbox,
+    failure,
+    frame_of,
+    relayed_fields,
+)
 from runtime.replicas import Replicas
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
@@ -38,18 +57,32 @@ MAX_BACKOFF_SECONDS = 0.5
 
 
 class Link:
-    """One relay stream to a service, carrying many calls at once."""
+    """One relay stream to a service, carrying many calls at once: frames of them (`framed`,
+    RelayFrames), or one to a message (Relay)."""
 
-    def __init__(self, replicas: Replicas, internal_key: str) -> None:
+    def __init__(
+        self,
+        replicas: Replicas,
+        internal_key: str,
+        framed: bool = True,
+        unframed: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`unframed`: called when the service turns out not to serve RelayFrames."""
         self.replicas = replicas
+        self.framed = framed
+        self._unframed = unframed
         channel = self.channel = replicas.acquire()
-        open_stream: grpc.aio.StreamStreamMultiCallable[bytes, relay_pb2.RelayResponse] = (
-            channel.stream_stream(
-                RELAY_METHOD, response_deserializer=relay_pb2.RelayResponse.FromString
-            )
+        method = FRAMES_METHOD if framed else RELAY_METHOD
+        open_stream: grpc.aio.StreamStreamMultiCallable[bytes, Any] = channel.stream_stream(
+            method,
+            response_deserializer=(
+                relay_pb2.RelayResponseFrame.FromString
+                if framed
+                else relay_pb2.RelayResponse.FromString
+            ),
         )
         # The link is proven once, as it opens: the calls it carries are the gateway's.
-        self.stream = open_stream(metadata=prove(internal_key, RELAY_METHOD, ()))
+        self.stream = open_stream(metadata=prove(internal_key, method, ()))
         self.opened = time.monotonic()
         self.open = True
         """Takes new calls (false once retired, drained or broken)."""
@@ -57,7 +90,7 @@ class Link:
         self._ids = itertools.count(1)
         # One writer sends every message, in turn: a caller that gives up never cuts a write
         # short (grpc cancels the whole stream when a write is cancelled).
-        self._outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.outbox = Outbox(FRAME_CALLS, FRAME_CALL_BYTES)
         self._closing = False
         self.writer = asyncio.create_task(self._write())
         self.reader = asyncio.create_task(self._read())
@@ -72,7 +105,7 @@ class Link:
             asyncio.get_running_loop().create_future()
         )
         self.pending[call_id] = answer
-        self._outbox.put_nowait(request.SerializeToString())
+        self.outbox.put(request.SerializeToString())
         try:
             async with asyncio.timeout_at(deadline):
                 return await answer
@@ -83,29 +116,35 @@ class Link:
 
     async def _write(self) -> None:
         try:
-            while True:
-                message = await self._outbox.get()
-                if message is None:
-                    await self.stream.done_writing()
-                    return
-                await self.stream.write(message)
-        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
+            while (calls := await self.outbox.take()) is not None:
+                if self.framed:
+                    await self.stream.write(frame_of(calls))
+                else:
+                    for call in calls:
+                        await self.stream.write(call)
+            await self.stream.done_writing()
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError) as error:
+            self._broke(error)
             self.stream.cancel()  # broken: the reader ends and the calls due are tried again
 
     async def _read(self) -> None:
         try:
             while True:
-                response = await self.stream.read()
-                if not isinstance(response, relay_pb2.RelayResponse):
-                    break  # EOF
-                if response.drain:
-                    self.retire()
-                    continue
-                answer = self.pending.get(response.call_id)
-                if answer is not None and not answer.done():
-                    answer.set_result(response)
-        except (grpc.aio.AioRpcError, asyncio.CancelledError):
-            pass  # the service went away, or the gateway is stopping
+                message: Any = await self.stream.read()
+                if message is grpc.aio.EOF:
+                    break
+                responses: Sequence[relay_pb2.RelayResponse] = (
+                    message.answers if self.framed else (message,)
+                )
+                for response in responses:
+                    if response.drain:
+                        self.retire()
+                        continue
+                    answer = self.pending.get(response.call_id)
+                    if answer is not None and not answer.done():
+                        answer.set_result(response)
+        except (grpc.aio.AioRpcError, asyncio.CancelledError) as error:
+            self._broke(error)  # the service went away, or the gateway is stopping
         finally:
             self.open = False
             for answer in self.pending.values():
@@ -113,6 +152,14 @@ class Link:
                     answer.set_result(None)
             self.writer.cancel()
             self.replicas.release(self.channel)
+
+    def _broke(self, error: BaseException) -> None:
+        if (
+            self.framed
+            and isinstance(error, grpc.aio.AioRpcError)
+            and error.code() == grpc.StatusCode.UNIMPLEMENTED
+        ):
+            self._unframed()  # an older service: the calls due are tried again on Relay links
 
     def retire(self) -> None:
         """Take no new calls; close once the calls still due are answered."""
@@ -125,7 +172,7 @@ class Link:
         finishes the stream."""
         if not self._closing:
             self._closing = True
-            self._outbox.put_nowait(None)
+            self.outbox.close()
 
     @property
     def finished(self) -> bool:
@@ -154,8 +201,11 @@ class Relay:
         self.max_age = max_age
         self.links: list[Link] = []
         self._turn = itertools.count()
+        self._last: Link | None = None
         self.opened = 0
         """Links opened so far."""
+        self.framed = True
+        """New links are RelayFrames streams (false: Relay, for an older service)."""
 
     def _link(self) -> Link:
         now = time.monotonic()
@@ -167,14 +217,25 @@ class Relay:
                 live.append(link)
         self.links = [link for link in self.links if not link.finished]
         if len(live) < self.links_wanted:
-            link = Link(self.replicas, self.internal_key)
+            link = Link(self.replicas, self.internal_key, self.framed, self._unframed)
             self.links.append(link)
             self.opened += 1
             return link
-        return live[next(self._turn) % len(live)]
+        # A frame still forming (its writer has not taken it yet) takes the call too; otherwise
+        # the next link in turn, so frames, and the calls in them, spread over the replicas.
+        last = self._last
+        if last is not None and last.open and 0 < len(last.outbox) < FRAME_CALLS:
+            return last
+        link = self._last = live[next(self._turn) % len(live)]
+        return link
+
+    def _unframed(self) -> None:
+        self.framed = False
 
     def retire_all(self) -> None:
-        """The replicas changed: new calls go on new links, over the new set."""
+        """The replicas changed: new calls go on new links, over the new set (RelayFrames
+        again: an older service may have been replaced)."""
+        self.framed = True
         for link in self.links:
             link.retire()
 

@@ -80,6 +80,13 @@ COMMIT_BATCH = Histogram(
     "Writes to a game sent to Redis together, in one round trip (runtime/group_commit.py)",
     buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
 )
+RELAY_FRAME = Histogram(
+    "tabletop_relay_frame_size",
+    "Calls (direction=calls) or answers (direction=answers) in one frame of a relay link "
+    "(RelayFrames), as the service receives and sends them (runtime/relay.py)",
+    ["direction"],
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128),
+)
 WATCHERS = Gauge("tabletop_watchers", "Watch streams open on this process", ["game"])
 
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}

@@ -5,14 +5,21 @@ as a direct gRPC call (`handlers`: the method's name -> an async function of the
 `Caller`), with the same metrics and error mapping; only the transport differs. Calls on a link
 run concurrently, and their answers go back as they finish. The game services and the lobby
 serve their unary methods this way.
+
+A link is either rpc: `RelayFrames` (what the gateway opens) carries frames of calls and of
+answers, `Relay` (older gateways) one of each to a message. Only the framing differs: each call
+is served by `_serve` alone, whichever rpc brought it. An answer goes back at once, in a frame
+of its own, unless a frame is being written: the answers that come meanwhile go together in the
+next (`Outbox`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -20,7 +27,8 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from runtime.observability import RPC_SECONDS
+from runtime.observability import RELAY_FRAME, RPC_SECONDS
+from runtime.server import MAX_REQUEST_BYTES
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
 from wire.metadata import GUEST_METADATA, NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, Caller
@@ -29,6 +37,17 @@ from wire.proof import FRESH_SECONDS, check, given_proof, issued_at
 log = logging.getLogger("tabletop.relay")
 
 RELAY_METHOD = "/tabletop.relay.v1.RelayService/Relay"
+FRAMES_METHOD = "/tabletop.relay.v1.RelayService/RelayFrames"
+
+FRAME_CALLS = 128
+"""The most calls in one frame."""
+FRAME_CALL_BYTES = MAX_REQUEST_BYTES
+"""The most bytes of calls in one frame (a lone larger call goes alone): with the frame's few
+bytes a call, a frame stays within what a service takes (RELAY_ALLOWANCE_BYTES)."""
+FRAME_ANSWERS = 128
+"""The most answers in one frame."""
+FRAME_ANSWER_BYTES = 1024 * 1024
+"""The most bytes of answers in one frame (a lone larger answer goes alone)."""
 
 DRAIN_NOTICE_SECONDS = 1.0
 """How long a stopping service tries to tell a link to drain before it gives up on it."""
@@ -64,6 +83,135 @@ def refusal(call_id: int, error: ApiError) -> relay_pb2.RelayResponse:
     return failure(call_id, status.code, status.details, status.trailing_metadata)
 
 
+class Outbox:
+    """Serialized messages on their way over one link, taken as frames.
+
+    Nothing waits to fill a frame. The gateway's writer task `take`s: the first call put wakes
+    it, which asyncio schedules with `call_soon`, so it takes every call put in the same turn of
+    the event loop. A service's answer is written at once (`take_now`) unless a frame is being
+    written: the answers that come meanwhile go together in the next. A frame holds at most
+    `max_items` messages and `max_bytes` of them (or one larger message alone)."""
+
+    def __init__(self, max_items: int, max_bytes: int) -> None:
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self._messages: collections.deque[bytes] = collections.deque()
+        self._ready = asyncio.Event()
+        self._closed = False
+
+    def __len__(self) -> int:
+        """Messages waiting for the next frame."""
+        return len(self._messages)
+
+    def put(self, message: bytes) -> None:
+        self._messages.append(message)
+        self._ready.set()
+
+    def close(self) -> None:
+        """Nothing more will be put: `take` gives what is left, then None."""
+        self._closed = True
+        self._ready.set()
+
+    def take_now(self) -> list[bytes]:
+        """The next frame's messages (none: nothing waits)."""
+        if not self._messages:
+            return []
+        first = self._messages.popleft()
+        frame, size = [first], len(first)
+        while (
+            self._messages
+            and len(frame) < self.max_items
+            and size + len(self._messages[0]) <= self.max_bytes
+        ):
+            message = self._messages.popleft()
+            frame.append(message)
+            size += len(message)
+        return frame
+
+    async def take(self) -> list[bytes] | None:
+        """The next frame's messages, as soon as there is one; None once closed and empty."""
+        while not self._messages:
+            if self._closed:
+                return None
+            self._ready.clear()
+            await self._ready.wait()
+        return self.take_now()
+
+
+def frame_of(messages: Iterable[bytes]) -> bytes:
+    """A RelayRequestFrame (of serialized RelayRequests) or a RelayResponseFrame (of serialized
+    RelayResponses), serialized: both are the messages as their field 1, in order."""
+    return b"".join(b"\x0a" + _varint(len(message)) + message for message in messages)
+
+
+def _varint(number: int) -> bytes:
+    out = bytearray()
+    while number > 0x7F:
+        out.append(number & 0x7F | 0x80)
+        number >>= 7
+    out.append(number)
+    return bytes(out)
+
+
+CALLS_PER_FRAME = RELAY_FRAME.labels("calls")
+ANSWERS_PER_FRAME = RELAY_FRAME.labels("answers")
+
+DRAIN = relay_pb2.RelayResponse(drain=True)
+"""The notice that a link takes no new calls."""
+
+
+class _Answers:
+    """A link's way back (Relay): each answer a message of its own, written in turn."""
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+        self.writes = asyncio.Lock()
+
+    async def send(self, answer: relay_pb2.RelayResponse) -> None:
+        async with self.writes:
+            await self.context.write(answer)
+
+    async def drain(self) -> None:
+        """Tell the gateway to send no new calls (within DRAIN_NOTICE_SECONDS, or never)."""
+        try:
+            async with asyncio.timeout(DRAIN_NOTICE_SECONDS), self.writes:
+                await self.context.write(DRAIN)
+        except Exception:  # the link is gone or stuck: stopping goes on regardless
+            log.info("relay drain notice not delivered")
+
+
+class _FramedAnswers(_Answers):
+    """A link's way back (RelayFrames): an answer goes at once when no frame is being written;
+    the answers that come while one is go together in the next."""
+
+    def __init__(self, context: Any) -> None:
+        super().__init__(context)
+        self.outbox = Outbox(FRAME_ANSWERS, FRAME_ANSWER_BYTES)
+        self.writing = False
+
+    async def send(self, answer: relay_pb2.RelayResponse) -> None:
+        await self._send(answer.SerializeToString())
+
+    async def drain(self) -> None:
+        try:
+            async with asyncio.timeout(DRAIN_NOTICE_SECONDS):
+                await self._send(DRAIN.SerializeToString())
+        except Exception:  # the link is gone or stuck: stopping goes on regardless
+            log.info("relay drain notice not delivered")
+
+    async def _send(self, message: bytes) -> None:
+        self.outbox.put(message)
+        if self.writing:
+            return  # the write under way sends it next
+        self.writing = True
+        try:
+            while frame := self.outbox.take_now():
+                ANSWERS_PER_FRAME.observe(len(frame))
+                await self.context.write(frame_of(frame))
+        finally:
+            self.writing = False
+
+
 class RelayServicer:
     """Serves the unary methods of `service` (by `handlers`) over relay links."""
 
@@ -87,10 +235,12 @@ class RelayServicer:
             parse = message_factory.GetMessageClass(method.input_type).FromString
             path = f"/{service.full_name}/{method.name}"
             self._methods[method.name] = (path, parse, handlers[method.name])
-        self._links: dict[Any, asyncio.Lock] = {}
-        """Each open link's context, and the lock its writers take turns with."""
+        self._links: dict[Any, _Answers] = {}
+        """Each open link's context, and its way back."""
         self.calls = 0
         """Calls served so far (for tests and the curious)."""
+        self.frames = 0
+        """Frames of calls received so far (RelayFrames)."""
         self.draining = False
 
     def add_to(self, server: grpc.aio.Server) -> None:
@@ -104,41 +254,65 @@ class RelayServicer:
                         self.Relay,
                         request_deserializer=relay_pb2.RelayRequest.FromString,
                         response_serializer=relay_pb2.RelayResponse.SerializeToString,
-                    )
+                    ),
+                    # Frames of answers are written serialized already (frame_of).
+                    "RelayFrames": grpc.stream_stream_rpc_method_handler(
+                        self.RelayFrames,
+                        request_deserializer=relay_pb2.RelayRequestFrame.FromString,
+                    ),
                 },
             ),
         ))  # fmt: skip
 
     async def Relay(self, request_iterator: Any, context: Any) -> None:
-        """Serve one link until the gateway closes its side, then finish the calls in flight."""
-        writes = self._links[context] = asyncio.Lock()
-        if self.draining:  # opened just as the service began to stop
-            await self._notify(context, writes)
-        ends_ms = self._link_ends_ms(context)
-        told = False
-        calls: set[asyncio.Task[None]] = set()
+        """Serve one link (a call to a message) until the gateway closes its side, then finish
+        the calls in flight."""
+        await self._link(context, _Answers(context), lambda request: (request,))
+
+    async def RelayFrames(self, request_iterator: Any, context: Any) -> None:
+        """Serve one link (frames of calls and of answers), as Relay."""
+
+        def calls(frame: relay_pb2.RelayRequestFrame) -> Sequence[relay_pb2.RelayRequest]:
+            self.frames += 1
+            CALLS_PER_FRAME.observe(len(frame.calls))
+            return frame.calls
+
+        await self._link(context, _FramedAnswers(context), calls)
+
+    async def _link(
+        self,
+        context: Any,
+        answers: _Answers,
+        calls_in: Callable[[Any], Iterable[relay_pb2.RelayRequest]],
+    ) -> None:
+        self._links[context] = answers
         try:
+            if self.draining:  # opened just as the service began to stop
+                await answers.drain()
+            ends_ms = self._link_ends_ms(context)
+            told = False
+            calls: set[asyncio.Task[None]] = set()
             while True:
-                request = await context.read()
-                if request is grpc.aio.EOF:
+                message = await context.read()
+                if message is grpc.aio.EOF:
                     break
                 # Past its opening proof's window a link takes no more calls (the gateway
                 # tries them again on a new link), whoever holds it.
                 stale = ends_ms is not None and time.time() * 1000 > ends_ms
                 if stale and not told:
                     told = True
-                    await self._notify(context, writes)
-                call = asyncio.create_task(self._serve(request, context, writes, stale))
-                calls.add(call)
-                call.add_done_callback(calls.discard)
+                    await answers.drain()
+                for request in calls_in(message):
+                    call = asyncio.create_task(self._serve(request, answers, stale))
+                    calls.add(call)
+                    call.add_done_callback(calls.discard)
             if calls:
                 await asyncio.wait(set(calls))
         finally:
             del self._links[context]
 
-    async def _serve(
-        self, request: relay_pb2.RelayRequest, context: Any, writes: asyncio.Lock, stale: bool
-    ) -> None:
+    async def _serve(self, request: relay_pb2.RelayRequest, answers: _Answers, stale: bool) -> None:
+        """One call of a link, whichever rpc brought it: served, and its answer sent back."""
         self.calls += 1
         if stale:
             expired = ApiError(
@@ -147,11 +321,10 @@ class RelayServicer:
             response = refusal(request.call_id, expired)
         else:
             response = await self.call(request)
-        async with writes:
-            try:
-                await context.write(response)
-            except Exception:  # the link is gone: the gateway retries or reports the call
-                log.info("relay answer not delivered", extra={"method": request.method})
+        try:
+            await answers.send(response)
+        except Exception:  # the link is gone: the gateway retries or reports the call
+            log.info("relay answer not delivered", extra={"method": request.method})
 
     def _link_ends_ms(self, context: Any) -> int | None:
         """When a link stops taking calls: its opening proof's window (None: no proofs here)."""
@@ -215,15 +388,7 @@ class RelayServicer:
     async def drain(self) -> None:
         """The service is stopping: ask the gateway on every link to send no new calls."""
         self.draining = True
-        await asyncio.gather(*(self._notify(c, w) for c, w in list(self._links.items())))
-
-    @staticmethod
-    async def _notify(context: Any, writes: asyncio.Lock) -> None:
-        try:
-            async with asyncio.timeout(DRAIN_NOTICE_SECONDS), writes:
-                await context.write(relay_pb2.RelayResponse(drain=True))
-        except Exception:  # the link is gone or stuck: stopping goes on regardless
-            log.info("relay drain notice not delivered")
+        await asyncio.gather(*(answers.drain() for answers in list(self._links.values())))
 
 
 def relayed_fields(request: relay_pb2.RelayRequest) -> dict[str, str]:

@@ -1,24 +1,34 @@
 """The gateway's relay links to the game services: many calls on one stream, each answered as if
-it had been a call of its own; links spread over replicas, renew, survive replicas that stop."""
+it had been a call of its own; the calls (and the answers) ready together go in one frame;
+links spread over replicas, renew, survive replicas that stop."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
+from prometheus_client import REGISTRY
 
 from client.session import Session
 from gateway.auth import Identity
 from gateway.relay import ATTEMPTS, Relay, status_code
 from gateway.server import Backend, Proxy
 from runtime.localredis import free_port
-from runtime.relay import RelayServicer
+from runtime.relay import (
+    FRAMES_METHOD,
+    RELAY_METHOD,
+    Outbox,
+    RelayServicer,
+    frame_of,
+    relayed_fields,
+)
 from runtime.replicas import Replicas
 from runtime.server import Server
 from tabletop.common.v1 import common_pb2
@@ -28,6 +38,7 @@ from tests.platform import TEST_INTERNAL_KEY, Platform, assert_refused, logged_i
 from tests.timing import eventually, patience
 from wire.api import api
 from wire.errors import ApiError
+from wire.proof import FRESH_SECONDS, proof, prove
 
 pytestmark = pytest.mark.integration
 
@@ -78,6 +89,184 @@ async def test_many_calls_on_one_link_each_get_their_own_answer(platform: Platfo
         assert [v.status.game_id for v in views] == ids
         assert relay.opened == 1
         assert platform.relays["esoloe"][0].calls == 60
+        assert platform.relays["esoloe"][0].frames == 2  # the calls of each gather together
+
+
+def frame_sizes(direction: str) -> tuple[float, float]:
+    """The relay frames seen so far in `direction`: how many, and their calls or answers."""
+    labels = {"direction": direction}
+    return (
+        REGISTRY.get_sample_value("tabletop_relay_frame_size_count", labels) or 0.0,
+        REGISTRY.get_sample_value("tabletop_relay_frame_size_sum", labels) or 0.0,
+    )
+
+
+async def test_calls_ready_together_go_in_one_frame_each_answered_alone(
+    platform: Platform,
+) -> None:
+    servicer = platform.relays["esoloe"][0]
+    async with (
+        platform.internal_channel(platform.replica_target(0)) as channel,
+        Relay(
+            Replicas.fixed(channel),
+            service=ESOLOE.full_name,
+            internal_key=TEST_INTERNAL_KEY,
+            links=2,
+        ) as relay,
+    ):
+        created = await relayed(
+            relay, "CreateGame", esoloe_pb2.CreateGameRequest(players=["p-alice", "p-alice"])
+        )
+        game_id = created.status.game_id
+        await relayed(relay, "GetView", common_pb2.GetViewRequest(game_id=game_id, public=True))
+        assert relay.opened == 2  # both links open: the calls below go on one of them
+        frames, calls = servicer.frames, servicer.calls
+
+        async def view(of: str) -> relay_pb2.RelayResponse:
+            request = common_pb2.GetViewRequest(game_id=of, public=True).SerializeToString()
+            return await relay.call(
+                "GetView", request, player_id="p-alice", request_id="r", seconds=10.0
+            )
+
+        found, missing, again = await asyncio.gather(
+            view(game_id), view("esoloe-" + "0" * 20), view(game_id)
+        )
+        assert (servicer.frames, servicer.calls) == (frames + 1, calls + 3)
+        for answer in (found, again):
+            assert status_code(answer) == grpc.StatusCode.OK
+            assert ESOLOE.pb2.GetViewResponse.FromString(answer.response).status.game_id == game_id
+        assert status_code(missing) == grpc.StatusCode.NOT_FOUND
+        assert [t.key for t in missing.trailers] == ["grpc-status-details-bin"]
+        assert relay.opened == 2
+        assert all(link.framed for link in relay.links)
+
+
+async def test_a_lone_call_goes_at_once_in_a_frame_of_its_own() -> None:
+    stand_in = _Hanging(hang=False)
+    calls_before, answers_before = frame_sizes("calls"), frame_sizes("answers")
+    async with (
+        _serving(stand_in) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        Relay(Replicas.fixed(channel), service=ESOLOE.full_name, internal_key="") as relay,
+    ):
+        view = await relayed(relay, "GetView", common_pb2.GetViewRequest(game_id="esoloe-1"))
+        assert view.status.game_id == "esoloe-1"
+        assert stand_in.relay is not None
+        assert (stand_in.relay.frames, stand_in.relay.calls) == (1, 1)
+    # One frame of one call each way (the service counts both directions).
+    assert frame_sizes("calls") == (calls_before[0] + 1, calls_before[1] + 1)
+    assert frame_sizes("answers") == (answers_before[0] + 1, answers_before[1] + 1)
+
+
+async def test_a_stale_proof_refuses_only_its_own_call_in_a_frame(platform: Platform) -> None:
+    alice, bob = await logged_in(platform, "alice", "bob")
+    created = await platform.create_game(
+        "esoloe", esoloe_pb2.CreateGameRequest(players=[alice.player_id, bob.player_id])
+    )
+    path = "/tabletop.esoloe.v1.EsoloeService/GetView"
+    body = common_pb2.GetViewRequest(game_id=created.status.game_id).SerializeToString()
+
+    def call(call_id: int, issued_ms: int | None = None) -> relay_pb2.RelayRequest:
+        request = relay_pb2.RelayRequest(
+            call_id=call_id, method="GetView", request=body, player_id=alice.player_id
+        )
+        request.proof = proof(TEST_INTERNAL_KEY, path, relayed_fields(request), body, issued_ms)
+        return request
+
+    long_ago = int(time.time() * 1000) - (FRESH_SECONDS + 60) * 1000
+    async with grpc.aio.insecure_channel(platform.replica_target(0)) as channel:
+        link: Any = channel.stream_stream(
+            FRAMES_METHOD,
+            request_serializer=relay_pb2.RelayRequestFrame.SerializeToString,
+            response_deserializer=relay_pb2.RelayResponseFrame.FromString,
+        )(metadata=prove(TEST_INTERNAL_KEY, FRAMES_METHOD, ()))
+        await link.write(relay_pb2.RelayRequestFrame(calls=[call(1), call(2, long_ago), call(3)]))
+        answers: dict[int, relay_pb2.RelayResponse] = {}
+        while len(answers) < 3:
+            frame = await link.read()
+            answers |= {a.call_id: a for a in frame.answers if not a.drain}
+        assert status_code(answers[1]) == grpc.StatusCode.OK
+        assert status_code(answers[3]) == grpc.StatusCode.OK
+        assert status_code(answers[2]) == grpc.StatusCode.UNAUTHENTICATED
+        assert "stale" in answers[2].details
+        await link.write(relay_pb2.RelayRequestFrame(calls=[call(4)]))  # the link goes on
+        (answer,) = (await link.read()).answers
+        assert (answer.call_id, status_code(answer)) == (4, grpc.StatusCode.OK)
+        await link.done_writing()
+        assert await link.read() is grpc.aio.EOF
+    await asyncio.gather(alice.close(), bob.close())
+
+
+async def test_a_stopping_service_tells_a_framed_link_to_drain() -> None:
+    stand_in = _Hanging(hang=False)
+    async with (
+        _serving(stand_in) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+    ):
+        link: Any = channel.stream_stream(
+            FRAMES_METHOD,
+            request_serializer=relay_pb2.RelayRequestFrame.SerializeToString,
+            response_deserializer=relay_pb2.RelayResponseFrame.FromString,
+        )()
+        request = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
+        await link.write(
+            relay_pb2.RelayRequestFrame(
+                calls=[relay_pb2.RelayRequest(call_id=7, method="GetView", request=request)]
+            )
+        )
+        (answer,) = (await link.read()).answers
+        assert (answer.call_id, status_code(answer)) == (7, grpc.StatusCode.OK)
+        assert stand_in.relay is not None
+        await stand_in.relay.drain()
+        (notice,) = (await link.read()).answers
+        assert notice.drain
+        assert notice.call_id == 0
+        await link.done_writing()
+        assert await link.read() is grpc.aio.EOF
+
+
+async def test_the_gateway_falls_back_to_relay_on_an_older_service() -> None:
+    """A service that serves only `Relay` (an older one) answers RelayFrames UNIMPLEMENTED: the
+    gateway's calls go on Relay links instead, and none fails."""
+    stand_in = _Hanging(hang=False)
+    async with (
+        _serving(stand_in, framed=False) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        Relay(Replicas.fixed(channel), service=ESOLOE.full_name, internal_key="", links=2) as relay,
+    ):
+        views = await asyncio.gather(*(
+            relayed(relay, "GetView", common_pb2.GetViewRequest(game_id=f"esoloe-{i}"))
+            for i in range(5)
+        ))  # fmt: skip
+        assert [v.status.game_id for v in views] == [f"esoloe-{i}" for i in range(5)]
+        assert not relay.framed
+        assert [link.framed for link in relay.links if link.open] == [False, False]
+        assert stand_in.relay is not None
+        assert (stand_in.relay.frames, stand_in.relay.calls) == (0, 5)
+
+
+async def test_the_relay_rpc_still_serves_a_call_to_a_message(platform: Platform) -> None:
+    async with grpc.aio.insecure_channel(platform.replica_target(0)) as channel:
+        link: Any = channel.stream_stream(
+            RELAY_METHOD,
+            request_serializer=relay_pb2.RelayRequest.SerializeToString,
+            response_deserializer=relay_pb2.RelayResponse.FromString,
+        )(metadata=prove(TEST_INTERNAL_KEY, RELAY_METHOD, ()))
+        body = common_pb2.GetViewRequest(game_id="esoloe-" + "0" * 20).SerializeToString()
+        for call_id in (1, 2):
+            request = relay_pb2.RelayRequest(
+                call_id=call_id, method="GetView", request=body, player_id="p-alice"
+            )
+            request.proof = proof(
+                TEST_INTERNAL_KEY,
+                "/tabletop.esoloe.v1.EsoloeService/GetView",
+                relayed_fields(request),
+                body,
+            )
+            await link.write(request)
+            answer = await link.read()
+            assert (answer.call_id, status_code(answer)) == (call_id, grpc.StatusCode.NOT_FOUND)
+        await link.done_writing()
 
 
 async def test_relayed_failures_keep_their_status_and_reason(platform: Platform) -> None:
@@ -210,6 +399,8 @@ class _Hanging:
         self.released = asyncio.Event()
         self.cancelled: asyncio.Queue[None] = asyncio.Queue()
         self.peers: set[str] = set()
+        self.relay: RelayServicer | None = None
+        """Its relay servicer, once served."""
 
     async def GetView(self, request: Any, context: Any) -> Any:
         if hasattr(context, "peer"):  # a direct call: which connection it came on
@@ -241,9 +432,11 @@ class _Hanging:
 
 
 @contextlib.asynccontextmanager
-async def _serving(servicer: _Hanging, max_connection_age: float = 300.0) -> AsyncIterator[int]:
+async def _serving(
+    servicer: _Hanging, max_connection_age: float = 300.0, framed: bool = True
+) -> AsyncIterator[int]:
     """A server of `servicer`, direct and relayed (its port), stopped at the end whatever
-    happens."""
+    happens. Not `framed`: it serves the Relay rpc only, as an older service."""
     server = Server(
         "127.0.0.1:0",
         [ESOLOE.full_name],
@@ -255,7 +448,22 @@ async def _serving(servicer: _Hanging, max_connection_age: float = 300.0) -> Asy
         ESOLOE.descriptor,
         {m.name: getattr(servicer, m.name) for m in ESOLOE.descriptor.methods},
     )
-    relay.add_to(server.server)
+    servicer.relay = relay
+    if framed:
+        relay.add_to(server.server)
+    else:
+        server.server.add_generic_rpc_handlers((
+            grpc.method_handlers_generic_handler(
+                "tabletop.relay.v1.RelayService",
+                {
+                    "Relay": grpc.stream_stream_rpc_method_handler(
+                        relay.Relay,
+                        request_deserializer=relay_pb2.RelayRequest.FromString,
+                        response_serializer=relay_pb2.RelayResponse.SerializeToString,
+                    )
+                },
+            ),
+        ))  # fmt: skip
     server.on_stop.append(relay.drain)
     await server.start()
     try:
@@ -312,12 +520,13 @@ async def test_a_call_past_its_deadline_fails_alone() -> None:
             await stand_in.cancelled.get()
 
 
-async def test_the_relay_is_not_reachable_through_the_gateway(platform: Platform) -> None:
+@pytest.mark.parametrize("method", [RELAY_METHOD, FRAMES_METHOD])
+async def test_the_relay_is_not_reachable_through_the_gateway(
+    platform: Platform, method: str
+) -> None:
     session = Session(platform.target)
     await session.login("alice")
-    call: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = session.channel.stream_stream(
-        "/tabletop.relay.v1.RelayService/Relay"
-    )
+    call: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = session.channel.stream_stream(method)
     stream = call(metadata=session.metadata)
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await stream.read()
@@ -396,3 +605,24 @@ async def test_a_stream_the_service_ended_cancelled_is_unavailable_to_the_player
             await watch()
         assert received == [0]
         assert refused.value.reason == "UNAVAILABLE"
+
+
+async def test_a_frame_is_bounded_in_calls_and_bytes() -> None:
+    outbox = Outbox(max_items=128, max_bytes=64 * 1024)
+    calls = [
+        relay_pb2.RelayRequest(call_id=i, method="Play", request=b"x" * (i % 7)).SerializeToString()
+        for i in range(1, 301)
+    ]
+    for call in calls:
+        outbox.put(call)
+    frames = [await outbox.take() for _ in range(3)]
+    assert [len(frame or ()) for frame in frames] == [128, 128, 44]
+    parsed = [relay_pb2.RelayRequestFrame.FromString(frame_of(frame or ())) for frame in frames]
+    assert [c.SerializeToString() for f in parsed for c in f.calls] == calls
+    for size in (40_000, 40_000, 70_000, 10_000, 10_000):
+        outbox.put(b"y" * size)
+    outbox.close()
+    sizes = []
+    while (frame := await outbox.take()) is not None:
+        sizes.append([len(message) for message in frame])
+    assert sizes == [[40_000], [40_000], [70_000], [10_000, 10_000]]  # a larger one goes alone
