@@ -66,11 +66,12 @@ RETRYABLE = {
     grpc.StatusCode.UNKNOWN,
     grpc.StatusCode.INTERNAL,
     grpc.StatusCode.CANCELLED,
-    grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
-"""Calls cut by a restart: the answer is lost, the call may or may not have been carried out;
-and calls the gateway turned away to be sent again later (RESOURCE_EXHAUSTED: the players all
-log in from one address, whose password checks are bounded), which were not carried out."""
+"""Calls cut by a restart: the answer is lost, the call may or may not have been carried out."""
+ACCOUNT_RETRYABLE = RETRYABLE | {grpc.StatusCode.RESOURCE_EXHAUSTED}
+"""The account calls sent again: those of RETRYABLE, and those the gateway turned away to be
+sent later (the players all log in from one address, whose password checks are bounded), which
+were not carried out."""
 
 PASSWORD = "soak password 0123"
 ATTEMPTS = 30
@@ -279,7 +280,7 @@ class Keeper:
                 return await method(request, metadata=metadata, timeout=CALL_SECONDS)
             except grpc.aio.AioRpcError as error:
                 self.account.errors[error.code().name] += 1
-                if error.code() not in RETRYABLE or attempt == ATTEMPTS - 1:
+                if error.code() not in ACCOUNT_RETRYABLE or attempt == ATTEMPTS - 1:
                     raise
                 await backoff(attempt)
         raise AssertionError("unreachable")
@@ -304,7 +305,7 @@ class Keeper:
                 reply = await auth.Register(request, metadata=metadata, timeout=CALL_SECONDS)
             except grpc.aio.AioRpcError as error:
                 account.errors[error.code().name] += 1
-                if error.code() in RETRYABLE and attempt < ATTEMPTS - 1:
+                if error.code() in ACCOUNT_RETRYABLE and attempt < ATTEMPTS - 1:
                     unanswered = True
                     await backoff(attempt)
                     continue
@@ -382,7 +383,7 @@ class Keeper:
                 )
             except grpc.aio.AioRpcError as error:
                 account.errors[error.code().name] += 1
-                if error.code() in RETRYABLE:
+                if error.code() in ACCOUNT_RETRYABLE:
                     if not account.unanswered:
                         account.lost_answers += 1
                     account.unanswered = True
@@ -435,7 +436,7 @@ class Keeper:
                 )
             except grpc.aio.AioRpcError as error:
                 account.errors[error.code().name] += 1
-                if error.code() in RETRYABLE and attempt < ATTEMPTS - 1:
+                if error.code() in ACCOUNT_RETRYABLE and attempt < ATTEMPTS - 1:
                     unanswered = True
                     await backoff(attempt)
                     continue
@@ -527,7 +528,7 @@ async def _answer(call: Any, request: Any, metadata: Any = ()) -> Any:
         try:
             return await call(request, metadata=metadata, timeout=CALL_SECONDS)
         except grpc.aio.AioRpcError as error:
-            if error.code() not in RETRYABLE or attempt == ATTEMPTS - 1:
+            if error.code() not in ACCOUNT_RETRYABLE or attempt == ATTEMPTS - 1:
                 return error
             await backoff(attempt)
     raise AssertionError("unreachable")
