@@ -140,6 +140,11 @@ class Result:
             return "no move"
         return ", ".join(f"{name} {used / self.moves * 1e3:.3f}" for name, used in self.cpu.items())
 
+    def platform_ms(self) -> float:
+        """CPU ms per move of the servers alone (every process but the load client)."""
+        servers = sum(used for name, used in self.cpu.items() if "client" not in name)
+        return servers / self.moves * 1e3 if self.moves else math.nan
+
 
 def _t975(df: int) -> float:
     """Student's t, 97.5% quantile, for `df` degrees of freedom (Cornish-Fisher: within 0.005
@@ -404,6 +409,11 @@ async def _compare(
             lines.append(f"    ours, unary: {unary.cpu_line()}")
             lines.append(f"    ours, session: {streamed.cpu_line()}")
             lines.append(f"    shape's floor: {least.cpu_line()}")
+            lines.append(
+                f"  platform only (CPU ms per move, the load client left out): ours, unary"
+                f" {unary.platform_ms():.3f}; ours, session {streamed.platform_ms():.3f};"
+                f" shape's floor {least.platform_ms():.3f}; boardgame.io {theirs.platform_ms():.3f}"
+            )
     return lines
 
 
