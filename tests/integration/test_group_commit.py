@@ -1,24 +1,35 @@
 """Group commit (runtime/group_commit.py): the commits of one turn of the event loop go to a
 real Redis as one batch, each still checked on its own and answered on its own; under Sentinel
-the batch is confirmed once."""
+the batch is confirmed once; a replica killed with batches in flight loses no acknowledged move
+and applies none twice."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import grpc
 import pytest
 import pytest_asyncio
 from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 
 import games
-from runtime.localredis import LocalRedis, LocalRedisSentinel
+from client.session import Session
+from runtime import game_log, keys
+from runtime.launch import Launch
+from runtime.localredis import LocalRedis, LocalRedisSentinel, free_port
 from runtime.redis import connect_redis
 from services.game.store import Commit, GameStore
-from tests.timing import eventually
+from tabletop.common.v1 import common_pb2
+from tabletop.esoloe.v1 import esoloe_pb2
+from tests.platform import TEST_SECRET, spread
+from tests.timing import eventually, eventually_sync, patience
 from wire.errors import ApiError
 from wire.records import GameMeta, VersionStatus
 
@@ -218,3 +229,130 @@ async def test_under_sentinel_a_batch_is_confirmed_once(monkeypatch: pytest.Monk
     finally:
         await client.aclose()
         await asyncio.to_thread(redis.stop)
+
+
+GAMES_IN_PLAY = 16
+MOVES_EACH = 12
+
+
+def _batches_sent(metrics_port: int) -> float:
+    """The batches a replica process began to send so far (its /metrics)."""
+    url = f"http://127.0.0.1:{metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=patience(5)) as reply:
+        text = reply.read().decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("tabletop_commit_batch_size_count")
+    )
+
+
+async def test_a_replica_killed_with_batches_in_flight_loses_no_acknowledged_move() -> None:
+    """Two e-SOLO-e replicas as processes behind a gateway, 16 games played at once (up to 12
+    moves, or to their end), each move retried with its request id until it is answered. At
+    their third move every game's Play is held back; Redis is stopped (SIGSTOP); the Plays go;
+    the replica that sends a batch into the stopped Redis is killed (SIGKILL) and Redis goes
+    on. What the dead replica sent may have been applied; the gateway tries those calls again
+    on the other replica, which answers them from what is stored. Every game's log then holds
+    exactly the moves its player was told were played, each at the version it was told, each
+    request once."""
+    redis = LocalRedis(appendonly=False)
+    launch = Launch(
+        redis_url=redis.url,
+        env={"TOKEN_SECRET": TEST_SECRET,
+             "RATE_LIMIT_PER_SECOND": "100000", "RATE_LIMIT_BURST": "100000",
+             "GUEST_MAX_LIVE_GAMES": str(GAMES_IN_PLAY)},
+        games=["esoloe"], replicas=2, lobby=False, matchmakers=0, bot_workers=0, quiet=True,
+    )  # fmt: skip
+    replicas = launch.of("game")
+    metrics = [free_port() for _ in replicas]
+    for replica, port in zip(replicas, metrics, strict=True):
+        replica.env = {**replica.env, "METRICS_PORT": str(port)}
+    session = Session(launch.gateway_targets[0])
+    held_back, go, killed_now = 0, asyncio.Event(), asyncio.Event()
+    playing = GAMES_IN_PLAY
+    try:
+        launch.start()
+        assert await asyncio.to_thread(launch.ready, patience(60)), "the platform did not start"
+        await session.login("batcher")
+        stub = session.game("esoloe")
+        created = await asyncio.gather(*(
+            stub.CreateGame(esoloe_pb2.CreateGameRequest(players=[session.player_id] * 2),
+                            metadata=session.metadata)
+            for _ in range(GAMES_IN_PLAY)
+        ))  # fmt: skip
+        told: dict[str, list[tuple[int, str, str]]] = {c.status.game_id: [] for c in created}
+
+        async def play(game_id: str) -> None:
+            nonlocal held_back, playing
+            for played in range(MOVES_EACH):
+                view = await stub.GetView(
+                    common_pb2.GetViewRequest(game_id=game_id, public=True),
+                    metadata=session.metadata,
+                )
+                if view.status.finished:
+                    break
+                seat = view.status.to_act[0]
+                legal = await stub.LegalMoves(
+                    common_pb2.LegalMovesRequest(game_id=game_id, seat=seat),
+                    metadata=session.metadata,
+                )
+                request = common_pb2.PlayRequest(
+                    game_id=game_id, move=spread(legal.moves, played), seat=seat,
+                    expected_version=legal.version, request_id=uuid.uuid4().hex,
+                )  # fmt: skip
+                if played == 2:
+                    held_back += 1
+                    await go.wait()
+                while True:
+                    try:
+                        reply = await stub.Play(
+                            request, metadata=session.metadata, timeout=patience(20)
+                        )
+                        break
+                    except grpc.aio.AioRpcError as error:
+                        if error.code() != grpc.StatusCode.UNAVAILABLE:  # the only one retried
+                            raise
+                        await asyncio.sleep(0.05)
+                told[game_id].append((reply.status.version, request.move, request.request_id))
+                if played == 2:
+                    await killed_now.wait()
+            playing -= 1
+
+        players = [asyncio.create_task(play(game_id)) for game_id in told]
+        await eventually(lambda: held_back == playing, 60, "every game's third move held back")
+        before = [await asyncio.to_thread(_batches_sent, port) for port in metrics]
+        os.kill(redis.process.pid, signal.SIGSTOP)
+        try:
+            go.set()
+
+            def sending() -> int | None:
+                after = [_batches_sent(port) for port in metrics]
+                grown = [i for i, (b, a) in enumerate(zip(before, after, strict=True)) if a > b]
+                return grown[0] if grown else None
+
+            index = await asyncio.to_thread(eventually_sync, sending, 30, "a batch sent")
+            replicas[index].send(signal.SIGKILL)
+            await asyncio.to_thread(replicas[index].popen.wait)  # type: ignore[union-attr]
+        finally:
+            os.kill(redis.process.pid, signal.SIGCONT)
+        killed_now.set()
+        await asyncio.wait_for(asyncio.gather(*players), patience(120))
+
+        client = connect_redis(redis.url)
+        try:
+            for game_id, moves in told.items():
+                _, entries = await game_log.full(client, game_id)
+                logged = [(e.version, e.move) for e in entries if e.version > 0]
+                assert logged == [(v, m) for v, m, _ in moves], game_id
+                assert [v for v, _, _ in moves] == list(range(1, len(moves) + 1)), game_id
+                requests: dict[Any, Any] = await client.hgetall(keys.game_requests(game_id))
+                for version, _, request_id in moves:
+                    (held,) = [v for k, v in requests.items() if k.endswith(request_id.encode())]
+                    assert int(held) == version, (game_id, request_id)
+        finally:
+            await client.aclose()
+    finally:
+        await session.close()
+        launch.stop()
+        redis.stop()
