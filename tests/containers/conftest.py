@@ -21,6 +21,7 @@ import yaml
 
 from client.session import Session
 from runtime.localredis import free_port
+from tabletop.common.v1 import common_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.solo.v1 import solo_pb2
 from tests.platform import play_until_finished
@@ -57,7 +58,8 @@ OPTIONS = {
 
 
 async def play_against_bots(session: Session, game: str) -> lobby_pb2.PlayAgainstBotsResponse:
-    """Play a game of `game` against the bots to its end, with random legal moves."""
+    """Play a game of `game` against the bots to its end, with random legal moves; the game
+    read back is finished, and the bots played too."""
     reply: lobby_pb2.PlayAgainstBotsResponse = await session.lobby.PlayAgainstBots(
         lobby_pb2.PlayAgainstBotsRequest(game=game, options=OPTIONS.get(game)),
         metadata=session.metadata,
@@ -67,6 +69,11 @@ async def play_against_bots(session: Session, game: str) -> lobby_pb2.PlayAgains
     await play_until_finished(
         session, game, reply.status.game_id, reply.seat, timeout=240, poll=0.1
     )
+    view = await session.game(game).GetView(
+        common_pb2.GetViewRequest(game_id=reply.status.game_id), metadata=session.metadata
+    )
+    assert view.status.finished
+    assert view.status.version > 1  # the bots played too
     return reply
 
 

@@ -69,12 +69,7 @@ def test_the_web_client_and_the_api_for_browsers_on_the_published_web_port(stack
 async def test_a_game_of_each_kind_against_the_bots(stack: Stack, game: str) -> None:
     session = Session(stack.target)
     await session.login(f"e2e-{game}")
-    reply = await play_against_bots(session, game)
-    view = await session.game(game).GetView(
-        common_pb2.GetViewRequest(game_id=reply.status.game_id), metadata=session.metadata
-    )
-    assert view.status.finished
-    assert view.status.version > 1  # the bots played too
+    await play_against_bots(session, game)
     await session.close()
 
 

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import pytest
 
 from client.session import Session
-from tabletop.common.v1 import common_pb2
 from tests.containers.conftest import play_against_bots, run
 from tests.containers.kube import WORKLOADS, KubeStack, translate
 from tests.manifests import render
@@ -59,12 +58,7 @@ async def test_a_game_of_each_kind_against_the_bots_through_the_gateway(
 ) -> None:
     session = Session(gateway)
     await session.login(f"kube-{game}")
-    reply = await play_against_bots(session, game)
-    view = await session.game(game).GetView(
-        common_pb2.GetViewRequest(game_id=reply.status.game_id), metadata=session.metadata
-    )
-    assert view.status.finished
-    assert view.status.version > 1  # the bots played too
+    await play_against_bots(session, game)
     await session.close()
 
 

@@ -63,15 +63,21 @@ async def relayed(relay: Relay, method: str, request: Any, player: str = "p-alic
     return response_class[method].FromString(answer.response)
 
 
+def esoloe_relay(channel: grpc.aio.Channel, **options: Any) -> Relay:
+    """The gateway's relay to the e-SOLO-e service on `channel`, with the tests' internal key
+    (`options`: Relay's, e.g. links)."""
+    return Relay(
+        Replicas.fixed(channel),
+        service=ESOLOE.full_name,
+        internal_key=TEST_INTERNAL_KEY,
+        **options,
+    )
+
+
 async def test_many_calls_on_one_link_each_get_their_own_answer(platform: Platform) -> None:
     async with (
         platform.internal_channel(platform.replica_target(0)) as channel,
-        Relay(
-            Replicas.fixed(channel),
-            service=ESOLOE.full_name,
-            internal_key=TEST_INTERNAL_KEY,
-            links=1,
-        ) as relay,
+        esoloe_relay(channel, links=1) as relay,
     ):
         created = await asyncio.gather(*(
             relayed(
@@ -107,12 +113,7 @@ async def test_calls_ready_together_go_in_one_frame_each_answered_alone(
     servicer = platform.relays["esoloe"][0]
     async with (
         platform.internal_channel(platform.replica_target(0)) as channel,
-        Relay(
-            Replicas.fixed(channel),
-            service=ESOLOE.full_name,
-            internal_key=TEST_INTERNAL_KEY,
-            links=2,
-        ) as relay,
+        esoloe_relay(channel, links=2) as relay,
     ):
         created = await relayed(
             relay, "CreateGame", esoloe_pb2.CreateGameRequest(players=["p-alice", "p-alice"])
@@ -272,9 +273,7 @@ async def test_the_relay_rpc_still_serves_a_call_to_a_message(platform: Platform
 async def test_relayed_failures_keep_their_status_and_reason(platform: Platform) -> None:
     async with (
         platform.internal_channel(platform.replica_target(0)) as channel,
-        Relay(
-            Replicas.fixed(channel), service=ESOLOE.full_name, internal_key=TEST_INTERNAL_KEY
-        ) as relay,
+        esoloe_relay(channel) as relay,
     ):
 
         async def answer(method: str, request: bytes) -> relay_pb2.RelayResponse:
@@ -321,13 +320,7 @@ async def test_links_spread_over_the_replicas(platform: Platform) -> None:
 async def test_links_are_renewed_without_failing_a_call(platform: Platform) -> None:
     async with (
         platform.internal_channel(platform.replica_target(0)) as channel,
-        Relay(
-            Replicas.fixed(channel),
-            service=ESOLOE.full_name,
-            internal_key=TEST_INTERNAL_KEY,
-            links=2,
-            max_age=0.02,
-        ) as relay,
+        esoloe_relay(channel, links=2, max_age=0.02) as relay,
     ):
         created = await relayed(
             relay, "CreateGame", esoloe_pb2.CreateGameRequest(players=["p-alice", "p-alice"])
@@ -478,12 +471,7 @@ async def test_calls_on_a_link_that_breaks_are_tried_again_on_a_new_one() -> Non
     async with (
         _serving(stand_in) as port,
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
-        Relay(
-            Replicas.fixed(channel),
-            service=ESOLOE.full_name,
-            internal_key=TEST_INTERNAL_KEY,
-            links=2,
-        ) as relay,
+        esoloe_relay(channel, links=2) as relay,
     ):
         request = common_pb2.GetViewRequest(game_id="esoloe-" + "1" * 20)
         calls = [asyncio.create_task(relayed(relay, "GetView", request)) for _ in range(10)]
@@ -504,12 +492,7 @@ async def test_a_call_past_its_deadline_fails_alone() -> None:
     async with (
         _serving(stand_in) as port,
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
-        Relay(
-            Replicas.fixed(channel),
-            service=ESOLOE.full_name,
-            internal_key=TEST_INTERNAL_KEY,
-            links=1,
-        ) as relay,
+        esoloe_relay(channel, links=1) as relay,
     ):
         request = common_pb2.GetViewRequest(game_id="esoloe-" + "1" * 20).SerializeToString()
         answer = await relay.call("GetView", request, player_id="p", request_id="r", seconds=0.2)
@@ -537,9 +520,7 @@ async def test_the_relay_is_not_reachable_through_the_gateway(
 async def test_a_service_that_cannot_be_reached_is_unavailable_with_its_reason() -> None:
     async with (
         grpc.aio.insecure_channel(f"127.0.0.1:{free_port()}") as channel,
-        Relay(
-            Replicas.fixed(channel), service=ESOLOE.full_name, internal_key=TEST_INTERNAL_KEY
-        ) as relay,
+        esoloe_relay(channel) as relay,
     ):
         request = common_pb2.GetViewRequest(game_id="esoloe-" + "1" * 20).SerializeToString()
         answer = await relay.call("GetView", request, player_id="p", request_id="r", seconds=5.0)
