@@ -248,9 +248,10 @@ def _stone_targets(kind: int, src: int, stones: list[int], lo: int) -> list[int]
     return out
 
 
-def _pearl_dests(pearls: list[int], src: int) -> set[int]:
-    """Z7: every Pearl the piece on `src` may reach by a step or a Zox-chain move."""
-    lo = 1 + 3 * SIDE_OF[pearls[src]]
+def _chain(pearls: list[int], src: int, lo: int) -> tuple[list[int], set[int]]:
+    """Z7: the Zox-chain through the own piece on Pearl `src` (own codes are lo..lo+2), a lone
+    piece being a chain of one: its members, and every Pearl one of them may step to (empty or
+    holding an enemy piece, not across the Wall)."""
     members, seen, dests = [src], {src}, set()
     for q in members:
         for n in PEARL_ADJ[q]:
@@ -261,7 +262,24 @@ def _pearl_dests(pearls: list[int], src: int) -> set[int]:
                     members.append(n)
             else:
                 dests.add(n)
-    return dests
+    return members, dests
+
+
+def _pearl_dests(pearls: list[int], src: int) -> set[int]:
+    """Z7: every Pearl the piece on `src` may reach by a step or a Zox-chain move."""
+    return _chain(pearls, src, 1 + 3 * SIDE_OF[pearls[src]])[1]
+
+
+def _stone_flip(kind: int, st: int, edition: int) -> tuple[bool, bool]:
+    """Z8, Z9: for a piece of `kind` flipping from a Pearl onto the empty Stone `st`, whether
+    the flip alone is a move, and whether a move on the Stones may follow it."""
+    if st != THRONE:
+        return True, True
+    if kind != XING:
+        return False, True  # Z8: a Ma or Dao on the Throne must move off it
+    # Z9: the Xing wins on the Throne. Revised Z9 (edition 2): the flip ends the turn; edition 1
+    # (before it) let it move off as well, e5^D4-D5.
+    return True, edition == 1
 
 
 def _names(indices: Iterable[int], names: tuple[str, ...]) -> str:
@@ -479,36 +497,23 @@ class ZoxsoState(State):
             if comp[p] >= 0 or not lo <= pearls[p] < hi:
                 continue
             k = len(comp_dests)
-            comp[p] = k
-            members = [p]
-            dests: set[int] = set()
+            members, dests = _chain(pearls, p, lo)
             for q in members:
-                for n in PEARL_ADJ[q]:
-                    v = pearls[n]
-                    if lo <= v < hi:
-                        if comp[n] < 0:
-                            comp[n] = k
-                            members.append(n)
-                    else:
-                        dests.add(n)
+                comp[q] = k
             comp_dests.append(dests)
             for q in members:
                 row = _STEP_STR[q]
                 out.extend([row[d] for d in dests])
-                # Z6: flip onto an adjacent empty Stone, then optionally move there (Z8).
+                # Z6: flip onto an adjacent empty Stone, then optionally move there (Z8, Z9).
                 kind = TYPE_OF[pearls[q]]
                 for st, flip, then in _FLIPS_PS[q]:
                     if stones[st]:
                         continue
-                    if st != THRONE:
+                    alone, then_move = _stone_flip(kind, st, self._edition)
+                    if alone:
                         out.append(flip)
-                    elif kind == XING:
-                        out.append(flip)  # Z9: the Xing wins on the Throne
-                        if self._edition != 1:
-                            continue  # Z9 (revised): the flip onto the Throne ends the turn
-                        # edition 1 (before the revised Z9): it could also move off, e5^D4-D5
-                    # Flip then move (a Ma or Dao on the Throne must move off it, Z8).
-                    out.extend([then[u] for u in _stone_targets(kind, st, stones, lo)])
+                    if then_move:
+                        out.extend([then[u] for u in _stone_targets(kind, st, stones, lo)])
         for s in range(49):
             v = stones[s]
             if not lo <= v < hi:
@@ -542,11 +547,53 @@ class ZoxsoState(State):
                 f"it is {SIDE_NAMES[self._to_move]}'s turn (seat {self._to_move}), "
                 f"not seat {seat}'s"
             )
-        self._moves()
-        assert self._legal_set is not None
-        if move not in self._legal_set:
+        # The move is checked by itself (`_allows`), not looked up among every legal move: only a
+        # refusal lists them, to say what is allowed. parse_move raises what the refusal would.
+        parsed = parse_move(move)
+        if not self._allows(parsed):
             raise self._refusal(move)
-        return self._play(seat, parse_move(move), move)
+        return self._play(seat, parsed, move)
+
+    def _allows(self, parsed: Parsed) -> bool:
+        """Whether the parsed move is one of `_moves()`, by the rules the generators apply, for
+        this one move."""
+        kind, a, b, c = parsed
+        if kind == "pass":  # Z10: only when there is no other move, which takes them all
+            return self._moves() == ["pass"]
+        if self._phase == 1:  # Z5: a piece from hand onto an empty outside Pearl
+            return (
+                kind == "place"
+                and self._hand[3 * self._to_move + a] > 0
+                and not INSIDE[b]
+                and not self._pearls[b]
+            )
+        pearls, stones = self._pearls, self._stones
+        lo = 1 + 3 * self._to_move
+        if kind == "pearl":  # Z7: a step or a Zox-chain move
+            return lo <= pearls[a] < lo + 3 and b in _pearl_dests(pearls, a)
+        if kind == "stone":  # Z8
+            code = stones[a]
+            return lo <= code < lo + 3 and b in _stone_targets(TYPE_OF[code], a, stones, lo)
+        if kind == "flip_ps":  # Z6: onto an adjacent empty Stone, then optionally move (Z8, Z9)
+            code = pearls[a]
+            if not lo <= code < lo + 3 or b not in PEARL_STONES[a] or stones[b]:
+                return False
+            alone, then_move = _stone_flip(TYPE_OF[code], b, self._edition)
+            if c < 0:
+                return alone
+            return then_move and c in _stone_targets(TYPE_OF[code], b, stones, lo)
+        if kind == "flip_sp":  # Z6: onto an adjacent empty Pearl, then optionally move (Z7)
+            code = stones[a]
+            if not lo <= code < lo + 3 or b not in STONE_PEARLS[a] or pearls[b]:
+                return False
+            if c < 0:
+                return True
+            # After the flip the piece on b belongs to every own chain next to it (Z7): the
+            # Pearls `_gen_play` reaches through those chains, as `_refuse_pearl` sees them.
+            after = list(pearls)
+            after[b] = code
+            return c in _pearl_dests(after, b)
+        return False  # a placement in Phase 2
 
     def _copy(self) -> ZoxsoState:
         new = ZoxsoState.__new__(ZoxsoState)

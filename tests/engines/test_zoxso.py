@@ -1298,6 +1298,145 @@ def test_playouts_near_the_throne_follow_the_edition(
         state, _ = state.apply(seat, rng.choice(moves))
 
 
+# apply checks the one move it is given (ZoxsoState._allows) instead of looking it up among every
+# legal move. Before that change apply accepted exactly the listed moves and refused any other
+# with `_refusal`'s error: `listed_verdict` is that former answer, and the tests below hold
+# apply to it in every position of random playouts, both phases and both editions.
+
+
+def listed_verdict(state: ZoxsoState, move: str) -> tuple[type[GameError], str] | None:
+    """What apply answered when it checked membership in the legal moves: None for a listed
+    move, else the type and message of the refusal."""
+    if move in state.legal_moves(state.to_move):
+        return None
+    error = state._refusal(move)
+    return type(error), error.message
+
+
+def well_formed_moves(state: ZoxsoState, rng: random.Random) -> list[str]:
+    """Up to 60 well-formed moves, listed or not, drawn from every step, Stone move, flip and
+    flip-then-move string from a few random squares (one of them holding a piece of the side to
+    move, when there is one), a few placements, and pass."""
+    pearls, stones = state.boards()
+    own = [i for i, v in enumerate(pearls) if zoxso.SIDE_OF[v] == state.to_move]
+    own += [64 + i for i, v in enumerate(stones) if zoxso.SIDE_OF[v] == state.to_move]
+    squares = [rng.randrange(64 + 49), rng.randrange(64 + 49)]
+    if own:
+        squares.append(rng.choice(own))
+    out = ["pass", *(zoxso._PLACE_STR[rng.randrange(3)][rng.randrange(64)] for _ in range(3))]
+    for square in squares:
+        if square < 64:
+            out += zoxso._STEP_STR[square]
+            for _, flip, then in zoxso._FLIPS_PS[square]:
+                out += [flip, *then]
+            # A flip onto a Stone that is not one of the Pearl's corners, and on from it.
+            far = rng.randrange(49)
+            out += [f"{zoxso.PEARL_NAMES[square]}^{zoxso._STONE_STR[far][rng.randrange(49)]}"]
+        else:
+            out += zoxso._STONE_STR[square - 64]
+            for _, flip, then in zoxso._FLIPS_SP[square - 64]:
+                out += [flip, *then]
+            far = rng.randrange(64)
+            out += [f"{zoxso.STONE_NAMES[square - 64]}^{zoxso._STEP_STR[far][rng.randrange(64)]}"]
+    return rng.sample(out, min(len(out), 60))
+
+
+def assert_apply_as_listed(state: ZoxsoState, rng: random.Random) -> None:
+    """In `state`: every listed move is accepted, plays as before, and leaves `state` as it
+    was; a sample of other well-formed moves is refused with the former type and message."""
+    seat = state.to_move
+    blob = state.serialize()
+    moves = state.legal_moves(seat)
+    for move in moves:
+        new, events = state.apply(seat, move)
+        old_new, old_events = state._play(seat, zoxso.parse_move(move), move)
+        assert new.serialize() == old_new.serialize()
+        assert events == old_events
+    for move in well_formed_moves(state, rng):
+        verdict = listed_verdict(state, move)
+        if verdict is None:
+            assert move in moves
+            state.apply(seat, move)
+            continue
+        with pytest.raises(GameError) as info:
+            state.apply(seat, move)
+        assert (type(info.value), info.value.message) == verdict, move
+    assert state.serialize() == blob
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), edition=st.sampled_from(EDITIONS))
+def test_apply_checks_each_move_as_the_listed_moves_did(seed: int, edition: int) -> None:
+    """Whole random games, Phase 1 and Phase 2 (captures, Throne wins, draws at max_plies):
+    every position reached accepts exactly the listed moves and refuses the others as before."""
+    rng = random.Random(seed)
+    state = RULES.new_game(seed, edition=edition)
+    while state.to_act():
+        assert_apply_as_listed(state, rng)
+        state, _ = state.apply(state.to_move, rng.choice(state.legal_moves(state.to_move)))
+    assert state.result() is not None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pieces=_near_the_throne(),
+    to_move=st.integers(0, 1),
+    edition=st.sampled_from(EDITIONS),
+    seed=st.integers(0, 2**16),
+)
+def test_apply_checks_each_move_near_the_throne_as_the_listed_moves_did(
+    pieces: dict[str, str], to_move: int, edition: int, seed: int
+) -> None:
+    """The same in playouts around the Throne, where the editions differ (Z9): a Xing's flip
+    onto D4, then a move or not, and a Ma's or Dao's flip onto it."""
+    rng = random.Random(seed)
+    state = pos(pieces, edition, to_move=to_move)
+    for _ in range(8):
+        if not state.to_act():
+            break
+        assert_apply_as_listed(state, rng)
+        for corner in THRONE_CORNERS:  # every flip onto the Throne, then every move after it
+            for stone, flip, thens in zoxso._FLIPS_PS[zoxso.PEARL_INDEX[corner]]:
+                if stone != zoxso.THRONE:
+                    continue
+                for then in (flip, *thens):
+                    verdict = listed_verdict(state, then)
+                    if verdict is None:
+                        state.apply(state.to_move, then)
+                        continue
+                    with pytest.raises(GameError) as info:
+                        state.apply(state.to_move, then)
+                    assert (type(info.value), info.value.message) == verdict, then
+        state, _ = state.apply(state.to_move, rng.choice(state.legal_moves(state.to_move)))
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_apply_does_not_generate_every_move(monkeypatch: pytest.MonkeyPatch, edition: int) -> None:
+    """apply checks a listed move other than pass by itself: it never runs the move generators
+    (the cost it had under load), in either phase."""
+    positions: list[tuple[bytes, str]] = []
+    for seed in range(3):
+        rng = random.Random(seed)
+        state = RULES.new_game(seed, edition=edition)
+        while state.to_act():
+            moves = state.legal_moves(state.to_move)
+            sample = rng.sample(moves, min(5, len(moves)))
+            positions += [(state.serialize(), move) for move in sample]
+            state, _ = state.apply(state.to_move, rng.choice(moves))
+    assert any("@" in move for _, move in positions)
+    assert any("^" in move for _, move in positions)
+
+    def generate(self: ZoxsoState) -> list[str]:
+        raise AssertionError("apply generated every legal move")
+
+    for name in ("_moves", "_gen_place", "_gen_play"):
+        monkeypatch.setattr(ZoxsoState, name, generate)
+    for blob, move in positions:
+        state = RULES.deserialize(blob)  # a fresh state: no legal moves cached
+        _, events = state.apply(state.to_move, move)
+        assert events
+
+
 # --------------------------------------------------------------------------------------------
 # docs/rules/zoxso.md: its boards are what render() draws, and its examples are true
 
