@@ -12,14 +12,16 @@ holds both seats) on a connection of its own, as each boardgame.io client has it
 
 The shape's floor (bench/echo.py) plays the same workloads through bare grpc.aio servers in our
 shape with none of its work: a relay in front of an echo server that writes each message to
-the same Redis; no server of this shape answers moves faster.
+the same Redis; no server of this shape answers moves faster. The batched floor is the same with
+batching on the inner hop and on Redis (`bench.echo --batched`): the relay passes every game's
+messages on one stream of frames, and the echo server stores each frame's in one round trip.
 
-Per setting boardgame.io (a fresh server each time), ours unary, ours on sessions and the floor
-take turns, ROUNDS times, so that the machine's background load hits all four alike. Moves count
+Per setting boardgame.io (a fresh server each time), ours unary, ours on sessions and both floors
+take turns, ROUNDS times, so that the machine's background load hits all five alike. Moves count
 when answered inside a round's measured window (after a warm-up); moves/s comes with a 95%
 interval over the windows' tenths. CPU per move is read from /proc for every process:
 boardgame.io's server and load client; our gateway, game service, redis and this process (our
-load client); the floor's relay, echo server, redis and this process.
+load client); the floors' relay, echo server, redis and this process.
 
 boardgame.io is installed by `make .bench/bgio/.installed` (`make bench` and `make test-tools`
 do it): `npm ci` of bench/bgio/package-lock.json into .bench/bgio (git-ignored).
@@ -380,15 +382,19 @@ async def floor(
 
 
 async def _compare(
-    target: str, pids: dict[str, dict[str, int]], relay: str, floor_pids: dict[str, int]
+    target: str,
+    pids: dict[str, dict[str, int]],
+    relays: Sequence[str],
+    floor_pids: Sequence[dict[str, int]],
 ) -> list[str]:
-    """Every setting, boardgame.io's run, ours and the shape's floor, on one event loop (gRPC's
-    asyncio calls keep to the loop they started on)."""
+    """Every setting, boardgame.io's run, ours and the shape's floors (`relays`: the floor's
+    and the batched floor's), on one event loop (gRPC's asyncio calls keep to the loop they
+    started on)."""
     lines = []
     for moves, game in LENGTHS.items():
         plays = _plays(game, moves, int(sized(16, 4)))
         for matches in MATCHES:
-            runs: list[list[Result]] = [[], [], [], []]
+            runs: list[list[Result]] = [[], [], [], [], []]
             for _round in range(ROUNDS):
                 runs[0].append(await asyncio.to_thread(bgio, moves, matches, WARMUP, SECONDS))
                 for stream, side in ((False, runs[1]), (True, runs[2])):
@@ -397,22 +403,26 @@ async def _compare(
                             target, game, plays, matches, stream, WARMUP, SECONDS, pids[game]
                         )
                     )
-                runs[3].append(await floor(relay, moves, matches, WARMUP, SECONDS, floor_pids))
-            theirs, unary, streamed, least = (Result.of(side) for side in runs)
+                for relay, used, side in zip(relays, floor_pids, runs[3:], strict=True):
+                    side.append(await floor(relay, moves, matches, WARMUP, SECONDS, used))
+            theirs, unary, streamed, least, batched = (Result.of(side) for side in runs)
             lines.append(f"{moves}-move games ({game} for ours), {matches} at once:")
             lines.append(theirs.line("boardgame.io"))
             lines.append(unary.line("ours, unary", theirs))
             lines.append(streamed.line("ours, session", theirs))
             lines.append(least.line("shape's floor", theirs))
+            lines.append(batched.line("batched floor", theirs))
             lines.append("  CPU ms per move:")
             lines.append(f"    boardgame.io: {theirs.cpu_line()}")
             lines.append(f"    ours, unary: {unary.cpu_line()}")
             lines.append(f"    ours, session: {streamed.cpu_line()}")
             lines.append(f"    shape's floor: {least.cpu_line()}")
+            lines.append(f"    batched floor: {batched.cpu_line()}")
             lines.append(
                 f"  platform only (CPU ms per move, the load client left out): ours, unary"
                 f" {unary.platform_ms():.3f}; ours, session {streamed.platform_ms():.3f};"
-                f" shape's floor {least.platform_ms():.3f}; boardgame.io {theirs.platform_ms():.3f}"
+                f" shape's floor {least.platform_ms():.3f}; batched floor"
+                f" {batched.platform_ms():.3f}; boardgame.io {theirs.platform_ms():.3f}"
             )
     return lines
 
@@ -435,10 +445,12 @@ def run() -> list[str]:
         bot_workers=0,
         quiet=True,
     )  # fmt: skip
-    echo_port, relay_port = free_port(), free_port()
+    echo_port, relay_port, batched_port = free_port(), free_port(), free_port()
     echo = launch.add("echo", ["bench.echo", str(echo_port), "--redis", redis.url], launch.common)
-    relay = launch.add(
-        "relay", ["bench.echo", str(relay_port), "--relay", f"127.0.0.1:{echo_port}"], launch.common
+    upstream = ["--relay", f"127.0.0.1:{echo_port}"]
+    relay = launch.add("relay", ["bench.echo", str(relay_port), *upstream], launch.common)
+    batched = launch.add(
+        "relay", ["bench.echo", str(batched_port), *upstream, "--batched"], launch.common
     )
     try:
         launch.start()
@@ -454,15 +466,13 @@ def run() -> list[str]:
             }
             for game, service in services.items()
         }
-        floor_pids = {
-            "relay": relay.pid,
-            "echo": echo.pid,
-            "redis": redis.process.pid,
-            "bench client": os.getpid(),
-        }
-        return uvloop.run(
-            _compare(launch.gateway_targets[0], pids, f"127.0.0.1:{relay_port}", floor_pids)
-        )
+        floor_pids = [
+            {"relay": each.pid, "echo": echo.pid, "redis": redis.process.pid,
+             "bench client": os.getpid()}
+            for each in (relay, batched)
+        ]  # fmt: skip
+        relays = [f"127.0.0.1:{relay_port}", f"127.0.0.1:{batched_port}"]
+        return uvloop.run(_compare(launch.gateway_targets[0], pids, relays, floor_pids))
     finally:
         launch.stop()
         redis.stop()

@@ -182,6 +182,8 @@ SIDE_LETTERS: Final = "dl"
 SIDE_NAMES: Final = ("Dark", "Light")
 FULL_SET: Final = (4, 5, 1)  # Ma, Dao, Xing per side
 CODE_CHARS: Final = ".MDXmdx"  # serialized boards
+_CODE_BYTES: Final = bytes.maketrans(bytes(range(len(CODE_CHARS))), CODE_CHARS.encode())
+"""A board's piece codes, as bytes, to its CODE_CHARS (bytes.translate)."""
 PIECE_NAMES: Final = ("", "dM", "dD", "dX", "lM", "lD", "lX")
 PIECE_CODES: Final[dict[str, int]] = {name: code for code, name in enumerate(PIECE_NAMES) if code}
 SIDE_OF: Final = (-1, 0, 0, 0, 1, 1, 1)
@@ -940,8 +942,8 @@ class ZoxsoState(State):
             "v": 1,
             "seed": self._seed,
             "max_plies": self._max_plies,
-            "pearls": "".join(CODE_CHARS[v] for v in self._pearls),
-            "stones": "".join(CODE_CHARS[v] for v in self._stones),
+            "pearls": bytes(self._pearls).translate(_CODE_BYTES).decode(),
+            "stones": bytes(self._stones).translate(_CODE_BYTES).decode(),
             "hand": self._hand,
             "to_move": self._to_move,
             "phase": self._phase,
