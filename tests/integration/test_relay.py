@@ -154,9 +154,11 @@ async def test_a_lone_call_goes_at_once_in_a_frame_of_its_own() -> None:
         assert view.status.game_id == "esoloe-1"
         assert stand_in.relay is not None
         assert (stand_in.relay.frames, stand_in.relay.calls) == (1, 1)
-    # One frame of one call each way (the service counts both directions).
-    assert frame_sizes("calls") == (calls_before[0] + 1, calls_before[1] + 1)
-    assert frame_sizes("answers") == (answers_before[0] + 1, answers_before[1] + 1)
+    # The service's metric counts the frame each way. It is process-wide, and a platform of
+    # another test may still be answering a frame of its own: at least this one is counted.
+    for direction, before in (("calls", calls_before), ("answers", answers_before)):
+        frames, items = frame_sizes(direction)
+        assert frames >= before[0] + 1 and items >= before[1] + 1, direction
 
 
 async def test_a_stale_proof_refuses_only_its_own_call_in_a_frame(platform: Platform) -> None:
