@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, cast
 
+import hiredis
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import parse_url
@@ -433,7 +434,8 @@ async def on_primary(
         tail = [*(("EXPIRE", key, ttl_seconds) for key in expire), ("WAIT", replicas, timeout_ms)]
 
     async def send(batch: Sequence[tuple[Any, ...]]) -> list[Any]:
-        await connection.send_packed_command(connection.pack_commands(batch))
+        # Packed by hiredis (C) rather than redis-py's Python packer: the same bytes.
+        await connection.send_packed_command(b"".join(map(hiredis.pack_command, batch)))
         replies: list[Any] = []
         for _ in batch:
             try:

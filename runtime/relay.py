@@ -88,8 +88,10 @@ class Outbox:
 
     Nothing waits to fill a frame. The gateway's writer task `take`s: the first call put wakes
     it, which asyncio schedules with `call_soon`, so it takes every call put in the same turn of
-    the event loop. A service's answer is written at once (`take_now`) unless a frame is being
-    written: the answers that come meanwhile go together in the next. A frame holds at most
+    the event loop. A service's answers go the same way: the first waits for the end of the
+    turn it is ready in (the answers of one group commit come in the same turn) and `take_now`s
+    them all, unless a frame is being written: the answers that come meanwhile go together in
+    the next. A frame holds at most
     `max_items` messages and `max_bytes` of them (or one larger message alone)."""
 
     def __init__(self, max_items: int, max_bytes: int) -> None:
@@ -181,8 +183,9 @@ class _Answers:
 
 
 class _FramedAnswers(_Answers):
-    """A link's way back (RelayFrames): an answer goes at once when no frame is being written;
-    the answers that come while one is go together in the next."""
+    """A link's way back (RelayFrames): an answer goes at the end of the event loop's turn when
+    no frame is being written, with every answer ready in that turn; the answers that come
+    while one is go together in the next."""
 
     def __init__(self, context: Any) -> None:
         super().__init__(context)
@@ -205,6 +208,7 @@ class _FramedAnswers(_Answers):
             return  # the write under way sends it next
         self.writing = True
         try:
+            await asyncio.sleep(0)  # the other answers ready in this turn join the frame
             while frame := self.outbox.take_now():
                 ANSWERS_PER_FRAME.observe(len(frame))
                 await self.context.write(frame_of(frame))
