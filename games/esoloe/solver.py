@@ -452,8 +452,10 @@ class Solver:
                 out.write(f"{key_text(key)} {exact[key]}\n")
         return len(chosen)
 
-    def load(self, path: Path) -> int:
-        """Read a file written by save (of this edition) into the table; returns the count."""
+    def load(self, path: Path, moves: dict[Key, str] | None = None) -> int:
+        """Read a file written by save (of this edition) into the table; returns the count.
+        A line may also give a move keeping the value (``KEY VALUE MOVE``, in the key's own
+        position, `state_from_key`: a book, games.esoloe.book): put into `moves` if given."""
         n = 0
         stacks: dict[str, tuple[int, ...]] = {}
         bounds = {v: (v, v) for v in (LOSS, DRAW, WIN)}
@@ -463,8 +465,11 @@ class Solver:
             if header.get("edition") != self.edition:
                 raise ValueError(f"{path} is edition {header.get('edition')}, not {self.edition}")
             for line in src:
-                text, value = line.split()
-                table[key_from_text(text, stacks)] = bounds[int(value)]
+                text, value, *move = line.split()
+                key = key_from_text(text, stacks)
+                table[key] = bounds[int(value)]
+                if move and moves is not None:
+                    moves[key] = move[0]
                 n += 1
         return n
 
@@ -476,30 +481,62 @@ RECORDS: Final = {
     edition: Path(__file__).with_name(f"solved-e{edition}.jsonl.gz") for edition in (1, 2)
 }
 """The solved record of each edition, as `python -m games.esoloe.solver record` writes it."""
+BOOKS: Final = {
+    edition: Path(__file__).with_name(f"book-e{edition}.jsonl.gz") for edition in (1, 2)
+}
+"""The book of each edition: positions the strong bot reaches, solved offline with a move
+keeping each value (`python -m games.esoloe.book`, `make esoloe-book`)."""
 _SHARED: dict[int, Solver] = {}
 _RECORDED: dict[int, dict[Key, tuple[int, int]]] = {}
+_BOOK_MOVES: dict[int, dict[Key, str]] = {}
 
 
-def recorded_solver(edition: int) -> Solver:
-    """A new solver for `edition` that knows the solved record (if it exists), nothing else:
-    what a search with a node budget uses to answer the same whatever ran before it."""
+def _load_recorded(edition: int) -> dict[Key, tuple[int, int]]:
+    """The solved record's and the book's values of `edition` (those that exist), loaded once."""
     table = _RECORDED.get(edition)
     if table is None:
         loaded = Solver(edition)
-        record = RECORDS.get(edition)
-        if record is not None and record.exists():
-            loaded.load(record)
+        moves: dict[Key, str] = {}
+        for path in (RECORDS.get(edition), BOOKS.get(edition)):
+            if path is not None and path.exists():
+                loaded.load(path, moves)
         table = _RECORDED[edition] = loaded.table
+        _BOOK_MOVES[edition] = moves
+    return table
+
+
+def recorded_solver(edition: int) -> Solver:
+    """A new solver for `edition` that knows the solved record and the book (those that
+    exist), nothing else: what a search with a node budget uses to answer the same whatever ran
+    before it."""
     solver = Solver(edition)
-    solver.table = dict(table)
+    solver.table = dict(_load_recorded(edition))
     return solver
+
+
+def book_move(state: EsoloeState) -> str | None:
+    """The book's move in `state` (one keeping its proved value: a win or a draw), or None when
+    the book of its edition does not hold the position or holds it lost. The book gives the
+    move in the position of its key (`state_from_key`); this is the mover's placement that
+    leads to the same position up to symmetry."""
+    _load_recorded(state.edition)
+    key = canonical(state)
+    move = _BOOK_MOVES[state.edition].get(key)
+    seat = state.to_move
+    if move is None or seat is None:
+        return None
+    target = canonical(placed(state_from_key(key, state.edition), move))
+    for mine in state.legal_moves(seat):
+        if canonical(placed(state, mine)) == target:
+            return mine
+    return None
 
 
 def shared_solver(edition: int) -> Solver:
     """The process's solver for `edition` (bots share it: what one search proves serves every
     later one), with the solved record loaded if it exists; emptied past TABLE_LIMIT."""
     solver = _SHARED.get(edition)
-    if solver is None or len(solver.table) > len(_RECORDED[edition]) + TABLE_LIMIT:
+    if solver is None or len(solver.table) > len(_load_recorded(edition)) + TABLE_LIMIT:
         solver = _SHARED[edition] = recorded_solver(edition)
     return solver
 
