@@ -13,7 +13,8 @@ booked position by its move (`solver.book_move`).
   up to symmetry (`solver.canonical`), into a work file (a JSON line a position). A deal
   already collected is skipped; the deals are kept in the file's header (and the book's), so an
   evaluation can use others.
-- ``build``: solves the collected positions, most often reached first, each within a node cap,
+- ``build``: solves the collected positions, most often reached first (then those with the most
+  cubes, the quickest to solve), each within a node cap,
   and appends each result to a work file as it comes (a later run skips the positions in it);
   the book (`solver.BOOKS`, the record's format with a move on each line that has one) is
   rewritten from that file every so often and at the end.
@@ -213,7 +214,9 @@ def build(
         raise ValueError(f"{positions} is edition {header.get('edition')}, not {edition}")
     done = list(read_results(results))
     seen = {str(r["key"]) for r in done}
-    todo = [key for key in sorted(counts, key=lambda k: (-counts[k], k)) if key not in seen]
+    # Most often reached first; then the positions nearest the end (the quickest to solve).
+    order = sorted(counts, key=lambda k: (-counts[k], -len(k.replace("/", "")), k))
+    todo = [key for key in order if key not in seen]
     if limit is not None:
         todo = todo[:limit]
     about = {
