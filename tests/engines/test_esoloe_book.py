@@ -135,3 +135,28 @@ def test_a_position_the_book_holds_lost_is_played_as_without_it(tiny_books: Path
     assert solver.book_move(lost) is None
     assert solver.recorded_solver(2).known(lost) == LOSS
     assert choose(lost) == before
+
+
+def test_the_books_values_and_moves_agree_with_a_fresh_solver() -> None:
+    """A seeded sample of the committed book (positions after 9 cubes, the quickest to solve):
+    a solver with no record nor book finds the same value, and the book's move keeps it."""
+    path = solver.BOOKS[2]
+    if not path.exists():
+        pytest.skip(f"{path} is not built: make esoloe-book")
+    moves: dict[solver.Key, str] = {}
+    loaded = Solver(2)
+    assert loaded.load(path, moves) > 0
+    deep = sorted(key for key in loaded.exact() if sum(map(len, key)) >= 9)
+    for key in random.Random(0).sample(deep, min(5, len(deep))):
+        state = solver.state_from_key(key, 2)
+        value = loaded.exact()[key]
+        assert Solver(2).value(state, max_nodes=50_000) == value, key
+        if value == LOSS:
+            assert key not in moves
+            continue
+        child, _ = state.apply(state.to_move or 0, moves[key])
+        result = child.result()
+        if result is None:
+            assert Solver(2).value(child, max_nodes=50_000) == -value, key
+        else:
+            assert tuple(result.winners) == (state.to_move,), key
