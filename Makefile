@@ -263,6 +263,17 @@ esoloe-solved: setup
 	for e in 1 2; do $(PY) -m games.esoloe.solver --edition $$e --record 60 --plies 6 \
 		--max-nodes 5000 --out games/esoloe/solved-e$$e.jsonl.gz || exit 1; done
 
+# e-SOLO-e's book (docs/bots.md, "e-SOLO-e's book"): the positions strong reaches as the second
+# player against greedy on deals ESOLOE_BOOK_DEALS (never used to evaluate it), solved offline
+# into games/esoloe/book-e2.jsonl.gz. Resumable: collect skips the deals it played, build the
+# positions it tried (work files in .bench/).
+ESOLOE_BOOK_DEALS ?= 10000:10150
+.PHONY: esoloe-book
+esoloe-book: setup
+	$(PY) -m games.esoloe.book collect --seeds $(ESOLOE_BOOK_DEALS) --budget 0.25
+	$(PY) -m games.esoloe.book build --max-nodes 20000 $(ESOLOE_BOOK_ARGS)
+	$(PY) -m games.esoloe.book stats
+
 .PHONY: arena
 arena: setup
 	$(PY) -m games.arena esoloe --games 60 --budget 0.25 $(ARENA_ARGS)

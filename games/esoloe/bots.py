@@ -107,6 +107,10 @@ class StrongBot(IterativeDeepening):
         moves = list(turn.moves)
         if len(moves) == 1:
             return moves[0]
+        # The book (games.esoloe.book): a position solved offline is played by its move.
+        booked = exact.book_move(state)
+        if booked is not None and booked in moves:
+            return booked
         timed = self.max_nodes is None
         # One deadline for the whole decision: each step takes its share of the budget, but
         # never past it (a step overruns its share a little: its clock is read every few
@@ -206,8 +210,8 @@ class ExpertBot(StrongBot):
 
 
 def prepare() -> None:
-    """Load the solved record of the current edition into the process's solver (the bots read
-    it at every decision; loading it takes about half a second)."""
+    """Load the solved record and the book of the current edition into the process's solver
+    (the bots read them at every decision; loading them takes about half a second)."""
     exact.shared_solver(RULES.edition)
 
 

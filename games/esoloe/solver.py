@@ -183,10 +183,15 @@ def wins_now(state: EsoloeState, seat: int) -> bool:
 
 def threat_squares(state: EsoloeState, seat: int) -> int:
     """On how many squares `seat` would win with its next cube."""
+    return len(_threats(state, seat))
+
+
+def _threats(state: EsoloeState, seat: int) -> list[int]:
+    """The squares where `seat` would win with its next cube."""
     if state.cubes_left(seat) <= 0:
-        return 0
+        return []
     an = state._analysis()
-    return sum(1 for s in range(NUM_SQUARES) if an.winning(s, seat, True))
+    return [s for s in range(NUM_SQUARES) if an.winning(s, seat, True)]
 
 
 class OutOfBudget(Exception):
@@ -334,13 +339,25 @@ class Solver:
 
     # -- search -----------------------------------------------------------------------------
 
-    def _negamax(self, state: EsoloeState, alpha: int, beta: int) -> int:
+    def _negamax(
+        self,
+        state: EsoloeState,
+        alpha: int,
+        beta: int,
+        key: Key | None = None,
+        threats: Sequence[int] | None = None,
+    ) -> int:
         """Alpha-beta on exact values, with (lower, upper) bounds in the table. The caller has
-        checked that the seat not to move has not just won."""
+        checked that the seat not to move has not just won. A parent passes its child's `key`
+        and `threats` (the squares where the seat not to move would win now, which it counted
+        to order its moves), and has checked that the mover has no win at once; the root
+        (`key` None) works them out."""
         self.nodes += 1
         if self.nodes > self._limit or (self.nodes & 3 == 0 and self.clock() > self._deadline):
             raise OutOfBudget
-        key = canonical(state)
+        seat = state._ply % 2
+        if key is None:
+            key = canonical(state)
         table = self.table
         lo, hi = table.get(key, (LOSS, WIN))
         if lo >= beta or lo == hi:
@@ -348,27 +365,38 @@ class Solver:
         if hi <= alpha:
             return hi
         alpha, beta = max(alpha, lo), min(beta, hi)
-        seat = state._ply % 2
-        if wins_now(state, seat):
-            table[key] = (WIN, WIN)
-            return WIN
+        if threats is None:
+            if wins_now(state, seat):
+                table[key] = (WIN, WIN)
+                return WIN
+            threats = _threats(state, 1 - seat)
         if state.cubes_left(seat) <= 0:
             table[key] = (DRAW, DRAW)
             return DRAW
+        # The opponent's wins after a placement on square s are looked for first where it
+        # threatens now (most placements leave such a threat standing), then on s (a cube on
+        # top of the new one): the answer is the same, found sooner.
+        orders = [
+            list(dict.fromkeys([*threats, s, *range(NUM_SQUARES)])) for s in range(NUM_SQUARES)
+        ]
+        opponent_moves = state.cubes_left(1 - seat) > 0
         # The children worth searching: one per position up to symmetry, not a move that hands
         # the opponent a win (its value is a loss); most threats first, known wins at once.
         heights = state._heights
         seen: set[Key] = set()
-        ordered: list[tuple[int, int, EsoloeState]] = []
+        ordered: list[tuple[int, int, EsoloeState, Key, list[int]]] = []
         any_move = False
         for s in range(NUM_SQUARES):
             if heights[s] >= MAX_STACK:
                 continue  # a 4th cube only goes where it wins, and there is no win here
+            order = orders[s]
             for o in range(12):
                 child = state._place(s, o)
                 any_move = True
-                if wins_now(child, 1 - seat):
-                    continue
+                if opponent_moves:
+                    an = child._analysis()
+                    if any(an.winning(t, 1 - seat, True) for t in order):
+                        continue
                 ckey = canonical(child)
                 if ckey in seen:
                     continue
@@ -377,18 +405,17 @@ class Solver:
                 if chi == LOSS:
                     table[key] = (WIN, WIN)
                     return WIN
-                ordered.append(
-                    (-threat_squares(child, seat) - 4 * (clo == chi), len(ordered), child)
-                )
+                made = _threats(child, seat)
+                ordered.append((-len(made) - 4 * (clo == chi), len(ordered), child, ckey, made))
         if not any_move:
             table[key] = (DRAW, DRAW)  # E9: every stack full and no winning 4th cube
             return DRAW
         ordered.sort(key=lambda item: (item[0], item[1]))
         best = LOSS
         a = alpha
-        for _, _, child in ordered:
+        for _, _, child, ckey, made in ordered:
             # E9: an opponent who cannot place a cube draws
-            v = -self._negamax(child, -beta, -a) if child._can_move() else DRAW
+            v = -self._negamax(child, -beta, -a, ckey, made) if child._can_move() else DRAW
             if v > best:
                 best = v
                 if best > a:
@@ -425,8 +452,10 @@ class Solver:
                 out.write(f"{key_text(key)} {exact[key]}\n")
         return len(chosen)
 
-    def load(self, path: Path) -> int:
-        """Read a file written by save (of this edition) into the table; returns the count."""
+    def load(self, path: Path, moves: dict[Key, str] | None = None) -> int:
+        """Read a file written by save (of this edition) into the table; returns the count.
+        A line may also give a move keeping the value (``KEY VALUE MOVE``, in the key's own
+        position, `state_from_key`: a book, games.esoloe.book): put into `moves` if given."""
         n = 0
         stacks: dict[str, tuple[int, ...]] = {}
         bounds = {v: (v, v) for v in (LOSS, DRAW, WIN)}
@@ -436,8 +465,11 @@ class Solver:
             if header.get("edition") != self.edition:
                 raise ValueError(f"{path} is edition {header.get('edition')}, not {self.edition}")
             for line in src:
-                text, value = line.split()
-                table[key_from_text(text, stacks)] = bounds[int(value)]
+                text, value, *move = line.split()
+                key = key_from_text(text, stacks)
+                table[key] = bounds[int(value)]
+                if move and moves is not None:
+                    moves[key] = move[0]
                 n += 1
         return n
 
@@ -449,30 +481,62 @@ RECORDS: Final = {
     edition: Path(__file__).with_name(f"solved-e{edition}.jsonl.gz") for edition in (1, 2)
 }
 """The solved record of each edition, as `python -m games.esoloe.solver record` writes it."""
+BOOKS: Final = {
+    edition: Path(__file__).with_name(f"book-e{edition}.jsonl.gz") for edition in (1, 2)
+}
+"""The book of each edition: positions the strong bot reaches, solved offline with a move
+keeping each value (`python -m games.esoloe.book`, `make esoloe-book`)."""
 _SHARED: dict[int, Solver] = {}
 _RECORDED: dict[int, dict[Key, tuple[int, int]]] = {}
+_BOOK_MOVES: dict[int, dict[Key, str]] = {}
 
 
-def recorded_solver(edition: int) -> Solver:
-    """A new solver for `edition` that knows the solved record (if it exists), nothing else:
-    what a search with a node budget uses to answer the same whatever ran before it."""
+def _load_recorded(edition: int) -> dict[Key, tuple[int, int]]:
+    """The solved record's and the book's values of `edition` (those that exist), loaded once."""
     table = _RECORDED.get(edition)
     if table is None:
         loaded = Solver(edition)
-        record = RECORDS.get(edition)
-        if record is not None and record.exists():
-            loaded.load(record)
+        moves: dict[Key, str] = {}
+        for path in (RECORDS.get(edition), BOOKS.get(edition)):
+            if path is not None and path.exists():
+                loaded.load(path, moves)
         table = _RECORDED[edition] = loaded.table
+        _BOOK_MOVES[edition] = moves
+    return table
+
+
+def recorded_solver(edition: int) -> Solver:
+    """A new solver for `edition` that knows the solved record and the book (those that
+    exist), nothing else: what a search with a node budget uses to answer the same whatever ran
+    before it."""
     solver = Solver(edition)
-    solver.table = dict(table)
+    solver.table = dict(_load_recorded(edition))
     return solver
+
+
+def book_move(state: EsoloeState) -> str | None:
+    """The book's move in `state` (one keeping its proved value: a win or a draw), or None when
+    the book of its edition does not hold the position or holds it lost. The book gives the
+    move in the position of its key (`state_from_key`); this is the mover's placement that
+    leads to the same position up to symmetry."""
+    _load_recorded(state.edition)
+    key = canonical(state)
+    move = _BOOK_MOVES[state.edition].get(key)
+    seat = state.to_move
+    if move is None or seat is None:
+        return None
+    target = canonical(placed(state_from_key(key, state.edition), move))
+    for mine in state.legal_moves(seat):
+        if canonical(placed(state, mine)) == target:
+            return mine
+    return None
 
 
 def shared_solver(edition: int) -> Solver:
     """The process's solver for `edition` (bots share it: what one search proves serves every
     later one), with the solved record loaded if it exists; emptied past TABLE_LIMIT."""
     solver = _SHARED.get(edition)
-    if solver is None or len(solver.table) > len(_RECORDED[edition]) + TABLE_LIMIT:
+    if solver is None or len(solver.table) > len(_load_recorded(edition)) + TABLE_LIMIT:
         solver = _SHARED[edition] = recorded_solver(edition)
     return solver
 
