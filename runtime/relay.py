@@ -91,8 +91,8 @@ class Outbox:
     the event loop. A service's answers go the same way: the first waits for the end of the
     turn it is ready in (the answers of one group commit come in the same turn) and `take_now`s
     them all, unless a frame is being written: the answers that come meanwhile go together in
-    the next. A frame holds at most
-    `max_items` messages and `max_bytes` of them (or one larger message alone)."""
+    the next. A frame holds at most `max_items` messages and `max_bytes` of them (or one larger
+    message alone)."""
 
     def __init__(self, max_items: int, max_bytes: int) -> None:
         self.max_items = max_items

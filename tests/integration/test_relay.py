@@ -201,6 +201,34 @@ async def test_a_stale_proof_refuses_only_its_own_call_in_a_frame(platform: Plat
     await asyncio.gather(alice.close(), bob.close())
 
 
+async def test_answers_ready_in_one_turn_go_back_in_one_frame() -> None:
+    # Four calls held until released together, as the moves of one group commit are answered
+    # when its batch is: they are ready in the same turn of the service's loop.
+    stand_in = _Hanging(hang=True, expected=4)
+    async with (
+        _serving(stand_in) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+    ):
+        link: Any = channel.stream_stream(
+            FRAMES_METHOD,
+            request_serializer=relay_pb2.RelayRequestFrame.SerializeToString,
+            response_deserializer=relay_pb2.RelayResponseFrame.FromString,
+        )()
+        body = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
+        calls = [
+            relay_pb2.RelayRequest(call_id=call_id, method="GetView", request=body)
+            for call_id in range(1, 5)
+        ]
+        await link.write(relay_pb2.RelayRequestFrame(calls=calls))
+        await asyncio.wait_for(stand_in.all_arrived.wait(), patience(10))
+        stand_in.released.set()
+        frame = (await link.read()).answers
+        assert sorted(answer.call_id for answer in frame) == [1, 2, 3, 4]
+        assert all(status_code(answer) == grpc.StatusCode.OK for answer in frame)
+        await link.done_writing()
+        assert await link.read() is grpc.aio.EOF
+
+
 async def test_a_stopping_service_tells_a_framed_link_to_drain() -> None:
     stand_in = _Hanging(hang=False)
     async with (
