@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import io
 import json
 import random
 import time
@@ -181,18 +180,7 @@ def write_book(
         if r.get("value") is not None
     )
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with (
-        tmp.open("wb") as raw,
-        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed,
-        io.TextIOWrapper(packed, encoding="ascii") as out,
-    ):
-        header = {"game": "esoloe", "edition": edition, "values": len(solved), "book": about}
-        out.write(json.dumps(header) + "\n")
-        for key, value, move in solved:
-            out.write(f"{key} {value} {move}\n" if move else f"{key} {value}\n")
-    tmp.replace(path)
-    return len(solved)
+    return exact.write_values(path, edition, solved, about)
 
 
 def build(
@@ -317,9 +305,17 @@ def stats(positions: Path, results: Path, out: Path) -> list[str]:
 # --------------------------------------------------------------------------------- CLI
 
 
-def _deals(text: str) -> range:
+def _span(text: str) -> tuple[int, int]:
+    """`A:B` on the command line, as two integers."""
     first, _, last = text.partition(":")
-    return range(int(first), int(last))
+    try:
+        return int(first), int(last)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not A:B, two whole numbers") from None
+
+
+def _deals(text: str) -> range:
+    return range(*_span(text))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -333,7 +329,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="the book (default games/esoloe/book-eE...)")
     parser.add_argument("--seeds", type=_deals, help="collect: deals A:B (A..B-1)")
     parser.add_argument("--budget", type=float, default=0.25, help="collect: strong's seconds")
-    parser.add_argument("--cubes", default="4:10", help="collect: strong's cubes, e.g. 4:10")
+    parser.add_argument(
+        "--cubes", type=_span, default=(4, 10), help="collect: strong's cubes, e.g. 4:10"
+    )
     parser.add_argument("--max-nodes", type=int, default=20_000, help="build: cap a position")
     parser.add_argument("--seconds", type=float, default=None, help="build: time cap a position")
     parser.add_argument("--limit", type=int, default=None, help="build: at most this many")
@@ -345,8 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "collect":
         if args.seeds is None:
             parser.error("collect needs --seeds A:B")
-        first, _, last = args.cubes.partition(":")
-        played, n = collect(positions, args.seeds, edition, args.budget, int(first), int(last))
+        first, last = args.cubes
+        played, n = collect(positions, args.seeds, edition, args.budget, first, last)
         print(f"{played} games played; {n} positions in {positions}")
     elif args.command == "build":
         got = build(positions, results, out, edition, args.max_nodes, args.seconds, args.limit)

@@ -441,16 +441,7 @@ class Solver:
         line ``KEY VALUE`` per position (key_text, -1/0/1), sorted; returns how many."""
         exact = self.exact()
         chosen = sorted(exact) if keys is None else sorted(k for k in set(keys) if k in exact)
-        with (
-            path.open("wb") as raw,
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed,
-            io.TextIOWrapper(packed, encoding="ascii") as out,
-        ):  # the same values make the same bytes
-            header = {"game": "esoloe", "edition": self.edition, "values": len(chosen)}
-            out.write(json.dumps(header) + "\n")
-            for key in chosen:
-                out.write(f"{key_text(key)} {exact[key]}\n")
-        return len(chosen)
+        return write_values(path, self.edition, [(key_text(k), exact[k], "") for k in chosen])
 
     def load(self, path: Path, moves: dict[Key, str] | None = None) -> int:
         """Read a file written by save (of this edition) into the table; returns the count.
@@ -472,6 +463,31 @@ class Solver:
                     moves[key] = move[0]
                 n += 1
         return n
+
+
+def write_values(
+    path: Path,
+    edition: int,
+    values: Sequence[tuple[str, int, str]],
+    about: dict[str, object] | None = None,
+) -> int:
+    """Write `values` (key_text, value, a move keeping it or ""), in their order, gzipped: a
+    JSON header line (with `about` as "book" when given), then ``KEY VALUE [MOVE]`` a line, as
+    `Solver.load` reads them; the same values make the same bytes. Returns how many."""
+    header: dict[str, object] = {"game": "esoloe", "edition": edition, "values": len(values)}
+    if about is not None:
+        header["book"] = about
+    tmp = path.with_suffix(".tmp")
+    with (
+        tmp.open("wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed,
+        io.TextIOWrapper(packed, encoding="ascii") as out,
+    ):
+        out.write(json.dumps(header) + "\n")
+        for text, value, move in values:
+            out.write(f"{text} {value} {move}\n" if move else f"{text} {value}\n")
+    tmp.replace(path)
+    return len(values)
 
 
 TABLE_LIMIT: Final = 100_000

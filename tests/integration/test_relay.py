@@ -107,6 +107,15 @@ def frame_sizes(direction: str) -> tuple[float, float]:
     )
 
 
+def framed_link(channel: grpc.aio.Channel, metadata: tuple[tuple[str, str], ...] = ()) -> Any:
+    """A raw relay link (RelayFrames) on `channel`, as a gateway opens one."""
+    return channel.stream_stream(
+        FRAMES_METHOD,
+        request_serializer=relay_pb2.RelayRequestFrame.SerializeToString,
+        response_deserializer=relay_pb2.RelayResponseFrame.FromString,
+    )(metadata=metadata)
+
+
 async def test_calls_ready_together_go_in_one_frame_each_answered_alone(
     platform: Platform,
 ) -> None:
@@ -179,11 +188,7 @@ async def test_a_stale_proof_refuses_only_its_own_call_in_a_frame(platform: Plat
 
     long_ago = int(time.time() * 1000) - (FRESH_SECONDS + 60) * 1000
     async with grpc.aio.insecure_channel(platform.replica_target(0)) as channel:
-        link: Any = channel.stream_stream(
-            FRAMES_METHOD,
-            request_serializer=relay_pb2.RelayRequestFrame.SerializeToString,
-            response_deserializer=relay_pb2.RelayResponseFrame.FromString,
-        )(metadata=prove(TEST_INTERNAL_KEY, FRAMES_METHOD, ()))
+        link = framed_link(channel, prove(TEST_INTERNAL_KEY, FRAMES_METHOD, ()))
         await link.write(relay_pb2.RelayRequestFrame(calls=[call(1), call(2, long_ago), call(3)]))
         answers: dict[int, relay_pb2.RelayResponse] = {}
         while len(answers) < 3:
@@ -209,11 +214,7 @@ async def test_answers_ready_in_one_turn_go_back_in_one_frame() -> None:
         _serving(stand_in) as port,
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
     ):
-        link: Any = channel.stream_stream(
-            FRAMES_METHOD,
-            request_serializer=relay_pb2.RelayRequestFrame.SerializeToString,
-            response_deserializer=relay_pb2.RelayResponseFrame.FromString,
-        )()
+        link = framed_link(channel)
         body = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
         calls = [
             relay_pb2.RelayRequest(call_id=call_id, method="GetView", request=body)
@@ -235,11 +236,7 @@ async def test_a_stopping_service_tells_a_framed_link_to_drain() -> None:
         _serving(stand_in) as port,
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
     ):
-        link: Any = channel.stream_stream(
-            FRAMES_METHOD,
-            request_serializer=relay_pb2.RelayRequestFrame.SerializeToString,
-            response_deserializer=relay_pb2.RelayResponseFrame.FromString,
-        )()
+        link = framed_link(channel)
         request = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
         await link.write(
             relay_pb2.RelayRequestFrame(
