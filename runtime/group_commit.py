@@ -19,6 +19,8 @@ from redis.asyncio import Redis
 
 from runtime.observability import COMMIT_BATCH
 from runtime.redis import Command, Held, on_primary
+from runtime.tasks import stop_tasks
+from wire.errors import ApiError
 
 MOST_PER_BATCH = 256
 """The most writes one batch holds: a flush never holds an unbounded amount of work (those
@@ -59,6 +61,7 @@ class GroupCommit:
         self._queue: list[tuple[Command, str, asyncio.Future[tuple[Any, Held | None]]]] = []
         self._flushing: set[asyncio.Task[None]] = set()
         self._scheduled = False
+        self._closed = False
 
     async def written(self, command: Command, key: str) -> tuple[Any, Held | None]:
         """`command`'s reply, sent with the other writes queued now, and what holds the batch
@@ -66,6 +69,8 @@ class GroupCommit:
         sets again. A reply that is an error is raised here, for this write only; a batch
         that fails (Redis unreachable) raises its error for each of its writes. A caller that
         stops waiting leaves the batch to go on for the others."""
+        if self._closed:
+            raise ApiError("UNAVAILABLE", "the service is stopping; retry")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[Any, Held | None]] = loop.create_future()
         self._queue.append((command, key, future))
@@ -76,6 +81,12 @@ class GroupCommit:
         if isinstance(reply, Exception):
             raise reply
         return reply, held
+
+    async def close(self) -> None:
+        """The batches on their way end (cancelled: their writers stopped waiting), so that none
+        uses the Redis client after it is closed; writes queued after this are not sent."""
+        self._closed = True
+        await stop_tasks(self._flushing)
 
     def _start(self) -> None:
         self._scheduled = False

@@ -29,6 +29,7 @@ from google.protobuf.message import DecodeError, Message
 
 from runtime.observability import RELAY_FRAME, RPC_SECONDS
 from runtime.server import MAX_REQUEST_BYTES
+from runtime.tasks import stop_tasks
 from tabletop.relay.v1 import relay_pb2
 from wire.errors import ApiError
 from wire.metadata import GUEST_METADATA, NAME_METADATA, PLAYER_METADATA, REQUEST_METADATA, Caller
@@ -241,11 +242,16 @@ class RelayServicer:
             self._methods[method.name] = (path, parse, handlers[method.name])
         self._links: dict[Any, _Answers] = {}
         """Each open link's context, and its way back."""
+        self._calls: set[asyncio.Task[None]] = set()
+        """The calls being served, on every link (a link that ends leaves its calls to end)."""
         self.calls = 0
         """Calls served so far (for tests and the curious)."""
         self.frames = 0
         """Frames of calls received so far (RelayFrames)."""
         self.draining = False
+        self._timers: dict[tuple[str, int], Any] = {}
+        """Each method's and status code's call time histogram (prometheus labels looked up
+        once)."""
 
     def add_to(self, server: grpc.aio.Server) -> None:
         # Registered by hand: the generated servicer base class types a streaming method as an
@@ -310,6 +316,8 @@ class RelayServicer:
                     call = asyncio.create_task(self._serve(request, answers, stale))
                     calls.add(call)
                     call.add_done_callback(calls.discard)
+                    self._calls.add(call)
+                    call.add_done_callback(self._calls.discard)
             if calls:
                 await asyncio.wait(set(calls))
         finally:
@@ -385,14 +393,24 @@ class RelayServicer:
             answer = failure(
                 request.call_id, grpc.StatusCode.UNKNOWN, "the service failed to answer; retry"
             )
-        code = CODES[answer.code].name
-        RPC_SECONDS.labels(path, code).observe(time.perf_counter() - start)
+        timer = self._timers.get((path, answer.code))
+        if timer is None:
+            timer = self._timers[path, answer.code] = RPC_SECONDS.labels(
+                path, CODES[answer.code].name
+            )
+        timer.observe(time.perf_counter() - start)
         return answer
 
     async def drain(self) -> None:
         """The service is stopping: ask the gateway on every link to send no new calls."""
         self.draining = True
         await asyncio.gather(*(answers.drain() for answers in list(self._links.values())))
+
+    async def close(self) -> None:
+        """After the server stopped: the calls still being served end (cancelled, as a direct
+        call's handler is when its server stops), so that none uses what the service closes
+        next (its Redis client)."""
+        await stop_tasks(self._calls)
 
 
 def relayed_fields(request: relay_pb2.RelayRequest) -> dict[str, str]:

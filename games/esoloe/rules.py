@@ -70,6 +70,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
+from engines.canonical import canonical_json
 from engines.contract import (
     JSON,
     Event,
@@ -890,7 +891,7 @@ class EsoloeState(State):
         ]
         result = None if self._result is None else self._result.to_json()
         data = {"edition": self._edition, "result": result, "stacks": stacks}
-        return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+        return canonical_json(data).encode()
 
     def determinize(self, seat: Seat | None, rng: random.Random) -> EsoloeState:
         return self  # no hidden information

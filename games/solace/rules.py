@@ -64,6 +64,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Final
 
+from engines.canonical import canonical_json
 from engines.contract import (
     JSON,
     Event,
@@ -571,7 +572,7 @@ class SolaceState(State):
         )
 
     def serialize(self) -> bytes:
-        return json.dumps(
+        return canonical_json(
             {
                 "seed": self._seed,
                 "no_monochrome": self._no_mono,
@@ -583,8 +584,6 @@ class SolaceState(State):
                 "ply": self._ply,
                 "best": self._best,
             },
-            sort_keys=True,
-            separators=(",", ":"),
         ).encode()
 
     def hidden_slots(self) -> list[tuple[int, int]]:

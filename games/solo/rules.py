@@ -107,6 +107,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final, NoReturn
 
+from engines.canonical import canonical_json
 from engines.contract import (
     JSON,
     Event,
@@ -983,7 +984,7 @@ class SoloState(State):
             "log": self.log,
             "seen": self.seen,
         }
-        return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+        return canonical_json(data).encode()
 
     def determinize(self, seat: Seat | None, rng: random.Random) -> State:
         if seat is not None:

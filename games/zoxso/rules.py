@@ -65,6 +65,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+from engines.canonical import canonical_json
 from engines.contract import (
     JSON,
     Event,
@@ -953,7 +954,7 @@ class ZoxsoState(State):
             "reason": self._reason,
             "edition": self._edition,
         }
-        return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+        return canonical_json(data).encode()
 
 
 # --------------------------------------------------------------------------------------------

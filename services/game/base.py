@@ -17,7 +17,7 @@ from games.replay import Position, Step, step
 from runtime import bot_turns, keys
 from runtime.fanout import StreamHub
 from runtime.game_log import finished_record
-from runtime.observability import GAMES_FINISHED
+from runtime.observability import GAMES_FINISHED, MOVES
 from runtime.redis import redis_failed
 from services.game.limits import Limits
 from services.game.players import PlayerStore
@@ -65,6 +65,8 @@ class GameBase:
         self.hints = Hints()
         self._sent: OrderedDict[tuple[str, int, int | None], Message] = OrderedDict()
         """The Watch messages built last, by game, version and seat."""
+        self._accepted = MOVES.labels(self.game, "accepted")
+        """The count of the moves accepted (its prometheus labels looked up once)."""
         self._unindexed: set[str] = set()
         """Games whose deadline could not be indexed (Redis away): the next sweep retries."""
 

@@ -34,11 +34,15 @@ class GameService:
     relay: RelayServicer
     hub: StreamHub
     sweep: DeadlineSweep
+    store: GameStore
 
     async def close(self) -> None:
-        """After the server stopped: the deadline sweep, the hub and the Redis client."""
+        """After the server stopped: the relayed calls still being served, the deadline sweep,
+        the hub, the batches of writes on their way and the Redis client."""
+        await self.relay.close()
         await self.sweep.stop()
         await self.hub.stop()
+        await self.store.close()
         await self.redis.aclose()
 
 
@@ -92,7 +96,7 @@ async def start_game_service(
         core, sweep_seconds=settings.sweep_seconds, repair_seconds=settings.repair_seconds
     )
     sweep.start()
-    return GameService(server, redis, relay, hub, sweep)
+    return GameService(server, redis, relay, hub, sweep, store)
 
 
 def run_game_service(game: str) -> None:

@@ -73,7 +73,7 @@ class Playing(Clocks):
         except ApiError as error:
             MOVES.labels(self.game, error.reason).inc()
             raise
-        MOVES.labels(self.game, "accepted").inc()
+        self._accepted.inc()
         return response
 
     async def resign(self, request: common_pb2.ResignRequest, caller: Caller) -> Message:
@@ -83,7 +83,7 @@ class Playing(Clocks):
         except ApiError as error:
             MOVES.labels(self.game, error.reason).inc()
             raise
-        MOVES.labels(self.game, "accepted").inc()
+        self._accepted.inc()
         return response
 
     async def stop(

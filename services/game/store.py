@@ -18,6 +18,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
+from engines.canonical import canonical_json
 from runtime import game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
 from runtime.group_commit import GroupCommit
@@ -224,7 +225,7 @@ class Deadline:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return canonical_json(value)
 
 
 def _table(value: bytes | None) -> dict[str, Any] | None:
@@ -270,6 +271,10 @@ class GameStore:
         self._index = redis.register_script(_INDEX)
         self._due = redis.register_script(_DUE)
         self._pass = redis.register_script(_PASS)
+
+    async def close(self) -> None:
+        """Before the Redis client closes: the batches of writes on their way end."""
+        await self.group.close()
 
     @unavailable_when_unreachable
     async def create(

@@ -168,7 +168,9 @@ class LobbyService:
 
     async def close(self) -> None:
         """After the server stopped: the sweeps and the consumer, the hub, the channels, the
-        accounts service's channel, the database and Redis clients."""
+        accounts service's channel, the database and Redis clients (the relayed calls still
+        being served first)."""
+        await self.relay.close()
         await stop_tasks(self.tasks)  # cancelled again if one swallows a cancellation
         await self.hub.stop()
         for replicas in self.channels.values():

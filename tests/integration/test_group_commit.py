@@ -166,6 +166,20 @@ async def test_a_caller_that_stops_waiting_leaves_the_batch_to_the_others(
     assert stored.version == 1, "its write went with the others"
 
 
+async def test_a_closed_store_sends_no_more_writes(store: GameStore) -> None:
+    game_id = _game_id()
+    await _created(store, game_id)
+    batches = store.group.batches
+    await store.close()
+    with pytest.raises(ApiError) as refused:
+        await _move(store, game_id)
+    assert refused.value.reason == "UNAVAILABLE"
+    assert store.group.batches == batches
+    stored = await store.load(game_id)
+    assert stored is not None
+    assert stored.version == 0
+
+
 @pytest.fixture
 def own_redis() -> Iterator[LocalRedis]:
     server = LocalRedis(appendonly=False)

@@ -254,6 +254,30 @@ async def test_a_stopping_service_tells_a_framed_link_to_drain() -> None:
         assert await link.read() is grpc.aio.EOF
 
 
+async def test_calls_still_served_when_the_service_closes_are_ended_first() -> None:
+    """A call still being served when its service closes (after its server stopped) is
+    cancelled by the relay's close, so that none goes on to use what the service closes next
+    (its Redis client)."""
+    stand_in = _Hanging(hang=True)
+    async with (
+        _serving(stand_in) as port,
+        grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+    ):
+        link = framed_link(channel)
+        request = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
+        await link.write(
+            relay_pb2.RelayRequestFrame(
+                calls=[relay_pb2.RelayRequest(call_id=3, method="GetView", request=request)]
+            )
+        )
+        await asyncio.wait_for(stand_in.all_arrived.wait(), patience(10))
+        assert stand_in.relay is not None
+        assert stand_in.cancelled.empty()
+        await stand_in.relay.close()
+        await asyncio.wait_for(stand_in.cancelled.get(), patience(10))
+        link.cancel()
+
+
 async def test_the_gateway_falls_back_to_relay_on_an_older_service() -> None:
     """A service that serves only `Relay` (an older one) answers RelayFrames UNIMPLEMENTED: the
     gateway's calls go on Relay links instead, and none fails."""
