@@ -194,7 +194,8 @@ class Opening(GameBase):
             game_id, state.serialize(), meta, opening, status, table=stored_table, time_ms=now
         )
         loaded = Loaded(StoredGame(game_id, 0, b"", meta, None, stored_table), state, table)
-        await self._index(loaded)
+        if table is not None:  # an untimed game never has a deadline to index
+            await self._index(loaded)
         await self._wake_bots(loaded)
         await self.store.confirm(written)
         if not meta.private and day is None:  # a game anyone may watch: tell followers

@@ -365,23 +365,23 @@ class GameStore:
         so that a game can never exist unlisted; a listed id that was never created is dropped
         by the sweep, and by ListGames and the limits."""
         now = now_ms()
-        await self.redis.zadd(keys.LIVE_GAMES, {game_id: now})
-        await self.redis.incrby(keys.active_games(game), 1)
         people = sorted({p for p in players if not is_bot(p)})
-        if people or levels:
-            entry = live_entry(players, now)
-            owner = f"{now}:{sponsor_of(players, sponsor)}"
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for player in people:
-                    key = keys.player_games(player)
-                    pipe.zadd(key, {game_id: now})
-                    pipe.zremrangebyrank(key, 0, -keys.PLAYER_GAMES_KEPT - 1)
-                    pipe.expire(key, self.ttl_seconds)
-                    pipe.hsetnx(keys.player_live(player), game_id, entry)
-                    pipe.expire(keys.player_live(player), self.ttl_seconds)
-                for level in levels:
-                    pipe.hsetnx(keys.level_live(level), game_id, owner)
-                await pipe.execute()
+        entry = live_entry(players, now)
+        owner = f"{now}:{sponsor_of(players, sponsor)}"
+        # One round trip; Redis runs the commands in this order.
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(keys.LIVE_GAMES, {game_id: now})
+            pipe.incrby(keys.active_games(game), 1)
+            for player in people:
+                key = keys.player_games(player)
+                pipe.zadd(key, {game_id: now})
+                pipe.zremrangebyrank(key, 0, -keys.PLAYER_GAMES_KEPT - 1)
+                pipe.expire(key, self.ttl_seconds)
+                pipe.hsetnx(keys.player_live(player), game_id, entry)
+                pipe.expire(keys.player_live(player), self.ttl_seconds)
+            for level in levels:
+                pipe.hsetnx(keys.level_live(level), game_id, owner)
+            await pipe.execute()
 
     async def closed(self, game_id: str, players: Sequence[str] = ()) -> None:
         """The game is over: no longer counted or listed, nor among `players`' live games nor
