@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from engines.bots.base import Turn
 from games.esoloe import bots, evaluation
 from games.esoloe.rules import _LINES, LEVELS, NUM_SQUARES, RULES, EsoloeState, _Analysis
 
@@ -158,3 +159,36 @@ def test_scores_stay_below_a_fork() -> None:
     for state in (RULES.new_game(0), play("a13", "b13", "c14"), play("c12", "a31", "e23")):
         got = evaluation.score(state, 0)
         assert -evaluation.SCALE <= got <= evaluation.SCALE < bots.FORK
+
+
+# --------------------------------------------------------------------------------------------
+# the strong bot
+
+
+def test_the_strong_bot_values_its_leaves_by_the_evaluation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = []
+    score = evaluation.score
+
+    def counted(state: EsoloeState, threats: int) -> int:
+        calls.append(threats)
+        return score(state, threats)
+
+    monkeypatch.setattr(evaluation, "score", counted)
+    state = play("c12", "a31", "e23")
+    bots.StrongBot(max_nodes=300).search(state, state.legal_moves(1), 0.0)
+    assert calls
+    assert set(calls) <= {0, 1}
+
+
+@pytest.mark.parametrize("moves", [("c12",), ("c12", "a31", "e23", "b13"), ("a13", "b13", "c14")])
+def test_the_strong_bot_is_legal_and_deterministic_under_a_node_cap(
+    moves: tuple[str, ...],
+) -> None:
+    state = play(*moves)
+    seat = state.to_act()[0]
+    turn = Turn("esoloe", seat, state.view(seat), state.legal_moves(seat), 0.0)
+    chosen = {bots.StrongBot(max_nodes=400).choose(turn, random.Random(7)) for _ in range(2)}
+    assert len(chosen) == 1
+    assert chosen <= set(turn.moves)
