@@ -20,6 +20,7 @@ from typing import Final
 
 from engines.bots.base import Turn, levels
 from engines.bots.search import IterativeDeepening
+from games.esoloe import evaluation
 from games.esoloe import solver as exact
 from games.esoloe.rules import RULES, EsoloeState
 
@@ -74,12 +75,14 @@ class StrongBot(IterativeDeepening):
     deterministic, for tests). The first depth is always searched to the end.
 
     A position whose mover threatens is won at once (no need to search it). At the depth limit
-    a position is valued by the threats of the seat not to move; a position facing exactly one
+    a position facing threats on two squares is nearly lost (FORK); a position facing exactly one
     threatened square is searched on among the blocks there (a cheap quiescence), since the
     move is forced and a fork often hides behind it. A transposition table (placements commute)
     and killer moves (a reply that refutes one move often refutes its siblings) keep the tree
-    small. Root moves are tried best first: the previous depth's best, then by greedy's value,
-    ties in an order shuffled by `rng`."""
+    small. A quiet leaf (no threat against the mover, or one past the quiescence's depth) is
+    valued by the learned evaluation (games.esoloe.evaluation): its chance to win from a few
+    features, fitted on solved positions. Root moves are tried best first: the previous
+    depth's best, then by greedy's value, ties in an order shuffled by `rng`."""
 
     win = WIN
     extra_plies = 20
@@ -94,6 +97,9 @@ class StrongBot(IterativeDeepening):
     1 - margin of it, at the solver's first look at the clock after that)."""
     checked_with_nodes = 3
     """With a node cap (tests): how many of the search's moves are checked, each with the cap."""
+    learned = True
+    """Value quiet leaves by the learned evaluation (games.esoloe.evaluation), else by the
+    threats against the mover alone (THREAT a square)."""
 
     def __init__(self, max_nodes: int | None = None, max_depth: int = 16) -> None:
         super().__init__(max_nodes, max_depth)
@@ -189,6 +195,8 @@ class StrongBot(IterativeDeepening):
             if len(threats) >= 2:
                 return -FORK
             if not threats or depth < -2:
+                if self.learned:
+                    return evaluation.score(state, len(threats))
                 return -THREAT * len(threats)
             moves = [m for m in moves if m[0] in threats]  # quiescence: the forced block
             if not moves:
