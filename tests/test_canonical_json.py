@@ -12,13 +12,10 @@ from hypothesis import strategies as st
 from engines.canonical import canonical_json
 
 JSON_VALUES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False)
-    | st.text(),
-    lambda children: st.lists(children, max_size=5)
-    | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
     max_leaves=30,
 )
 
