@@ -240,6 +240,11 @@ class _Sentinels(Sentinel):
                 task.add_done_callback(stragglers.discard)
         return Survey(tuple(answers), len(asked))
 
+    async def stop(self) -> None:
+        """Before the Sentinels' clients close: the questions still out end (cancelled), so
+        that none opens a connection after the close."""
+        await stop_tasks([*self.__dict__.get("_stragglers", ()), *self.__dict__.get("_tasks", ())])
+
     _surveying = False
 
     async def confirmations(self, service_name: str, about: tuple[str, int]) -> Survey:
@@ -252,13 +257,17 @@ class _Sentinels(Sentinel):
         if future is None:
             future = waiting[about] = asyncio.get_running_loop().create_future()
             if not self._surveying:
-                asyncio.get_running_loop().create_task(self._rounds(service_name, waiting))
+                rounds = asyncio.get_running_loop().create_task(self._rounds(service_name, waiting))
+                tasks: set[asyncio.Task[None]] = self.__dict__.setdefault("_tasks", set())
+                tasks.add(rounds)
+                rounds.add_done_callback(tasks.discard)
         return await asyncio.shield(future)
 
     async def _rounds(
         self, service_name: str, waiting: dict[tuple[str, int], asyncio.Future[Survey]]
     ) -> None:
         self._surveying = True
+        round_: asyncio.Future[Survey] | None = None
         try:
             while waiting:
                 about, round_ = waiting.popitem()
@@ -269,6 +278,12 @@ class _Sentinels(Sentinel):
                     round_.exception()  # retrieved here, whoever else awaits it
         finally:
             self._surveying = False
+            # Stopped (the client closes): nobody is left waiting for ever.
+            left = [*waiting.values(), *([] if round_ is None else [round_])]
+            waiting.clear()
+            for future in left:
+                if not future.done():
+                    future.cancel()
 
     async def discover_master(self, service_name: str) -> tuple[str, int]:
         survey = await self.survey(service_name)
@@ -347,6 +362,7 @@ class _SentinelMaster(Redis):
     async def aclose(self, close_connection_pool: bool | None = None) -> None:
         pool: _BlockingSentinelPool = self.connection_pool  # type: ignore[assignment]
         await pool.stop_following()
+        await pool.sentinel_manager.stop()
         await super().aclose(close_connection_pool)
         for sentinel in pool.sentinel_manager.sentinels:
             await sentinel.aclose()

@@ -28,6 +28,7 @@ PURE_GAME_MODULES = (
     "study",
     "belief",
     "history",
+    "evaluation",
 )
 """Modules of a game's package that are engine code (pure); `games.replay`, `games.arena`,
 `games.clock` and the declarations (`games`, `games.<game>`, `games.declaration`) are pure too."""
