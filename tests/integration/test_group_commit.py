@@ -245,6 +245,34 @@ async def test_under_sentinel_a_batch_is_confirmed_once(monkeypatch: pytest.Monk
         await asyncio.to_thread(redis.stop)
 
 
+async def test_closing_a_sentinel_client_ends_its_questions_still_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A survey that the first Sentinels' answers settle leaves the slow one's question out;
+    closing the client ends it, so that none opens a connection after the close."""
+    redis = await asyncio.to_thread(LocalRedisSentinel, replicas=1)
+    for name, value in redis.sentinels_env.items():
+        monkeypatch.setenv(name, value)
+    client: Redis = connect_redis(redis.url)
+    slow = redis.sentinels[0].process
+    try:
+        await client.ping()
+        manager: Any = client.connection_pool.sentinel_manager  # type: ignore[attr-defined]
+        await manager.survey(redis.MASTER_NAME)  # every Sentinel's client connected
+        node = ("127.0.0.1", redis.primary().port)
+        slow.send_signal(signal.SIGSTOP)
+        survey = await manager.survey(redis.MASTER_NAME, node)
+        assert survey.confirms(node), "two of three confirm it"
+        (out,) = manager._stragglers
+        assert not out.done(), "the stopped one's question is still out"
+        await client.aclose()
+        assert out.done()
+    finally:
+        slow.send_signal(signal.SIGCONT)
+        await client.aclose()
+        await asyncio.to_thread(redis.stop)
+
+
 GAMES_IN_PLAY = 16
 MOVES_EACH = 12
 
