@@ -116,6 +116,17 @@ def framed_link(channel: grpc.aio.Channel, metadata: tuple[tuple[str, str], ...]
     )(metadata=metadata)
 
 
+def views_frame(*call_ids: int) -> relay_pb2.RelayRequestFrame:
+    """A frame of GetView calls (of a stand-in's game), one for each of `call_ids`."""
+    body = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
+    return relay_pb2.RelayRequestFrame(
+        calls=[
+            relay_pb2.RelayRequest(call_id=call_id, method="GetView", request=body)
+            for call_id in call_ids
+        ]
+    )
+
+
 async def test_calls_ready_together_go_in_one_frame_each_answered_alone(
     platform: Platform,
 ) -> None:
@@ -215,12 +226,7 @@ async def test_answers_ready_in_one_turn_go_back_in_one_frame() -> None:
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
     ):
         link = framed_link(channel)
-        body = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
-        calls = [
-            relay_pb2.RelayRequest(call_id=call_id, method="GetView", request=body)
-            for call_id in range(1, 5)
-        ]
-        await link.write(relay_pb2.RelayRequestFrame(calls=calls))
+        await link.write(views_frame(1, 2, 3, 4))
         await asyncio.wait_for(stand_in.all_arrived.wait(), patience(10))
         stand_in.released.set()
         frame = (await link.read()).answers
@@ -237,12 +243,7 @@ async def test_a_stopping_service_tells_a_framed_link_to_drain() -> None:
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
     ):
         link = framed_link(channel)
-        request = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
-        await link.write(
-            relay_pb2.RelayRequestFrame(
-                calls=[relay_pb2.RelayRequest(call_id=7, method="GetView", request=request)]
-            )
-        )
+        await link.write(views_frame(7))
         (answer,) = (await link.read()).answers
         assert (answer.call_id, status_code(answer)) == (7, grpc.StatusCode.OK)
         assert stand_in.relay is not None
@@ -264,12 +265,7 @@ async def test_calls_still_served_when_the_service_closes_are_ended_first() -> N
         grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
     ):
         link = framed_link(channel)
-        request = common_pb2.GetViewRequest(game_id="esoloe-1").SerializeToString()
-        await link.write(
-            relay_pb2.RelayRequestFrame(
-                calls=[relay_pb2.RelayRequest(call_id=3, method="GetView", request=request)]
-            )
-        )
+        await link.write(views_frame(3))
         await asyncio.wait_for(stand_in.all_arrived.wait(), patience(10))
         assert stand_in.relay is not None
         assert stand_in.cancelled.empty()
