@@ -84,13 +84,17 @@ class GroupCommit:
 
     async def close(self) -> None:
         """The batches on their way end (cancelled: their writers stopped waiting), so that none
-        uses the Redis client after it is closed; writes queued after this are not sent."""
+        uses the Redis client after it is closed; writes still queued are not sent (their
+        writers see a cancellation), nor any written after this."""
         self._closed = True
+        queued, self._queue = self._queue, []
+        for _, _, future in queued:
+            future.cancel()
         await stop_tasks(self._flushing)
 
     def _start(self) -> None:
         self._scheduled = False
-        if self._queue and len(self._flushing) < self.in_flight:
+        if self._queue and not self._closed and len(self._flushing) < self.in_flight:
             task = asyncio.create_task(self._flush_all(), name="redis-group-commit")
             self._flushing.add(task)
 

@@ -170,7 +170,11 @@ async def test_a_closed_store_sends_no_more_writes(store: GameStore) -> None:
     game_id = _game_id()
     await _created(store, game_id)
     batches = store.group.batches
+    queued = asyncio.create_task(_move(store, game_id))  # queued when the store closes
+    await asyncio.sleep(0)
     await store.close()
+    with pytest.raises((asyncio.CancelledError, ApiError)):
+        await queued
     with pytest.raises(ApiError) as refused:
         await _move(store, game_id)
     assert refused.value.reason == "UNAVAILABLE"
