@@ -1,14 +1,17 @@
 """Redis Stream entries fanned out to every local watcher, with no Redis connection per watcher.
 
-Writers publish the name of a stream they append to (`notify`, or PUBLISH from their Lua
-script) on a channel of its family (`keys.changed_channel`). In each process a `StreamHub`
-holds one subscription to the families it serves, and reads a changed stream once (XRANGE from
-the earliest position its watchers wait at) for all of its local watchers, however many. A
-watcher costs a small queue and a coroutine, never a connection: the process's Redis connections
-are its one subscription and the few short reads of its pool.
+Writers publish the name of a stream they append to on the stream's own channel
+(`keys.changed_channel`, from their Lua script). In each process a `StreamHub` holds one
+subscription, to the channels of the streams its watchers follow (and only those: a process
+hears of the games watched in it, not of every move of its kind), and reads a changed stream
+once (XRANGE from the earliest position its watchers wait at) for all of its local watchers,
+however many. A watcher costs a small queue and a coroutine, never a connection: the process's
+Redis connections are its one subscription and the few short reads of its pool.
 
 Notifications are fire and forget (Redis drops them only with the subscriber's connection, and
-the hub then reads every watched stream as it subscribes again), so the hub also looks at every
+the hub then reads every watched stream as it subscribes again; a stream's first watcher is
+caught up by a read when it starts and another once its channel's subscription is confirmed, so
+no entry falls between the two), so the hub also looks at every
 watched stream every `poll_seconds`, a slice at a time: a lost notification delays delivery by at
 most that, and never loses an entry. A watcher
 resumes from any entry id and gets every entry after it, in order, once.
@@ -29,6 +32,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from runtime import keys
 from runtime.redis import redis_failed
 from runtime.tasks import stop_tasks
 
@@ -40,6 +44,9 @@ Entry = tuple[str, dict[bytes, bytes]]
 READ_COUNT = 200
 POLL_SLICES = 10
 """The periodic look at every watched stream is spread over this many steps."""
+ANCHOR = keys.changed_channel("")
+"""A channel nothing publishes on (no stream is named ""): the subscription holds it from the
+start, so its connection is a subscriber's before any stream is watched."""
 
 
 class TooSlow(Exception):
@@ -122,14 +129,12 @@ class StreamHub:
     def __init__(
         self,
         redis: Redis,
-        channels: Sequence[str],
         *,
         poll_seconds: float = 10.0,
         max_pending: int = 256,
         stall_seconds: float = 30.0,
     ) -> None:
         self.redis = redis
-        self.channels = list(channels)
         self.poll_seconds = poll_seconds
         self.max_pending = max_pending
         self.stall_seconds = stall_seconds
@@ -139,6 +144,10 @@ class StreamHub:
         """Streams to read soon, each for all its watchers (None) or only for some (a new
         watcher catching up does not make the others' entries be offered again)."""
         self._wake = asyncio.Event()
+        self._subscribed: set[str] = set()
+        """Streams whose channel the subscription holds or has asked for."""
+        self._resubscribe = asyncio.Event()
+        """The watched streams changed: the subscription follows."""
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -161,7 +170,10 @@ class StreamHub:
     def watch(self, stream: str, after: str) -> Watcher:
         """A watcher of `stream` from the entry after `after` ("0-0": from the start)."""
         watcher = Watcher(self, stream, after, self.max_pending)
-        self.watchers.setdefault(stream, set()).add(watcher)
+        if stream not in self.watchers:
+            self.watchers[stream] = set()
+            self._resubscribe.set()
+        self.watchers[stream].add(watcher)
         self.wanted(watcher)  # catch up at once
         return watcher
 
@@ -171,6 +183,7 @@ class StreamHub:
             watchers.discard(watcher)
             if not watchers:
                 del self.watchers[watcher.stream]
+                self._resubscribe.set()
 
     def changed(self, stream: str) -> None:
         """`stream` may have new entries: read it for its watchers soon."""
@@ -194,18 +207,23 @@ class StreamHub:
     async def _listen(self) -> None:
         """The one subscription: every notification marks its stream changed."""
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = self.redis.pubsub()
+            tasks: list[asyncio.Task[None]] = []
             try:
                 # A cluster client knows the slots (whose node a channel is on) only once
                 # initialized; a pub/sub before its first command would find none.
                 await self.redis.initialize()
-                await pubsub.subscribe(*self.channels)
+                await pubsub.subscribe(ANCHOR)
+                self._subscribed = set()
+                self._resubscribe.set()
                 self._all_changed()  # anything missed while away
-                while True:
-                    message: Any = await pubsub.get_message(timeout=10.0)
-                    if message is not None and message["type"] == "message":
-                        data = message["data"]
-                        self.changed(data.decode() if isinstance(data, bytes) else data)
+                tasks = [
+                    asyncio.create_task(self._hear(pubsub), name="fanout-hear"),
+                    asyncio.create_task(self._follow(pubsub), name="fanout-follow"),
+                ]
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # raises what ended it
             except asyncio.CancelledError:
                 raise
             except Exception as error:
@@ -218,7 +236,34 @@ class StreamHub:
                 await asyncio.sleep(0.5)
             finally:
                 with contextlib.suppress(Exception):
+                    await stop_tasks(tasks)
+                with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def _hear(self, pubsub: Any) -> None:
+        """Mark each notified stream changed, and each stream whose channel was just subscribed
+        to (an entry may have come between its first read and the subscription)."""
+        prefix = len(ANCHOR)
+        while True:
+            message: Any = await pubsub.get_message(timeout=10.0)
+            if message is not None and message["type"] in ("message", "subscribe"):
+                channel = message["channel"]
+                name = channel.decode() if isinstance(channel, bytes) else channel
+                self.changed(name[prefix:])
+
+    async def _follow(self, pubsub: Any) -> None:
+        """Keep the subscription to the channels of the streams watched now."""
+        while True:
+            await self._resubscribe.wait()
+            self._resubscribe.clear()
+            watched = set(self.watchers)
+            new, gone = watched - self._subscribed, self._subscribed - watched
+            if new:
+                self._subscribed |= new
+                await pubsub.subscribe(*(keys.changed_channel(stream) for stream in new))
+            if gone:
+                self._subscribed -= gone
+                await pubsub.unsubscribe(*(keys.changed_channel(stream) for stream in gone))
 
     async def _poll(self) -> None:
         """Every watched stream, once every poll_seconds, a slice at a time (so the reads spread
@@ -293,8 +338,3 @@ class StreamHub:
             if len(items) == READ_COUNT:  # more to come, for the same watchers
                 for watcher in watchers:
                     self.wanted(watcher)
-
-
-async def notify(redis: Redis, channel: str, stream: str) -> None:
-    """Tell the hubs listening on `channel` that `stream` has new entries."""
-    await redis.publish(channel, stream)

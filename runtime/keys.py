@@ -44,13 +44,13 @@ def game_passes(game_id: str) -> str:
     return f"game:{_tag(game_id)}:passes"
 
 
-def changed_channel(family: str) -> str:
-    """Pub/sub channel: the names of the streams of a family that just got an entry (a game
-    kind's event streams, or "tickets"), for the fan-out hubs (runtime/fanout.py)."""
-    return f"changed:{family}"
+CHANGED_PREFIX = "changed:"
 
 
-TICKETS_FAMILY = "tickets"
+def changed_channel(stream: str) -> str:
+    """Pub/sub channel: the name of `stream` each time it gets an entry, for the fan-out hubs
+    whose watchers follow it (runtime/fanout.py). Scripts publish on `CHANGED_PREFIX .. key`."""
+    return CHANGED_PREFIX + stream
 
 
 BOT_TURNS = "bots:turns"
@@ -230,7 +230,6 @@ def version_of_entry_id(entry_id: str) -> int:
 
 # Playing with friends: tables that wait for their players (challenges, invites, open tables,
 # rematches), under the lobby's hash tag like tickets.
-TABLES_FAMILY = "tables"
 
 
 def table(table_id: str) -> str:
@@ -300,7 +299,6 @@ def challenge_setting(player: str) -> str:
 
 
 # Following, presence and notifications (services/lobby/following.py), under the lobby's tag.
-NOTIFICATIONS_FAMILY = "notifications"
 
 
 def player_notifications(player: str) -> str:

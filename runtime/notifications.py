@@ -17,13 +17,13 @@ KEPT = 100
 KEPT_SECONDS = 86400
 """How long a player's notifications are kept after the latest."""
 
-# KEYS: each player's notifications. ARGV: how many kept, seconds kept, the channel, then the
-# entry's field/value pairs.
+# KEYS: each player's notifications. ARGV: how many kept, seconds kept, the prefix of a stream's
+# channel (keys.changed_channel), then the entry's field/value pairs.
 _SEND = """
 for _, key in ipairs(KEYS) do
   redis.call('XADD', key, 'MAXLEN', '~', ARGV[1], '*', unpack(ARGV, 4))
   redis.call('EXPIRE', key, ARGV[2])
-  redis.call('PUBLISH', ARGV[3], key)
+  redis.call('PUBLISH', ARGV[3] .. key, key)
 end
 """
 
@@ -42,7 +42,7 @@ class Notifier:
         await self._send(
             keys=[keys.player_notifications(p) for p in dict.fromkeys(players)],
             args=[
-                KEPT, KEPT_SECONDS, keys.changed_channel(keys.NOTIFICATIONS_FAMILY),
+                KEPT, KEPT_SECONDS, keys.CHANGED_PREFIX,
                 *(x for pair in entry.items() for x in pair),
             ],
         )  # fmt: skip

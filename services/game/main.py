@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 import games
-from runtime import keys
 from runtime.config import ServiceSettings
 from runtime.fanout import StreamHub
 from runtime.observability import ACTIVE_GAMES, configure_logging, serve_metrics
@@ -74,7 +73,6 @@ async def start_game_service(
     )
     hub = StreamHub(
         redis,
-        [keys.changed_channel(game)],
         poll_seconds=settings.poll_seconds,
         max_pending=settings.watch_queue,
         stall_seconds=settings.stall_seconds,

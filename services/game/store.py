@@ -300,7 +300,7 @@ class GameStore:
                 _dumps(status.to_json()),
                 time_ms,
                 self.ttl_seconds,
-                keys.changed_channel(keys.kind_of(game_id)),
+                keys.changed_channel(keys.game_events(game_id)),
                 _optional(table),
             ],
         )
@@ -512,7 +512,7 @@ class GameStore:
                 _dumps(status.to_json()),
                 time_ms,
                 self.ttl_seconds,
-                keys.changed_channel(keys.kind_of(game_id)),
+                keys.changed_channel(keys.game_events(game_id)),
                 _optional(table),
                 _optional(table_event),
                 _optional(not_after),

@@ -24,7 +24,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio import Redis
 
-from runtime import db, keys
+from runtime import db
 from runtime.accounts_client import AccountsClient
 from runtime.config import (
     env_bool,
@@ -191,13 +191,7 @@ async def start_lobby_service(settings: LobbySettings) -> LobbyService:
     )
     for replicas in channels.values():
         replicas.start()
-    hub = StreamHub(
-        redis,
-        [
-            keys.changed_channel(family)
-            for family in (keys.TICKETS_FAMILY, keys.TABLES_FAMILY, keys.NOTIFICATIONS_FAMILY)
-        ],
-    )
+    hub = StreamHub(redis)
     await hub.start()
     database = None
     if settings.database_url:

@@ -49,7 +49,7 @@ local function tell(first, id, now, life)
     for j = i, i + 1 do
       if redis.call('PTTL', KEYS[j]) < life then redis.call('PEXPIRE', KEYS[j], life) end
     end
-    redis.call('PUBLISH', '{CHANNEL}', KEYS[i + 1])
+    redis.call('PUBLISH', '{CHANGED}' .. KEYS[i + 1], KEYS[i + 1])
   end
 end
 """
@@ -245,7 +245,7 @@ def now_ms() -> int:
 
 def _notifying(script: str) -> str:
     return (
-        script.replace("{CHANNEL}", keys.changed_channel(keys.TABLES_FAMILY))
+        script.replace("{CHANGED}", keys.CHANGED_PREFIX)
         .replace("{KEPT}", str(TABLES_LISTED))
         .replace("{STARTING_MS}", str(STARTING_SECONDS * 1000))
     )

@@ -31,7 +31,7 @@ redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
 redis.call('SADD', KEYS[5], ARGV[2])
 redis.call('XADD', KEYS[3], '*', 'state', 'queued')
 redis.call('EXPIRE', KEYS[3], ARGV[4])
-redis.call('PUBLISH', '{CHANNEL}', KEYS[3])
+redis.call('PUBLISH', '{CHANGED}' .. KEYS[3], KEYS[3])
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', 100000, '*', 'ticket', ARGV[1], 'pool', ARGV[2])
 return {'OK', ARGV[1]}
 """
@@ -45,7 +45,7 @@ redis.call('HSET', KEYS[1], 'state', ARGV[2])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('XADD', KEYS[3], '*', 'state', ARGV[2])
-redis.call('PUBLISH', '{CHANNEL}', KEYS[3])
+redis.call('PUBLISH', '{CHANGED}' .. KEYS[3], KEYS[3])
 return ARGV[2]
 """
 
@@ -62,7 +62,7 @@ for i = 0, n - 1 do
   if redis.call('GET', KEYS[3 + 3 * i]) == id then redis.call('DEL', KEYS[3 + 3 * i]) end
   redis.call('ZREM', KEYS[1], id)
   redis.call('XADD', KEYS[4 + 3 * i], '*', 'state', 'matched', 'game_id', ARGV[1], 'seat', seat)
-  redis.call('PUBLISH', '{CHANNEL}', KEYS[4 + 3 * i])
+  redis.call('PUBLISH', '{CHANGED}' .. KEYS[4 + 3 * i], KEYS[4 + 3 * i])
 end
 return 1
 """
@@ -119,7 +119,7 @@ def _now_ms() -> int:
 
 def _notifying(script: str) -> str:
     """The script, telling the lobby's watchers (runtime/fanout.py) of each ticket event."""
-    return script.replace("{CHANNEL}", keys.changed_channel(keys.TICKETS_FAMILY))
+    return script.replace("{CHANGED}", keys.CHANGED_PREFIX)
 
 
 class TicketStore:

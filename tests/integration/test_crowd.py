@@ -184,8 +184,8 @@ async def test_a_slow_watcher_is_served_in_steps_then_cut_and_resumes_exactly(
     the rest, with no gap and no duplicate."""
     redis = connect_redis(redis_url)
     stream = f"test:fanout:{id(object())}"
-    channel = "changed:test"
-    hub = StreamHub(redis, [channel], poll_seconds=0.1, max_pending=4, stall_seconds=0.5)
+    channel = keys.changed_channel(stream)
+    hub = StreamHub(redis, poll_seconds=0.1, max_pending=4, stall_seconds=0.5)
     await hub.start()
     try:
         ids: list[Any] = [await redis.xadd(stream, {"n": str(n)}) for n in range(10)]
@@ -219,6 +219,44 @@ async def test_a_slow_watcher_is_served_in_steps_then_cut_and_resumes_exactly(
         await redis.aclose()
 
 
+async def test_a_hub_hears_only_of_the_streams_its_watchers_follow(redis_url: str) -> None:
+    """A hub subscribes to the channel of each stream watched in it, from its first watcher to
+    its last (so a process does not hear every move of its kind), and hears an entry on it at
+    once, long before its poll would look."""
+    redis = connect_redis(redis_url)
+    tag = id(object())
+    watched, other = f"test:fanout:{tag}:watched", f"test:fanout:{tag}:other"
+    hub = StreamHub(redis, poll_seconds=600)
+    await hub.start()
+
+    async def subscribers(stream: str) -> int:
+        counts = await redis.pubsub_numsub(keys.changed_channel(stream))
+        return int(counts[0][1])
+
+    async def subscribed() -> bool:
+        return await subscribers(watched) == 1
+
+    async def left() -> bool:
+        return await subscribers(watched) == 0
+
+    try:
+        after = "0-0"
+        for n in range(2):  # subscribed again after the last watcher left
+            reader = hub.watch(watched, after)
+            await eventually(subscribed, 5, "the stream's channel subscribed")
+            assert await subscribers(other) == 0
+            after = (await redis.xadd(watched, {"n": str(n)})).decode()
+            await redis.publish(keys.changed_channel(watched), watched)
+            entries = await asyncio.wait_for(reader.next(), patience(5))
+            assert [fields[b"n"] for _, fields in entries] == [str(n).encode()]
+            reader.close()
+            await eventually(left, 5, "the channel left with its last watcher")
+    finally:
+        await hub.stop()
+        await redis.delete(watched)
+        await redis.aclose()
+
+
 async def test_on_a_redis_cluster_a_new_hub_hears_notifications_at_once() -> None:
     """A hub started on a fresh cluster client (nothing asked of the cluster yet) subscribes and
     delivers a new entry on its notification, long before its poll would. Its subscription
@@ -226,8 +264,9 @@ async def test_on_a_redis_cluster_a_new_hub_hears_notifications_at_once() -> Non
     cluster = await asyncio.to_thread(LocalRedisCluster, masters=3, appendonly=False)
     redis = connect_redis(cluster.url, cluster=True)
     writer = connect_redis(cluster.url, cluster=True)
-    stream, channel = "test:fanout:{cluster}", "changed:test"
-    hub = StreamHub(redis, [channel], poll_seconds=600)
+    stream = "test:fanout:{cluster}"
+    channel = keys.changed_channel(stream)
+    hub = StreamHub(redis, poll_seconds=600)
     await hub.start()
     try:
         reader = hub.watch(stream, "0-0")
