@@ -18,6 +18,7 @@ duplicate).
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -246,13 +247,13 @@ class SessionLink:
         assert answer is not None
         if answer.code:
             raise _error(_code(answer.code), answer.details, answer.trailers)
-        return message_factory.GetMessageClass(method.output_type).FromString(answer.response)
+        return _output(method).FromString(answer.response)
 
     def streaming(self, method: MethodDescriptor, request: Message, bot_seat: str) -> _StreamCall:
         message = session_pb2.Call(
             method=_path(method), request=request.SerializeToString(), bot_seat=bot_seat
         )
-        return _StreamCall(self, message, message_factory.GetMessageClass(method.output_type))
+        return _StreamCall(self, message, _output(method))
 
     def _cancel(self, call_id: int) -> None:
         if self._calls.pop(call_id, None) is not None and self._stream is not None:
@@ -311,6 +312,7 @@ class _Stub:
             ) -> _StreamCall:
                 return link.streaming(method, request, _bot_seat(metadata))
 
+            setattr(self, name, stream)  # made once: found as an attribute from now on
             return stream
 
         async def unary(
@@ -320,6 +322,7 @@ class _Stub:
         ) -> Any:
             return await link.unary(method, request, timeout, _bot_seat(metadata))
 
+        setattr(self, name, unary)
         return unary
 
 
@@ -330,8 +333,15 @@ def _bot_seat(metadata: Metadata | None) -> str:
     return ""
 
 
+@functools.cache
 def _path(method: MethodDescriptor) -> str:
     return f"/{method.containing_service.full_name}/{method.name}"
+
+
+@functools.cache
+def _output(method: MethodDescriptor) -> Any:
+    """The class of `method`'s answers."""
+    return message_factory.GetMessageClass(method.output_type)
 
 
 def _code(number: int) -> grpc.StatusCode:

@@ -51,6 +51,10 @@ LINKS = 8
 """Links kept open to a service's target, by default (round robin spreads them)."""
 MAX_AGE_SECONDS = 60.0
 """A link takes no new calls after this long, by default."""
+TIDY_SECONDS = 1.0
+"""How often the links are looked over (those past their age retired, the finished ones let
+go), at most: a call picks a link from the list made then, and a link it finds closed since
+has the list made again at once."""
 ATTEMPTS = 4
 BACKOFF_SECONDS = 0.05
 MAX_BACKOFF_SECONDS = 0.5
@@ -200,6 +204,9 @@ class Relay:
         self.links_wanted = links
         self.max_age = max_age
         self.links: list[Link] = []
+        self._live: list[Link] = []
+        """The links open when last looked over (`_tidy`)."""
+        self._tidy_at = 0.0
         self._turn = itertools.count()
         self._last: Link | None = None
         self.opened = 0
@@ -209,6 +216,29 @@ class Relay:
 
     def _link(self) -> Link:
         now = time.monotonic()
+        if now >= self._tidy_at:
+            self._tidy(now)
+        while True:
+            if len(self._live) < self.links_wanted:
+                link = Link(self.replicas, self.internal_key, self.framed, self._unframed)
+                self.links.append(link)
+                self._live.append(link)
+                self.opened += 1
+                return link
+            # A frame still forming (its writer has not taken it yet) takes the call too;
+            # otherwise the next link in turn, so frames, and the calls in them, spread over
+            # the replicas.
+            last = self._last
+            if last is not None and last.open and 0 < len(last.outbox) < FRAME_CALLS:
+                return last
+            link = self._live[next(self._turn) % len(self._live)]
+            if link.open:
+                self._last = link
+                return link
+            self._tidy(now)  # closed since the list was made
+
+    def _tidy(self, now: float) -> None:
+        """Retire the links past their age; the list of open links, the finished ones let go."""
         live = []
         for link in self.links:
             if link.open and now - link.opened > self.max_age:
@@ -216,18 +246,8 @@ class Relay:
             if link.open:
                 live.append(link)
         self.links = [link for link in self.links if not link.finished]
-        if len(live) < self.links_wanted:
-            link = Link(self.replicas, self.internal_key, self.framed, self._unframed)
-            self.links.append(link)
-            self.opened += 1
-            return link
-        # A frame still forming (its writer has not taken it yet) takes the call too; otherwise
-        # the next link in turn, so frames, and the calls in them, spread over the replicas.
-        last = self._last
-        if last is not None and last.open and 0 < len(last.outbox) < FRAME_CALLS:
-            return last
-        link = self._last = live[next(self._turn) % len(live)]
-        return link
+        self._live = live
+        self._tidy_at = now + min(TIDY_SECONDS, self.max_age / 4)
 
     def _unframed(self) -> None:
         self.framed = False
@@ -238,6 +258,7 @@ class Relay:
         self.framed = True
         for link in self.links:
             link.retire()
+        self._tidy_at = 0.0
 
     async def call(
         self,

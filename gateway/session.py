@@ -22,8 +22,8 @@ import grpc
 
 from gateway.auth import Identity
 from gateway.routing import Proxy, Route, too_large
-from runtime.observability import RPC_SECONDS
-from runtime.relay import CODES
+from runtime.observability import rpc_seconds
+from runtime.relay import CODE_NAMES
 from runtime.server import MAX_REQUEST_BYTES, Context
 from tabletop.session.v1 import session_pb2, session_pb2_grpc
 from wire.errors import ApiError, abort
@@ -164,7 +164,7 @@ class _Session:
             del self.calls[call.call_id]
             self.streaming.discard(call.call_id)
             method = call.method if route is not None else "unknown"
-            RPC_SECONDS.labels(method, _code(last.code)).observe(time.perf_counter() - started)
+            rpc_seconds(method, _code(last.code)).observe(time.perf_counter() - started)
 
     async def _serve(self, call: session_pb2.Call, route: Route | None) -> session_pb2.OpenResponse:
         """The call's last response (its answer, or why it failed)."""
@@ -222,7 +222,7 @@ class _Session:
 
 
 def _code(number: int) -> str:
-    return CODES.get(number, grpc.StatusCode.UNKNOWN).name
+    return CODE_NAMES.get(number, "UNKNOWN")
 
 
 def _response(call_id: int, code: grpc.StatusCode, details: str) -> session_pb2.OpenResponse:

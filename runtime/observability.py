@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -20,6 +21,15 @@ RPC_SECONDS = Histogram(
     ["method", "code"],
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0),
 )
+
+
+@functools.cache
+def rpc_seconds(method: str, code: str) -> Any:
+    """RPC_SECONDS's series of `method` and `code`, its labels looked up once (both come from
+    small fixed sets: the methods served, gRPC's codes)."""
+    return RPC_SECONDS.labels(method, code)
+
+
 MOVES = Counter(
     "tabletop_moves_total",
     "Moves (and resignations) by game and outcome: accepted, or the reason they were refused",
@@ -202,7 +212,7 @@ def timed_unary(method: str, behavior: Behavior, parse: Behavior | None) -> Beha
             failed = False
             return response
         finally:
-            RPC_SECONDS.labels(method, _code(context, failed)).observe(time.perf_counter() - start)
+            rpc_seconds(method, _code(context, failed)).observe(time.perf_counter() - start)
 
     return timed
 
@@ -219,6 +229,6 @@ def _timed_stream(method: str, behavior: Behavior, parse: Behavior | None) -> Be
                 yield message
             failed = False
         finally:
-            RPC_SECONDS.labels(method, _code(context, failed)).observe(time.perf_counter() - start)
+            rpc_seconds(method, _code(context, failed)).observe(time.perf_counter() - start)
 
     return timed

@@ -27,7 +27,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from runtime.observability import RELAY_FRAME, RPC_SECONDS
+from runtime.observability import RELAY_FRAME, rpc_seconds
 from runtime.server import MAX_REQUEST_BYTES
 from runtime.tasks import stop_tasks
 from tabletop.relay.v1 import relay_pb2
@@ -55,6 +55,8 @@ DRAIN_NOTICE_SECONDS = 1.0
 
 CODES = {code.value[0]: code for code in grpc.StatusCode}
 """gRPC status codes by number."""
+CODE_NAMES = {number: code.name for number, code in CODES.items()}
+"""Their names, by number."""
 
 Handler = Callable[[Any, Caller], Awaitable[Message]]
 """A unary method of a service: the request and who calls -> the answer (or an ApiError)."""
@@ -249,9 +251,6 @@ class RelayServicer:
         self.frames = 0
         """Frames of calls received so far (RelayFrames)."""
         self.draining = False
-        self._timers: dict[tuple[str, int], Any] = {}
-        """Each method's and status code's call time histogram (prometheus labels looked up
-        once)."""
 
     def add_to(self, server: grpc.aio.Server) -> None:
         # Registered by hand: the generated servicer base class types a streaming method as an
@@ -393,12 +392,7 @@ class RelayServicer:
             answer = failure(
                 request.call_id, grpc.StatusCode.UNKNOWN, "the service failed to answer; retry"
             )
-        timer = self._timers.get((path, answer.code))
-        if timer is None:
-            timer = self._timers[path, answer.code] = RPC_SECONDS.labels(
-                path, CODES[answer.code].name
-            )
-        timer.observe(time.perf_counter() - start)
+        rpc_seconds(path, CODE_NAMES[answer.code]).observe(time.perf_counter() - start)
         return answer
 
     async def drain(self) -> None:

@@ -72,19 +72,14 @@ UNBOUND, BOUND = "v1", "v2"
 def _mac(
     key: str, version: str, method: str, issued_ms: int, fields: Mapping[str, str], body: bytes
 ) -> str:
-    digest = [hashlib.sha256(body).hexdigest()] if version == BOUND else []
-    extra = [f"{n}={fields[n]}" for n in SIGNED_IF_SET if fields.get(n)] if digest else []
-    text = "\n".join(
-        [
-            version,
-            str(issued_ms),
-            method,
-            *digest,
-            *(fields.get(name, "") for name in SIGNED),
-            *extra,
-        ]
-    )
-    return hmac.digest(key.encode(), text.encode(), "sha256").hex()
+    get = fields.get
+    lines = [version, str(issued_ms), method]
+    if version == BOUND:
+        lines.append(hashlib.sha256(body).hexdigest())
+    lines.extend([get(name, "") for name in SIGNED])
+    if version == BOUND:
+        lines.extend([f"{name}={value}" for name in SIGNED_IF_SET if (value := get(name))])
+    return hmac.digest(key.encode(), "\n".join(lines).encode(), "sha256").hex()
 
 
 def proof(
