@@ -56,6 +56,7 @@ TIDY_SECONDS = 1.0
 go), at most: a call picks a link from the list made then, and a link it finds closed since
 has the list made again at once."""
 ATTEMPTS = 4
+UNAVAILABLE = grpc.StatusCode.UNAVAILABLE.value[0]
 BACKOFF_SECONDS = 0.05
 MAX_BACKOFF_SECONDS = 0.5
 
@@ -294,7 +295,7 @@ class Relay:
                 response = await self._link().call(message, deadline)
             except TimeoutError:
                 return failure(0, grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
-            if response is not None and response.code != grpc.StatusCode.UNAVAILABLE.value[0]:
+            if response is not None and response.code != UNAVAILABLE:
                 return response
             if attempt == ATTEMPTS or deadline - loop.time() <= backoff:
                 break

@@ -198,6 +198,7 @@ class Opening(GameBase):
             await self._index(loaded)
         await self._wake_bots(loaded)
         await self.store.confirm(written)
+        self.hints.put(game_id, loaded)  # the first move needs no read
         if not meta.private and day is None:  # a game anyone may watch: tell followers
             await self.store.started(game_id, players, names)
         GAMES_CREATED.labels(self.game).inc()
