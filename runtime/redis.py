@@ -394,9 +394,9 @@ class Script:
     keys: Sequence[Any]
     args: Sequence[Any]
 
-    @functools.cached_property
+    @property
     def digest(self) -> str:
-        return hashlib.sha1(self.source.encode()).hexdigest()  # the name Redis gives it
+        return _digest(self.source)
 
     def command(self, by_digest: bool) -> tuple[Any, ...]:
         head = ("EVALSHA", self.digest) if by_digest else ("EVAL", self.source)
@@ -404,6 +404,12 @@ class Script:
 
 
 Command = tuple[Any, ...] | Script
+
+
+@functools.cache
+def _digest(source: str) -> str:
+    """The name Redis gives a script (its SHA-1), worked out once per script."""
+    return hashlib.sha1(source.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from services.accounts.main import AccountsService, AccountsSettings, start_acco
 from services.bots.worker import BotWorker
 from services.game.limits import Limits
 from services.game.main import GameService, start_game_service
+from services.game.opening import new_game_id
 from services.lobby.following import FollowSettings
 from services.lobby.friends import FriendsSettings
 from services.lobby.main import LobbyService, LobbySettings, start_lobby_service
@@ -348,18 +349,30 @@ async def _finished(what: str, step: Coroutine[Any, Any, object], seconds: float
     return False
 
 
-async def store_as_before_editions(redis_url: str, game_id: str, state: State) -> None:
-    """Make a created game look as the code from before rules editions stored it: `state` (an
-    edition-1 position) as its snapshot, and neither the snapshot nor the meta naming an
-    edition."""
+async def store_as_before_editions(redis_url: str, game_id: str, state: State) -> str:
+    """A game as the code from before rules editions stored it, made from the created game
+    `game_id` (its players and options): `state` (an edition-1 position) as its snapshot at
+    version 0, neither the snapshot nor the meta naming an edition. It gets an id of its own,
+    which no replica has served (as with a game an older release made), so each reads it from
+    Redis; the id is returned."""
     snapshot = json.loads(state.serialize())
     assert snapshot.pop("edition") == 1
     redis = Redis.from_url(redis_url)
     try:
-        key = keys.game_state(game_id)
-        meta = json.loads(await redis.hget(key, "meta") or b"{}")
+        meta = json.loads(await redis.hget(keys.game_state(game_id), "meta") or b"{}")
         meta.pop("edition")
-        await redis.hset(key, mapping={"snapshot": _compact(snapshot), "meta": _compact(meta)})
+        old_game = new_game_id(keys.kind_of(game_id))
+        [(_, opening)] = await redis.xrange(keys.game_events(game_id), count=1)
+        async with redis.pipeline(transaction=True) as pipe:
+            pipe.hset(
+                keys.game_state(old_game),
+                mapping={"version": 0, "snapshot": _compact(snapshot), "meta": _compact(meta)},
+            )
+            pipe.xadd(keys.game_events(old_game), opening, id="0-1")
+            for key in (keys.game_state(old_game), keys.game_events(old_game)):
+                pipe.expire(key, 3600)
+            await pipe.execute()
+        return old_game
     finally:
         await redis.aclose()
 

@@ -8,6 +8,7 @@ The commits of one turn of the event loop share their round trip: they go to Red
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import secrets
@@ -260,6 +261,10 @@ class GameStore:
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms
         self._scripts = {source: redis.register_script(source) for source in (_COMMIT, _CREATE)}
+        # Each version written gets a tag no other write has: this process's own random prefix
+        # and a count (no syscall per move).
+        self._tag_prefix = secrets.token_hex(6)
+        self._tags = itertools.count()
         self.group = GroupCommit(
             redis,
             replicas=(lambda: replicas_wanted(redis, wait_replicas)) if wait_replicas else None,
@@ -489,7 +494,7 @@ class GameStore:
         Cluster, whose scripts touch one slot, right after it: `finish`). `deadline`: a timed
         game's next deadline after the move, indexed by the same script outside a Redis
         Cluster (`Commit.indexed`); the caller indexes it otherwise (`index_deadline`)."""
-        tag = secrets.token_hex(8)
+        tag = f"{self._tag_prefix}{next(self._tags):x}"
         record = "" if finished is None or self.cluster else _dumps(finished.to_json())
         game_keys = [keys.game_state(game_id), keys.game_events(game_id)]
         kind = keys.kind_of(game_id)

@@ -103,8 +103,8 @@ async def test_re_covering_a_set_wins_only_in_a_game_stored_before_the_revision(
     is played under edition 1, where the same cube wins.
 
     The stored game is written as the service before the revision wrote it: the position after
-    the four cubes, at version 0 (no replica has played a move of it, so each reads it from
-    Redis); its status (seat 0 to act) is a new game's."""
+    the four cubes, at version 0 (no replica has served it, so each reads it from Redis); its
+    status (seat 0 to act) is a new game's."""
     alice, bob = await logged_in(platform, "alice", "bob")
     players = [alice, bob]
     game_id = await _new_game(platform, alice, bob)
@@ -116,11 +116,12 @@ async def test_re_covering_a_set_wins_only_in_a_game_stored_before_the_revision(
     assert list(reply.status.to_act) == [1]
     assert reply.status.rules_edition == 2
 
-    old_game = await _new_game(platform, alice, bob)
     state = RULES.new_game(0, edition=1)
     for i, move in enumerate(EXAMPLE):
         state, _ = state.apply(i % 2, move)
-    await store_as_before_editions(platform.redis_url, old_game, state)
+    old_game = await store_as_before_editions(
+        platform.redis_url, await _new_game(platform, alice, bob), state
+    )
     before = await _view(alice, old_game)
     assert before.status.version == 0
     assert before.status.rules_edition == 1

@@ -334,13 +334,13 @@ async def test_a_game_stored_before_the_revision_finishes_under_edition_1(table:
 
     The stored game is written as the service before the revision wrote it: the position after
     the same placements and moves as above, with Dark's Xing on d4, at version 0 (no replica
-    has played a move of it, so each reads it from Redis)."""
+    has served it, so each reads it from Redis)."""
     state = RULES.new_game(0, edition=1)
     for dark, light in zip(THRONE_DARK, LIGHT, strict=True):
         state = state.apply(0, dark)[0].apply(1, light)[0]
     for move in TO_THRONE:
         state = state.apply(state.to_move, move)[0]
-    await store_as_before_editions(table.platform.redis_url, table.game_id, state)
+    table.game_id = await store_as_before_editions(table.platform.redis_url, table.game_id, state)
     before = await table.snapshot()
     assert before.status.version == 0
     assert before.status.rules_edition == 1
