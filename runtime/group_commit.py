@@ -30,6 +30,11 @@ IN_FLIGHT = 4
 process with few games in play sends each write at once."""
 
 
+_Queued = tuple[tuple[Command, ...], str, "asyncio.Future[tuple[list[Any], Held | None]]"]
+"""Commands queued to go together, the key whose TTL the batch sets again, and their replies'
+future."""
+
+
 class GroupCommit:
     """Sends the writes handed to it (`written`) in batches, up to `in_flight` on their way at
     once.
@@ -58,7 +63,7 @@ class GroupCommit:
         """Batches sent so far (answered or failed)."""
         self.last_size = 0
         """How many writes the last batch sent held."""
-        self._queue: list[tuple[Command, str, asyncio.Future[tuple[Any, Held | None]]]] = []
+        self._queue: list[_Queued] = []
         self._flushing: set[asyncio.Task[None]] = set()
         self._scheduled = False
         self._closed = False
@@ -69,18 +74,25 @@ class GroupCommit:
         sets again. A reply that is an error is raised here, for this write only; a batch
         that fails (Redis unreachable) raises its error for each of its writes. A caller that
         stops waiting leaves the batch to go on for the others."""
-        if self._closed:
-            raise ApiError("UNAVAILABLE", "the service is stopping; retry")
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[tuple[Any, Held | None]] = loop.create_future()
-        self._queue.append((command, key, future))
-        if len(self._flushing) < self.in_flight and not self._scheduled:
-            self._scheduled = True
-            loop.call_soon(self._start)
-        reply, held = await future
+        (reply,), held = await self.written_together((command,), key)
         if isinstance(reply, Exception):
             raise reply
         return reply, held
+
+    async def written_together(
+        self, commands: tuple[Command, ...], key: str
+    ) -> tuple[list[Any], Held | None]:
+        """As `written`, for commands that go one after the other in the same batch (nothing
+        between them): their replies, errors as values."""
+        if self._closed:
+            raise ApiError("UNAVAILABLE", "the service is stopping; retry")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[list[Any], Held | None]] = loop.create_future()
+        self._queue.append((commands, key, future))
+        if len(self._flushing) < self.in_flight and not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._start)
+        return await future
 
     async def close(self) -> None:
         """The batches on their way end (cancelled: their writers stopped waiting), so that none
@@ -114,16 +126,14 @@ class GroupCommit:
                     if not future.done():
                         future.cancel()
 
-    async def _flush(
-        self, batch: list[tuple[Command, str, asyncio.Future[tuple[Any, Held | None]]]]
-    ) -> None:
+    async def _flush(self, batch: list[_Queued]) -> None:
         self.batches += 1
         self.last_size = len(batch)
         COMMIT_BATCH.observe(len(batch))
         try:
             replies, held = await on_primary(
                 self.redis,
-                [command for command, _, _ in batch],
+                [command for commands, _, _ in batch for command in commands],
                 expire=list(dict.fromkeys(key for _, key, _ in batch)),
                 ttl_seconds=self.ttl_seconds,
                 replicas=None if self.replicas is None else self.replicas(),
@@ -139,6 +149,9 @@ class GroupCommit:
                 if not future.done():
                     future.cancel()
             raise
-        for (_, _, future), reply in zip(batch, replies, strict=True):
+        start = 0
+        for commands, _, future in batch:
+            end = start + len(commands)
             if not future.done():
-                future.set_result((reply, held))
+                future.set_result((replies[start:end], held))
+            start = end

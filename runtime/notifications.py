@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -17,15 +18,22 @@ KEPT = 100
 KEPT_SECONDS = 86400
 """How long a player's notifications are kept after the latest."""
 
-# KEYS: each player's notifications. ARGV: how many kept, seconds kept, the prefix of a stream's
-# channel (keys.changed_channel), then the entry's field/value pairs.
-_SEND = """
-for _, key in ipairs(KEYS) do
-  redis.call('XADD', key, 'MAXLEN', '~', ARGV[1], '*', unpack(ARGV, 4))
-  redis.call('EXPIRE', key, ARGV[2])
-  redis.call('PUBLISH', ARGV[3] .. key, key)
+TELL = """
+local function tell(first, at)
+  for i = first, #KEYS do
+    redis.call('XADD', KEYS[i], 'MAXLEN', '~', ARGV[at], '*', unpack(ARGV, at + 3))
+    redis.call('EXPIRE', KEYS[i], ARGV[at + 1])
+    redis.call('PUBLISH', ARGV[at + 2] .. KEYS[i], KEYS[i])
+  end
 end
 """
+"""A Lua function for scripts that tell players: `tell(first, at)` appends the entry to each
+player's notifications among KEYS from `first` on; ARGV from `at` on: how many kept, seconds
+kept, the prefix of a stream's channel (keys.changed_channel), then the entry's field/value
+pairs (`Notifier.told`)."""
+
+# KEYS: each player's notifications. ARGV: from 1 on, as `tell` takes them.
+_SEND = TELL + "tell(1, 1)"
 
 
 class Notifier:
@@ -37,12 +45,16 @@ class Notifier:
         the empty ones left out)."""
         if not players:
             return
+        told, args = self.told(players, kind, **fields)
+        await self._send(keys=told, args=args)
+
+    @staticmethod
+    def told(players: Sequence[str], kind: str, **fields: str) -> tuple[list[str], list[Any]]:
+        """The keys and ARGV of `send`'s script (and of any script that tells players with
+        `TELL`, the ARGV from its `at` on)."""
         entry = {"kind": kind, "t": str(int(time.time() * 1000))}
         entry.update((name, value) for name, value in fields.items() if value)
-        await self._send(
-            keys=[keys.player_notifications(p) for p in dict.fromkeys(players)],
-            args=[
-                KEPT, KEPT_SECONDS, keys.CHANGED_PREFIX,
-                *(x for pair in entry.items() for x in pair),
-            ],
-        )  # fmt: skip
+        return (
+            [keys.player_notifications(p) for p in dict.fromkeys(players)],
+            [KEPT, KEPT_SECONDS, keys.CHANGED_PREFIX, *(x for pair in entry.items() for x in pair)],
+        )

@@ -23,7 +23,7 @@ from services.game.limits import Limits
 from services.game.players import PlayerStore
 from services.game.seats import resolve_seat
 from services.game.state import Hints, Loaded, Played, Written, status_of
-from services.game.store import Deadline, GameStore, StoredGame
+from services.game.store import Deadline, Follow, GameStore, StoredGame
 from tabletop.common.v1 import common_pb2
 from wire.errors import ApiError
 from wire.players import is_bot
@@ -120,39 +120,44 @@ class GameBase:
     def _events(self, events: Sequence[Event], seat: int | None) -> list[Message]:
         return [self.adapter.event(e) for e in visible_events(events, seat)]
 
-    async def _wake_bots(self, loaded: Loaded, window_ms: int | None = None) -> None:
-        """Queue a bot-turn job for every bot seat that may act now, as public information
-        says (in Solo: every bot seat, whatever cards it holds; see bot_turns.jobs); with
-        `window_ms`, jobs with that jump-in window instead of the table's.
-
-        Best effort: the move stands whatever happens here. Should Redis fail now (or this
-        process stop), a client's retry (same request id) or the bot workers' sweep of the live
-        games queues the job again; a duplicate job is harmless (a worker plays with
-        expected_version, so only one of two jobs for a version can move)."""
-        game_id, version = loaded.stored.game_id, loaded.stored.version
+    def _jobs(self, loaded: Loaded, window_ms: int | None = None) -> list[bot_turns.Job]:
+        """A bot-turn job for every bot seat that may act now, as public information says (in
+        Solo: every bot seat, whatever cards it holds; see bot_turns.jobs); with `window_ms`,
+        jobs with that jump-in window instead of the table's."""
         if loaded.finished:
-            return
-        jobs = bot_turns.jobs(
-            game_id,
-            version,
+            return []
+        return bot_turns.jobs(
+            loaded.stored.game_id,
+            loaded.stored.version,
             loaded.stored.meta,
             loaded.state.public_to_act(),
             loaded.holders,
             window_ms,
         )
+
+    async def _wake_bots(self, loaded: Loaded, window_ms: int | None = None) -> None:
+        """Queue the bot-turn jobs of the game as it is (`_jobs`).
+
+        Best effort: the move stands whatever happens here. Should Redis fail now (or this
+        process stop), a client's retry (same request id) or the bot workers' sweep of the live
+        games queues the job again; a duplicate job is harmless (a worker plays with
+        expected_version, so only one of two jobs for a version can move)."""
+        jobs = self._jobs(loaded, window_ms)
         if jobs:
             try:
                 await bot_turns.add(self.store.redis, jobs)
             except ApiError:
+                game_id, version = loaded.stored.game_id, loaded.stored.version
                 log.warning("bots not woken", extra={"game_id": game_id, "version": version})
 
-    async def _tell_turn(self, before: Loaded, after: Loaded, actor: int) -> None:
-        """Tell each person whose seat is to act now, and was not before, that it is their turn
-        (a notification, keys.player_notifications; the client at that game leaves it out):
-        one write, and only then. Not the one who just moved (hot seat, a jump-in). Best
-        effort: the move stands whatever happens here."""
+    def _turn_told(
+        self, before: Loaded, after: Loaded, actor: int
+    ) -> tuple[list[str], dict[str, str]]:
+        """Each person whose seat is to act now, and was not before, to be told it is their
+        turn (a notification, keys.player_notifications; the client at that game leaves it
+        out), and the notification's fields. Not the one who just moved (hot seat, a jump-in)."""
         if after.finished:
-            return
+            return [], {}
         was = set(before.state.public_to_act())
         holders = after.holders
         mover = holders[actor] if 0 <= actor < len(holders) else ""
@@ -160,18 +165,25 @@ class GameBase:
             holders[seat] for seat in after.state.public_to_act()
             if seat not in was and not is_bot(holders[seat]) and holders[seat] != mover
         ]  # fmt: skip
+        game_id = after.stored.game_id
+        fields = {
+            "game": self.game, "game_id": game_id,
+            "message": f"your turn in {self.game} game {game_id}",
+        }  # fmt: skip
+        return people, fields
+
+    async def _tell_turn(self, before: Loaded, after: Loaded, actor: int) -> None:
+        """Tell the people whose turn it is now (`_turn_told`): one write, and only then. Best
+        effort: the move stands whatever happens here."""
+        people, fields = self._turn_told(before, after, actor)
         if not people:
             return
-        game_id = after.stored.game_id
         try:
-            await self.store.notifier.send(
-                people, "your_turn", game=self.game, game_id=game_id,
-                message=f"your turn in {self.game} game {game_id}",
-            )  # fmt: skip
+            await self.store.notifier.send(people, "your_turn", **fields)
         except Exception as error:
             if not redis_failed(error):
                 raise
-            log.warning("a turn was not told", extra={"game_id": game_id})
+            log.warning("a turn was not told", extra={"game_id": after.stored.game_id})
 
     def _played(self, loaded: Loaded, played: Step) -> Played:
         """A step (games.replay: the same as every replay of the log takes) on the game."""
@@ -210,6 +222,14 @@ class GameBase:
         if loaded.table is not None:  # indexed with the move where the store can
             due = Loaded(stored, played.state, played.table).due()
             deadline = Deadline(None if due is None else due.at_ms)
+        tag = self.store.new_tag()
+        now = Loaded(stored.moved_to(stored.version + 1, table, tag), played.state, played.table)
+        follow = None
+        if not self.store.cluster:  # set going with the commit, in its round trip
+            jobs = self._jobs(now)
+            told, fields = self._turn_told(loaded, now, played.actor)
+            if jobs or told:
+                follow = Follow(jobs, told, fields)
         commit = await self.store.commit(
             game_id,
             expected_version=stored.version,
@@ -227,18 +247,18 @@ class GameBase:
             not_before=not_before,
             finished=finished,
             deadline=deadline,
+            tag=tag,
+            follow=follow,
         )
         if commit.outcome == "OK":
-            now = Loaded(
-                stored.moved_to(commit.version, table, commit.tag), played.state, played.table
-            )
             self.hints.put(game_id, now)
             if commit.indexed:
                 self._unindexed.discard(game_id)
             elif loaded.table is not None:
                 await self._index(now)
-            await self._wake_bots(now)
-            await self._tell_turn(loaded, now, played.actor)
+            if not commit.followed:
+                await self._wake_bots(now)
+                await self._tell_turn(loaded, now, played.actor)
             if played.status.finished:
                 await self.store.closed(game_id, [*stored.meta.seats, stored.meta.sponsor_id])
                 GAMES_FINISHED.labels(self.game).inc()

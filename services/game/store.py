@@ -20,10 +20,10 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from engines.canonical import canonical_json
-from runtime import game_log, keys
+from runtime import bot_turns, game_log, keys
 from runtime.game_log import Entry, entry_of, now_ms
 from runtime.group_commit import GroupCommit
-from runtime.notifications import Notifier
+from runtime.notifications import TELL, Notifier
 from runtime.observability import PRIMARY_UNCONFIRMED, REPLICATION_LATE
 from runtime.redis import (
     Command,
@@ -117,6 +117,32 @@ redis.call('PUBLISH', ARGV[10], KEYS[2])
 return {'OK', version}
 """
 
+# KEYS: the game's state, the bot-turn stream, then the notifications of each person told it is
+# their turn. ARGV: 1 the version the move was committed as, 2 its tag, 3 how many jobs, 4 how
+# many fields a job has, 5 the bot-turn stream's length, then the fields' names, then each job's
+# values in that order; then, for the people told, the ARGV of notifications' `tell`.
+# Sent right after the move's commit in the same batch: it does nothing unless that commit was
+# written (the game is at that version, with that tag). Returns 1 when done, else 0.
+_FOLLOW = (
+    TELL
+    + """
+local game = redis.call('HMGET', KEYS[1], 'version', 'tag')
+if game[1] ~= ARGV[1] or (game[2] or '') ~= ARGV[2] then return 0 end
+local jobs, width = tonumber(ARGV[3]), tonumber(ARGV[4])
+local at = 6 + width
+for j = 0, jobs - 1 do
+  local entry = {}
+  for f = 1, width do
+    entry[2 * f - 1] = ARGV[5 + f]
+    entry[2 * f] = ARGV[at + j * width + f - 1]
+  end
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', unpack(entry))
+end
+tell(3, at + jobs * width)
+return 1
+"""
+)
+
 # KEYS: state, requests. ARGV: request id.
 # Returns {version, snapshot, meta, table, version that request id produced (or nil), tag}.
 _LOAD = """
@@ -203,6 +229,17 @@ class StoredGame:
 
 
 @dataclass(frozen=True, slots=True)
+class Follow:
+    """What a move sets going, written with its commit in the same round trip outside a Redis
+    Cluster (`GameStore.commit`): the bot-turn jobs of the bot seats that may act next, and the
+    people told it is their turn (`told`, with the notification's `fields`)."""
+
+    jobs: list[bot_turns.Job]
+    told: list[str]
+    fields: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class Commit:
     outcome: str  # "OK", "STALE", "DUPLICATE", "NOT_FOUND", "LATE" or "EARLY"
     version: int
@@ -215,6 +252,8 @@ class Commit:
     held: Held | None = None
     """Where the write went and which replicas hold it (None: writes do not wait for
     replicas); `GameStore.confirm` says whether it may be acknowledged."""
+    followed: bool = False
+    """For OK: its `Follow` was written with it (else the caller sees to it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +300,7 @@ class GameStore:
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms
         self._scripts = {source: redis.register_script(source) for source in (_COMMIT, _CREATE)}
-        # Each version written gets a tag no other write has: this process's own random prefix
-        # and a count (no syscall per move).
+        # Each version written gets a tag no other write has (`new_tag`, no syscall a move).
         self._tag_prefix = secrets.token_hex(6)
         self._tags = itertools.count()
         self.group = GroupCommit(
@@ -486,6 +524,8 @@ class GameStore:
         not_before: int | None = None,
         finished: FinishedGame | None = None,
         deadline: Deadline | None = None,
+        tag: str = "",
+        follow: Follow | None = None,
     ) -> Commit:
         """Write a move (or what the platform did: `table_event`) if the game is still at
         `expected_version` (of the history tagged `expected_tag`), and (by Redis's clock) not
@@ -493,8 +533,11 @@ class GameStore:
         record for the finished games' stream, appended by the same script (on a Redis
         Cluster, whose scripts touch one slot, right after it: `finish`). `deadline`: a timed
         game's next deadline after the move, indexed by the same script outside a Redis
-        Cluster (`Commit.indexed`); the caller indexes it otherwise (`index_deadline`)."""
-        tag = f"{self._tag_prefix}{next(self._tags):x}"
+        Cluster (`Commit.indexed`); the caller indexes it otherwise (`index_deadline`). `tag`:
+        the new version's (`new_tag`; a new one when empty). `follow`: what the move sets
+        going, written right after it in the same batch when the store can
+        (`Commit.followed`)."""
+        tag = tag or self.new_tag()
         record = "" if finished is None or self.cluster else _dumps(finished.to_json())
         game_keys = [keys.game_state(game_id), keys.game_events(game_id)]
         kind = keys.kind_of(game_id)
@@ -530,7 +573,19 @@ class GameStore:
                 _optional(deadline.at_ms if deadline is not None else None),
             ],
         )
-        reply, held = await self._written(game_id, script)
+        followed = False
+        if follow is None or self.cluster:
+            reply, held = await self._written(game_id, script)
+        else:
+            after = self._follow(game_id, expected_version + 1, tag, follow)
+            (reply, done), held = await self.group.written_together(
+                (script, after), keys.game_state(game_id)
+            )
+            if isinstance(reply, Exception):
+                raise reply
+            followed = done == 1
+            if isinstance(done, Exception):
+                log.warning("a move's follow-up failed", extra={"error": str(done)})
         outcome, version = reply[0].decode(), int(reply[1])
         if outcome == "OK" and finished is not None and self.cluster:
             await self.finish(game_id, finished)
@@ -549,6 +604,30 @@ class GameStore:
             tag=tag,
             indexed=indexed and outcome == "OK",
             held=held,
+            followed=followed and outcome == "OK",
+        )
+
+    def new_tag(self) -> str:
+        """A tag no other version has: this process's own random prefix and a count."""
+        return f"{self._tag_prefix}{next(self._tags):x}"
+
+    def _follow(self, game_id: str, version: int, tag: str, follow: Follow) -> Script:
+        """The script that writes `follow` if the game is at `version` with `tag`."""
+        names = list(follow.jobs[0]) if follow.jobs else []
+        told, tell = Notifier.told(follow.told, "your_turn", **follow.fields)
+        return Script(
+            _FOLLOW,
+            [keys.game_state(game_id), keys.BOT_TURNS, *told],
+            [
+                version,
+                tag,
+                len(follow.jobs),
+                len(names),
+                bot_turns.STREAM_LENGTH,
+                *names,
+                *(job[name] for job in follow.jobs for name in names),
+                *tell,
+            ],
         )
 
     @unavailable_when_unreachable

@@ -25,7 +25,7 @@ from runtime import game_log, keys
 from runtime.launch import Launch
 from runtime.localredis import LocalRedis, LocalRedisSentinel, free_port
 from runtime.redis import connect_redis
-from services.game.store import Commit, GameStore
+from services.game.store import Commit, Follow, GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tests.platform import TEST_SECRET, spread
@@ -65,6 +65,7 @@ async def _move(
     request_id: str = "",
     move: str = "c12",
     actor: int = 0,
+    follow: Follow | None = None,
 ) -> Commit:
     """Commit `move` on top of `version` (tagged `tag`). The snapshot stored is the move's
     name: what the store keeps is checked, not the game's rules."""
@@ -80,6 +81,7 @@ async def _move(
         status=VersionStatus([], False),
         table=None,
         time_ms=0,
+        follow=follow,
     )
 
 
@@ -88,6 +90,46 @@ async def store(redis_url: str) -> AsyncIterator[GameStore]:
     client = connect_redis(redis_url)
     yield GameStore(client)
     await client.aclose()
+
+
+async def test_what_a_move_sets_going_goes_with_it_and_only_when_it_is_written(
+    store: GameStore,
+) -> None:
+    """A move's bot-turn jobs and its "your turn" notification are written right after it, in
+    the same batch (one round trip); behind a move that was not written (stale), nothing is."""
+    game_id = _game_id()
+    await _created(store, game_id)
+    job = {"game": "esoloe", "game_id": game_id, "seat": 1, "player": "bot-strong-00aa",
+           "version": 1, "sponsor": "p-a", "window_ms": 0, "pace_ms": 0}  # fmt: skip
+    fields = {"game": "esoloe", "game_id": game_id, "message": "your turn"}
+    follow = Follow([job], ["p-b"], fields)
+    redis = store.redis
+
+    async def queued() -> list[dict[bytes, bytes]]:
+        return [
+            entry
+            for _, entry in await redis.xrange(keys.BOT_TURNS)
+            if entry[b"game_id"] == game_id.encode()
+        ]
+
+    async def told() -> list[dict[bytes, bytes]]:
+        return [
+            entry
+            for _, entry in await redis.xrange(keys.player_notifications("p-b"))
+            if entry.get(b"game_id") == game_id.encode()
+        ]
+
+    batches = store.group.batches
+    written = await _move(store, game_id, follow=follow)
+    assert (written.outcome, written.version, written.followed) == ("OK", 1, True)
+    assert store.group.batches == batches + 1, "one round trip"
+    assert await queued() == [{k.encode(): str(v).encode() for k, v in job.items()}]
+    [notice] = await told()
+    assert (notice[b"kind"], notice[b"message"]) == (b"your_turn", b"your turn")
+    stale = await _move(store, game_id, follow=follow, move="c13")  # on version 0 again
+    assert (stale.outcome, stale.followed) == ("STALE", False)
+    assert len(await queued()) == 1
+    assert len(await told()) == 1
 
 
 async def test_commits_started_together_go_as_one_batch_each_answered(store: GameStore) -> None:
