@@ -1,11 +1,12 @@
 """Level against level, engines only: `python -m games.arena GAME [--levels a,b]
-[--games N] [--budget SECONDS] [--players P] [--seed S] [--jobs J] [--fresh-bots]`.
+[--games N] [--budget SECONDS | --max-nodes N] [--players P] [--seed S] [--jobs J]
+[--fresh-bots]`.
 
 Without --levels it plays each adjacent pair (random vs greedy, greedy vs strong) and prints,
 for each pair, how the higher level did with a 95% confidence interval:
 - esoloe, zoxso, and Solo with 2 players (one round a game): the higher level's win rate, draws
-  counting half (Wilson interval). Seats alternate from game to game, and each deal (seed) is
-  played once from each side.
+  counting half (Wilson interval), in all and by the seat it played (seat 0 moves first). Seats
+  alternate from game to game, and each deal (seed) is played once from each side.
 - Solo with 4 players (one round a game): seats alternate levels A B A B, the seating rotated
   from game to game; mean points lost per seat (start points - final points) for each level.
 - solace (one seat): mean score of each level over the same deals, and how often the higher
@@ -14,8 +15,9 @@ for each pair, how the higher level did with a 95% confidence interval:
 Bots are told only their seat's view and legal moves (`engines.bots.base.Turn`), as the bot
 worker tells them. A seat keeps its bot for the whole game, unless `--fresh-bots`: then every
 decision is made by a new bot, as the bot worker makes them (any worker process may take any
-job), so a bot that needs memory between decisions shows what it loses live. The computation
-(`run_match`) is pure; only `main` prints.
+job), so a bot that needs memory between decisions shows what it loses live. With `--max-nodes` the
+searching levels stop at a node cap instead of the clock (`node_caps`), so that the results do
+not depend on the machine's load. The computation (`run_match`) is pure; only `main` prints.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import games
-from engines.bots.base import Bot, Turn
+from engines.bots.base import Bot, BotFactory, Turn
+from engines.bots.search import IterativeDeepening
 from engines.contract import JSON, Seat, State
 from games import DEFAULT_BUDGETS, LEVELS
 
@@ -41,6 +44,47 @@ MAX_STEPS = 100_000
 """No game of the four needs anywhere near this many moves; reaching it means a bug."""
 
 SOLO_OPTIONS: Mapping[str, JSON] = {"mode": "rounds", "rounds": 1}
+
+
+# --------------------------------------------------------------------------------- node caps
+
+
+def node_caps(strong: int, budgets: Mapping[str, float] = DEFAULT_BUDGETS) -> dict[str, int]:
+    """Positions a decision each searching level may search when the strong level may search
+    `strong`: in proportion to the levels' time budgets (expert five times strong's by default).
+    Levels without a budget (random, greedy) do not search and get none."""
+    return {
+        level: max(1, round(strong * budget / budgets["strong"]))
+        for level, budget in budgets.items()
+        if budget > 0
+    }
+
+
+def capped(factory: BotFactory, max_nodes: int) -> Callable[[], Bot]:
+    """`factory`'s bots, searching at most `max_nodes` positions a decision instead of watching
+    the clock; ValueError if its bots do not search by nodes (`IterativeDeepening`)."""
+    if not isinstance(factory(), IterativeDeepening):
+        raise ValueError("its bots do not take a node cap")
+
+    def make() -> Bot:
+        bot = factory()
+        assert isinstance(bot, IterativeDeepening)
+        bot.max_nodes = max_nodes
+        return bot
+
+    return make
+
+
+def level_factories(game: str, max_nodes: Mapping[str, int] | None = None) -> dict[str, BotFactory]:
+    """The bot factory of each of `game`'s levels, those in `max_nodes` capped at their count."""
+    factories = dict(games.get(game).levels())
+    for level, nodes in (max_nodes or {}).items():
+        if level in factories:
+            try:
+                factories[level] = capped(factories[level], nodes)
+            except ValueError as error:
+                raise ValueError(f"{game}'s {level} level takes no node cap: {error}") from None
+    return factories
 
 
 # --------------------------------------------------------------------------------- statistics
@@ -166,12 +210,14 @@ def play_game(
     budgets: Mapping[str, float],
     options: Mapping[str, JSON] | None = None,
     fresh_bots: bool = False,
+    max_nodes: Mapping[str, int] | None = None,
 ) -> tuple[State, list[list[float]]]:
     """One game with a fresh bot of the given level on each seat (`fresh_bots`: a fresh one for
-    each decision); the final state and each seat's thinking times (seconds per decision)."""
+    each decision; `max_nodes`: the levels searching at a node cap, and their caps); the final
+    state and each seat's thinking times (seconds per decision)."""
     declared = games.get(game)
     declared.prepare_bots()  # once per process, before any decision is timed
-    factories = declared.levels()
+    factories = level_factories(game, max_nodes)
     state = games.rules(game).new_game(seed, options)
     seating = Seating(
         game=game,
@@ -224,6 +270,7 @@ def play_one(
     budgets: Mapping[str, float],
     players: int,
     fresh_bots: bool = False,
+    max_nodes: Mapping[str, int] | None = None,
 ) -> Record:
     """Game `index` of a match between the levels `pair` (lower, higher). Each deal (seed) is
     played twice, the sides swapped (Solace: each side plays it once)."""
@@ -233,7 +280,14 @@ def play_one(
     if game == "solace":
         for side, level in enumerate(pair):
             final, times = play_game(
-                game, [level], seed + index, f"{bot_seed}:{side}", budgets, None, fresh_bots
+                game,
+                [level],
+                seed + index,
+                f"{bot_seed}:{side}",
+                budgets,
+                None,
+                fresh_bots,
+                max_nodes,
             )
             values.append((side, float(final.view(0)["score"])))
             think[side].extend(times[0])
@@ -250,6 +304,7 @@ def play_one(
             budgets,
             options,
             fresh_bots,
+            max_nodes,
         )
         for seat, side in enumerate(sides):
             think[side].extend(times[seat])
@@ -270,6 +325,8 @@ class MatchReport:
     players: int
     records: Sequence[Record]
     seconds: float
+    max_nodes: Mapping[str, int] | None = None
+    """The node caps the searching levels played at (None: the clock)."""
 
     @property
     def kind(self) -> str:
@@ -307,6 +364,20 @@ class MatchReport:
         """The higher level's share of games won (draws half), with its Wilson interval."""
         return wilson(self.higher_wins()[0], len(self.records))
 
+    def seat_win_rates(self) -> list[Interval]:
+        """Two seats: the higher level's share of the games it played on each seat (draws half),
+        with its Wilson interval."""
+        if self.kind != "winrate":
+            raise ValueError("only two-seat games have a win rate per seat")
+        scores = [0.0, 0.0]
+        played = [0, 0]
+        for record in self.records:
+            for seat, (side, value) in enumerate(record.values):
+                if side == 1:
+                    scores[seat] += value
+                    played[seat] += 1
+        return [wilson(score, n) for score, n in zip(scores, played, strict=True)]
+
     def think(self, side: int) -> list[float]:
         return [t for record in self.records for t in record.think[side]]
 
@@ -314,11 +385,20 @@ class MatchReport:
         n = len(self.records)
         seats = f", {self.players} players" if self.game == "solo" else ""
         low, high = self.pair
-        out = [f"{self.game}{seats}: {low} vs {high}, {n} games ({self.seconds:.1f} s)"]
+        caps = ""
+        if self.max_nodes:
+            caps = ", " + ", ".join(
+                f"{level} at {self.max_nodes[level]} nodes"
+                for level in self.pair
+                if level in self.max_nodes
+            )
+        out = [f"{self.game}{seats}: {low} vs {high}, {n} games ({self.seconds:.1f} s{caps})"]
         _, won, drawn, lost = self.higher_wins()
         ci = self.win_rate()
         if self.kind == "winrate":
             out.append(f"  {high} wins {_pct(ci)}  ({won} won, {drawn} drawn, {lost} lost)")
+            first, second = self.seat_win_rates()
+            out.append(f"  {high} on the first seat {_pct(first)}, on the second {_pct(second)}")
         else:
             for side, level in enumerate(self.pair):
                 mean = mean_interval(self.values(side))
@@ -360,10 +440,14 @@ def run_match(
     players: int = 2,
     jobs: int = 1,
     fresh_bots: bool = False,
+    max_nodes: Mapping[str, int] | None = None,
 ) -> MatchReport:
     """Play `games` games of `pair` (lower level first); `jobs` > 1 plays them in that many
     processes (the records are the same, in the same order); `fresh_bots`: a fresh bot for each
-    decision."""
+    decision; `max_nodes`: the levels that search at a node cap instead of the clock, and their
+    caps (`node_caps`). ValueError if a level of the pair in `max_nodes` takes no cap."""
+    caps = {level: n for level, n in (max_nodes or {}).items() if level in pair} or None
+    level_factories(game, caps)  # refuses before any game is played
     began = time.perf_counter()
     play = partial(
         play_one,
@@ -373,13 +457,14 @@ def run_match(
         budgets=dict(budgets),
         players=players,
         fresh_bots=fresh_bots,
+        max_nodes=caps,
     )
     if jobs <= 1:
         records = [play(i) for i in range(games)]
     else:
         with ProcessPoolExecutor(jobs) as pool:
             records = list(pool.map(play, range(games)))
-    return MatchReport(game, pair, players, records, time.perf_counter() - began)
+    return MatchReport(game, pair, players, records, time.perf_counter() - began, caps)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -389,9 +474,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("game", choices=games.names())
     parser.add_argument("--levels", help="two levels, lower first (default: each adjacent pair)")
     parser.add_argument("--games", type=int, default=100, help="games per pair (default 100)")
-    parser.add_argument(
+    limit = parser.add_mutually_exclusive_group()
+    limit.add_argument(
         "--budget", type=float, help="seconds per decision for every level but random "
         f"(default: {', '.join(f'{k} {v:g}' for k, v in DEFAULT_BUDGETS.items())})",
+    )  # fmt: skip
+    limit.add_argument(
+        "--max-nodes", type=int, metavar="N", help="search by a node cap instead of the clock, "
+        "so that load does not change the results: strong searches at most N positions a "
+        "decision (e-SOLO-e: the solver, the search and each check, each), expert five times N "
+        "(its share of strong's, as its time budget is five times strong's); greedy and random "
+        "do not search. Games whose bots search by nodes only (e-SOLO-e, ZoxSo)",
     )  # fmt: skip
     parser.add_argument("--players", type=int, default=2, help="Solo only: 2 or 4 (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first deal")
@@ -414,13 +507,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--games and --jobs must be at least 1")
     if args.players not in (2, 4) or (args.players != 2 and args.game != "solo"):
         parser.error("--players is 2, or 4 for solo")
+    max_nodes = None
+    if args.max_nodes is not None:
+        if args.max_nodes < 1:
+            parser.error("--max-nodes must be at least 1")
+        max_nodes = node_caps(args.max_nodes)
+        for pair in pairs:
+            caps = {level: n for level, n in max_nodes.items() if level in pair}
+            try:
+                level_factories(args.game, caps)
+            except ValueError as error:
+                parser.error(f"--max-nodes: {error}")
     budgets = dict(DEFAULT_BUDGETS)
     if args.budget is not None:
         budgets = {k: (v if k == "random" else args.budget) for k, v in budgets.items()}
     for pair in pairs:
         report = run_match(
             args.game, pair, args.games, seed=args.seed, budgets=budgets,
-            players=args.players, jobs=args.jobs, fresh_bots=args.fresh_bots,
+            players=args.players, jobs=args.jobs, fresh_bots=args.fresh_bots, max_nodes=max_nodes,
         )  # fmt: skip
         for line in report.lines():
             print(line, flush=True)

@@ -257,6 +257,62 @@ def test_arena_cli_refuses_bad_arguments() -> None:
         arena.main(["esoloe", "--players", "4"])
 
 
+def test_node_caps_follow_the_time_budgets() -> None:
+    assert arena.node_caps(1000) == {"strong": 1000, "expert": 5000}
+    assert arena.node_caps(50, {"random": 0, "greedy": 0, "strong": 0.5, "expert": 1.0}) == {
+        "strong": 50,
+        "expert": 100,
+    }
+
+
+def test_a_node_capped_arena_run_gives_each_searching_level_its_cap() -> None:
+    caps = arena.node_caps(50)
+    factories = arena.level_factories("esoloe", caps)
+    strong, expert = factories["strong"](), factories["expert"]()
+    assert (strong.max_nodes, expert.max_nodes) == (50, 250)  # type: ignore[attr-defined]
+    assert type(expert) is type(games.get("esoloe").levels()["expert"]())
+    assert games.get("esoloe").levels()["strong"]().max_nodes is None  # type: ignore[attr-defined]
+    report = arena.run_match("esoloe", ("strong", "expert"), 2, seed=5, max_nodes=caps)
+    assert report.max_nodes == {"strong": 50, "expert": 250}
+    assert "strong at 50 nodes, expert at 250 nodes" in report.lines()[0]
+    assert len(report.records) == 2
+    # Positions searched, not seconds: the same games again, whatever the machine's load.
+    again = arena.run_match("esoloe", ("strong", "expert"), 2, seed=5, max_nodes=caps)
+    assert [r.values for r in again.records] == [r.values for r in report.records]
+    first, second = report.seat_win_rates()
+    assert first.value + second.value == 2 * report.win_rate().value
+
+
+def test_the_arena_refuses_a_node_cap_for_bots_that_search_by_the_clock_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for game in ("solo", "solace"):
+        with pytest.raises(SystemExit) as refused:
+            arena.main([game, "--levels", "greedy,strong", "--max-nodes", "10"])
+        assert refused.value.code == 2
+        assert f"{game}'s strong level takes no node cap" in capsys.readouterr().err
+        with pytest.raises(ValueError, match="takes no node cap"):
+            arena.run_match(game, ("greedy", "strong"), 2, max_nodes={"strong": 10})
+    # Levels that do not search need no cap, in any game; nor does the clock and a cap at once.
+    assert (
+        arena.main(["solace", "--levels", "random,greedy", "--games", "2", "--max-nodes", "9"]) == 0
+    )
+    with pytest.raises(SystemExit):
+        arena.main(["esoloe", "--levels", "greedy,strong", "--budget", "1", "--max-nodes", "10"])
+    with pytest.raises(SystemExit):
+        arena.main(["esoloe", "--levels", "greedy,strong", "--max-nodes", "0"])
+
+
+def test_a_node_capped_arena_run_of_zoxso(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        arena.main(["zoxso", "--levels", "greedy,strong", "--games", "2", "--max-nodes", "30"]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "greedy vs strong, 2 games" in out
+    assert "strong at 30 nodes" in out
+    assert "strong on the first seat" in out
+
+
 # ---------------------------------------------------------------------------- worker budgets
 
 
