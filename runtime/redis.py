@@ -186,6 +186,16 @@ class Survey:
 class _Sentinels(Sentinel):
     """The Sentinels, asked all at once; the primary is the newest configuration's."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
+        self._stragglers: set[asyncio.Task[SentinelAnswer | None]] = set()
+        """Questions a survey did not wait for, until they end by themselves."""
+        self._waiting: dict[tuple[str, int], asyncio.Future[Survey]] = {}
+        """The next confirmation round's commits, by the node they ask about."""
+        self._tasks: set[asyncio.Task[None]] = set()
+        """The confirmation rounds running."""
+        self._surveying = False
+
     async def survey(self, service_name: str, about: tuple[str, int] | None = None) -> Survey:
         """The Sentinels' answers, asked all at once. `about`: a node whose confirmation is
         wanted; each Sentinel that names it also tells its last vote (one round trip), and the
@@ -222,7 +232,7 @@ class _Sentinels(Sentinel):
                 vote,
             )
 
-        asked = [asyncio.ensure_future(ask(sentinel)) for sentinel in self.sentinels]
+        asked = [asyncio.create_task(ask(sentinel)) for sentinel in self.sentinels]
         answers: list[SentinelAnswer] = []
         for arrived in asyncio.as_completed(asked):
             answer = await arrived
@@ -232,35 +242,29 @@ class _Sentinels(Sentinel):
                     break
         # Those not in finish by themselves, within their timeout (cancelled, a question would
         # cost its connection); held here until then.
-        stragglers: set[asyncio.Future[SentinelAnswer | None]]
-        stragglers = self.__dict__.setdefault("_stragglers", set())
         for task in asked:
             if not task.done():
-                stragglers.add(task)
-                task.add_done_callback(stragglers.discard)
+                self._stragglers.add(task)
+                task.add_done_callback(self._stragglers.discard)
         return Survey(tuple(answers), len(asked))
 
     async def stop(self) -> None:
         """Before the Sentinels' clients close: the questions still out end (cancelled), so
         that none opens a connection after the close."""
-        await stop_tasks([*self.__dict__.get("_stragglers", ()), *self.__dict__.get("_tasks", ())])
-
-    _surveying = False
+        await stop_tasks([*self._stragglers, *self._tasks])
 
     async def confirmations(self, service_name: str, about: tuple[str, int]) -> Survey:
         """A survey about `about` that began after this call: the confirmation of a write must
         be asked after the write. Calls that arrive while one survey runs share the next one
         about their node (one round trip to the Sentinels serves every commit waiting at once)."""
-        waiting: dict[tuple[str, int], asyncio.Future[Survey]]
-        waiting = self.__dict__.setdefault("_waiting", {})
+        waiting = self._waiting
         future = waiting.get(about)
         if future is None:
             future = waiting[about] = asyncio.get_running_loop().create_future()
             if not self._surveying:
                 rounds = asyncio.get_running_loop().create_task(self._rounds(service_name, waiting))
-                tasks: set[asyncio.Task[None]] = self.__dict__.setdefault("_tasks", set())
-                tasks.add(rounds)
-                rounds.add_done_callback(tasks.discard)
+                self._tasks.add(rounds)
+                rounds.add_done_callback(self._tasks.discard)
         return await asyncio.shield(future)
 
     async def _rounds(
@@ -589,7 +593,7 @@ def connect_redis(
     if sentinels:
         options = parse_url(url)
         answer = env_float("REDIS_SENTINEL_TIMEOUT_SECONDS", SENTINEL_TIMEOUT)
-        manager = _Sentinels(  # type: ignore[no-untyped-call]
+        manager = _Sentinels(
             sentinels,
             sentinel_kwargs={
                 **credentials,
