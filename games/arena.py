@@ -64,7 +64,7 @@ def capped(factory: BotFactory, max_nodes: int) -> Callable[[], Bot]:
     """`factory`'s bots, searching at most `max_nodes` positions a decision instead of watching
     the clock; ValueError if its bots do not search by nodes (`IterativeDeepening`)."""
     if not isinstance(factory(), IterativeDeepening):
-        raise ValueError("its bots do not take a node cap")
+        raise ValueError("its bots do not count the positions they search")
 
     def make() -> Bot:
         bot = factory()

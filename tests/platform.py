@@ -362,7 +362,8 @@ async def store_as_before_editions(redis_url: str, game_id: str, state: State) -
         meta = json.loads(await redis.hget(keys.game_state(game_id), "meta") or b"{}")
         meta.pop("edition")
         old_game = new_game_id(keys.kind_of(game_id))
-        [(_, opening)] = await redis.xrange(keys.game_events(game_id), count=1)
+        first: Any = await redis.xrange(keys.game_events(game_id), count=1)
+        [(_, opening)] = first
         async with redis.pipeline(transaction=True) as pipe:
             pipe.hset(
                 keys.game_state(old_game),

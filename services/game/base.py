@@ -165,6 +165,8 @@ class GameBase:
             holders[seat] for seat in after.state.public_to_act()
             if seat not in was and not is_bot(holders[seat]) and holders[seat] != mover
         ]  # fmt: skip
+        if not people:
+            return [], {}
         game_id = after.stored.game_id
         fields = {
             "game": self.game, "game_id": game_id,

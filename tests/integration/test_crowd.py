@@ -245,7 +245,8 @@ async def test_a_hub_hears_only_of_the_streams_its_watchers_follow(redis_url: st
             reader = hub.watch(watched, after)
             await eventually(subscribed, 5, "the stream's channel subscribed")
             assert await subscribers(other) == 0
-            after = (await redis.xadd(watched, {"n": str(n)})).decode()
+            added: Any = await redis.xadd(watched, {"n": str(n)})
+            after = added.decode()
             await redis.publish(keys.changed_channel(watched), watched)
             entries = await asyncio.wait_for(reader.next(), patience(5))
             assert [fields[b"n"] for _, fields in entries] == [str(n).encode()]

@@ -99,25 +99,21 @@ async def test_what_a_move_sets_going_goes_with_it_and_only_when_it_is_written(
     the same batch (one round trip); behind a move that was not written (stale), nothing is."""
     game_id = _game_id()
     await _created(store, game_id)
-    job = {"game": "esoloe", "game_id": game_id, "seat": 1, "player": "bot-strong-00aa",
-           "version": 1, "sponsor": "p-a", "window_ms": 0, "pace_ms": 0}  # fmt: skip
+    job: dict[str, str | int] = {
+        "game": "esoloe", "game_id": game_id, "seat": 1, "player": "bot-strong-00aa",
+        "version": 1, "sponsor": "p-a", "window_ms": 0, "pace_ms": 0,
+    }  # fmt: skip
     fields = {"game": "esoloe", "game_id": game_id, "message": "your turn"}
     follow = Follow([job], ["p-b"], fields)
     redis = store.redis
 
     async def queued() -> list[dict[bytes, bytes]]:
-        return [
-            entry
-            for _, entry in await redis.xrange(keys.BOT_TURNS)
-            if entry[b"game_id"] == game_id.encode()
-        ]
+        entries: Any = await redis.xrange(keys.BOT_TURNS)
+        return [entry for _, entry in entries if entry[b"game_id"] == game_id.encode()]
 
     async def told() -> list[dict[bytes, bytes]]:
-        return [
-            entry
-            for _, entry in await redis.xrange(keys.player_notifications("p-b"))
-            if entry.get(b"game_id") == game_id.encode()
-        ]
+        entries: Any = await redis.xrange(keys.player_notifications("p-b"))
+        return [entry for _, entry in entries if entry.get(b"game_id") == game_id.encode()]
 
     batches = store.group.batches
     written = await _move(store, game_id, follow=follow)
