@@ -68,7 +68,7 @@ from client.session import Session
 from games import replay
 from games.clock import TimeControl
 from runtime import db, keys
-from runtime.game_log import Entry, now_ms
+from runtime.game_log import Entry, entry_of, now_ms
 from runtime.launch import Launch
 from runtime.localpg import LocalPostgres
 from runtime.localredis import LocalRedis, LocalRedisCluster, LocalRedisSentinel
@@ -646,20 +646,39 @@ def taken_over_after(entries: list[Entry], seat: int) -> set[int]:
     return versions
 
 
+# KEYS: a game's state, events and requests. Returns each whole, read in one step.
+_READ_GAME = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('XRANGE', KEYS[2], '-', '+'),
+        redis.call('HGETALL', KEYS[3])}
+"""
+
+
+def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
 async def audit(redis_url: str, cluster: bool, joined: list[Joined], overdue_ms: int = 0) -> Audit:
     """Read every game the players joined straight from Redis, once, and audit it (a game
     whose deadline passed more than `overdue_ms` ago and was not applied is a problem)."""
     redis = connect_redis(redis_url, cluster=cluster)
-    store = GameStore(redis)
+    read = redis.register_script(_READ_GAME)
     by_game: dict[str, list[Joined]] = collections.defaultdict(list)
     for seat in joined:
         by_game[seat.game_id].append(seat)
     result = Audit()
     try:
         for game_id, seated in by_game.items():
-            state: Any = await redis.hgetall(keys.game_state(game_id))
-            entries = await store.entries(game_id, 0, count=1_000_000)
-            requests: Any = await redis.hgetall(keys.game_requests(game_id))
+            # At once: a game whose seats bots took over may still be moving.
+            flat_state, log, flat_requests = await read(
+                keys=[
+                    keys.game_state(game_id),
+                    keys.game_events(game_id),
+                    keys.game_requests(game_id),
+                ]
+            )
+            state = _pairs(flat_state)
+            entries = [entry_of(entry_id, _pairs(fields)) for entry_id, fields in log]
+            requests = _pairs(flat_requests)
             result.games += 1
             result.moves += sum(1 for e in entries[1:] if e.move not in replay.PLATFORM_MOVES)
             if entries and entries[-1].status.finished:
