@@ -21,7 +21,6 @@ import asyncio
 import functools
 import itertools
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -50,14 +49,30 @@ LONGEST_TIMEOUT_SECONDS = 24 * 3600.0
 Metadata = Sequence[tuple[str, str | bytes]]
 
 
-@dataclass
 class _Call:
-    message: session_pb2.Call
-    repeatable: bool
-    answers: asyncio.Queue[session_pb2.OpenResponse | None] = field(default_factory=asyncio.Queue)
-    sent_on: int = 0
-    """The stream (by number) the call was last sent on."""
-    resends: int = 0
+    """A call in progress: a unary call's one answer comes in a future, a streaming call's
+    answers in a queue (None there: the iteration ends)."""
+
+    __slots__ = ("answer", "answers", "message", "repeatable", "resends", "sent_on")
+
+    def __init__(self, message: session_pb2.Call, repeatable: bool, streaming: bool) -> None:
+        self.message = message
+        self.repeatable = repeatable
+        self.sent_on = 0
+        """The stream (by number) the call was last sent on."""
+        self.resends = 0
+        self.answers: asyncio.Queue[session_pb2.OpenResponse | None] | None = None
+        self.answer: asyncio.Future[session_pb2.OpenResponse | None] | None = None
+        if streaming:
+            self.answers = asyncio.Queue()
+        else:
+            self.answer = asyncio.get_running_loop().create_future()
+
+    def put(self, answer: session_pb2.OpenResponse | None) -> None:
+        if self.answers is not None:
+            self.answers.put_nowait(answer)
+        elif self.answer is not None and not self.answer.done():
+            self.answer.set_result(answer)
 
 
 class SessionLink:
@@ -153,7 +168,7 @@ class SessionLink:
                     continue
                 call = self._calls.get(response.call_id)
                 if call is not None and call.sent_on == number:
-                    call.answers.put_nowait(response)
+                    call.put(response)
                     if response.done:
                         del self._calls[response.call_id]
         except grpc.aio.AioRpcError as error:
@@ -187,9 +202,9 @@ class SessionLink:
                 continue
             del self._calls[call_id]
             if failure is not None:
-                call.answers.put_nowait(_as_response(failure))
+                call.put(_as_response(failure))
             else:
-                call.answers.put_nowait(
+                call.put(
                     _response(grpc.StatusCode.UNAVAILABLE, "the session's stream ended; try again")
                 )
         if waiting and not self._closed:
@@ -202,14 +217,14 @@ class SessionLink:
 
     def _fail_all(self, code: grpc.StatusCode, details: str) -> None:
         for call in self._calls.values():
-            call.answers.put_nowait(_response(code, details))
+            call.put(_response(code, details))
         self._calls.clear()
 
-    def _start(self, message: session_pb2.Call, repeatable: bool) -> _Call:
+    def _start(self, message: session_pb2.Call, repeatable: bool, streaming: bool) -> _Call:
         message.call_id = next(self._ids)
-        call = _Call(message, repeatable)
+        call = _Call(message, repeatable, streaming)
         if len(message.request) > MAX_REQUEST_BYTES:  # refused here: it would end the stream
-            call.answers.put_nowait(
+            call.put(
                 _response(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     f"the request is {len(message.request)} bytes: at most {MAX_REQUEST_BYTES}",
@@ -222,7 +237,7 @@ class SessionLink:
             self._deliver(session_pb2.OpenRequest(call=message))
         except grpc.aio.AioRpcError as error:  # the link is closed
             self._calls.pop(message.call_id, None)
-            call.answers.put_nowait(_as_response(error))
+            call.put(_as_response(error))
         return call
 
     async def unary(
@@ -238,16 +253,21 @@ class SessionLink:
             bot_seat=bot_seat,
         )
         try:
-            async with self.slots, asyncio.timeout(seconds + 5 if seconds else None):
-                call = self._start(message, repeatable)
-                answer = await call.answers.get()
+            async with self.slots:
+                answer = self._start(message, repeatable, False).answer
+                assert answer is not None
+                if seconds:
+                    async with asyncio.timeout(seconds + 5):
+                        answered = await answer
+                else:
+                    answered = await answer
         except TimeoutError:
             self._calls.pop(message.call_id, None)
             raise _error(grpc.StatusCode.DEADLINE_EXCEEDED, "no answer in time") from None
-        assert answer is not None
-        if answer.code:
-            raise _error(_code(answer.code), answer.details, answer.trailers)
-        return _output(method).FromString(answer.response)
+        assert answered is not None
+        if answered.code:
+            raise _error(_code(answered.code), answered.details, answered.trailers)
+        return _output(method).FromString(answered.response)
 
     def streaming(self, method: MethodDescriptor, request: Message, bot_seat: str) -> _StreamCall:
         message = session_pb2.Call(
@@ -277,8 +297,9 @@ class _StreamCall:
         if self._cancelled:
             return
         async with self._link.slots:
-            call = self._call = self._link._start(self._message, False)
+            call = self._call = self._link._start(self._message, False, True)
             try:
+                assert call.answers is not None
                 while (answer := await call.answers.get()) is not None:
                     if answer.done:
                         if answer.code:
@@ -291,7 +312,7 @@ class _StreamCall:
     def cancel(self) -> bool:
         self._cancelled = True
         if self._call is not None:
-            self._call.answers.put_nowait(None)  # the iteration ends, and the call with it
+            self._call.put(None)  # the iteration ends, and the call with it
         return True
 
 
