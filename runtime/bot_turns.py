@@ -48,6 +48,9 @@ def jobs(
     every bot seat alike, whatever cards it holds."""
     declared = games.get(meta.game)
     acting = range(len(holders)) if declared.out_of_turn else to_act
+    bots = [seat for seat in acting if is_bot(holders[seat])]
+    if not bots:
+        return []
     sponsor = sponsor_of(meta.seats, meta.sponsor_id)
     stored_window = meta.jump_in_window_ms
     window = int(declared.jump_in_window_ms if stored_window is None else stored_window)
@@ -65,8 +68,7 @@ def jobs(
             "window_ms": window,
             "pace_ms": pace,
         }
-        for seat in acting
-        if is_bot(holders[seat])
+        for seat in bots
     ]
 
 

@@ -181,17 +181,27 @@ class Opening(GameBase):
             people = [not is_bot(player) for player in players]
             table = Table.new(tc, people, state.public_to_act(), now)
         status = status_of(state, table, tc)
-        await self.store.opened(
+        listing = self.store.listing(
             self.game,
             game_id,
             [*players, sponsor] if sponsor else players,
             levels=self.limits.capped_levels(players),
             sponsor=sponsor,
         )
+        # a game anyone may watch: its people's followers are told
+        watched = not meta.private and day is None
         opening = [event.to_json() for event in state.opening_events()]
         stored_table = None if table is None else table.to_json()
         written = await self.store.create(
-            game_id, state.serialize(), meta, opening, status, table=stored_table, time_ms=now
+            game_id,
+            state.serialize(),
+            meta,
+            opening,
+            status,
+            table=stored_table,
+            time_ms=now,
+            listing=listing,
+            announcement=self.store.announcement(game_id, players, names) if watched else None,
         )
         loaded = Loaded(StoredGame(game_id, 0, b"", meta, None, stored_table), state, table)
         if table is not None:  # an untimed game never has a deadline to index
@@ -199,8 +209,6 @@ class Opening(GameBase):
         await self._wake_bots(loaded)
         await self.store.confirm(written)
         self.hints.put(game_id, loaded)  # the first move needs no read
-        if not meta.private and day is None:  # a game anyone may watch: tell followers
-            await self.store.started(game_id, players, names)
         GAMES_CREATED.labels(self.game).inc()
         log.info("game created", extra={"game_id": game_id, "seats": len(players)})
         return self.adapter.create_response(status=status_message(game_id, 0, meta, status))

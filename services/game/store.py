@@ -330,9 +330,16 @@ class GameStore:
         *,
         table: Mapping[str, Any] | None,
         time_ms: int,
+        listing: Sequence[tuple[Any, ...]] = (),
+        announcement: tuple[Any, ...] | None = None,
     ) -> Held | None:
         """Write a new game; what holds it, for `confirm` before the game is made known to its
-        players. Its id is new (random): one that exists already is a mistake (ValueError)."""
+        players. Its id is new (random): one that exists already is a mistake (ValueError).
+        `listing` (`listing`): where it is listed, written just before it (in the same round
+        trip outside a Redis Cluster), so that a game never exists unlisted; a listed id that
+        was never created is dropped by the sweep, and by ListGames and the limits.
+        `announcement` (`announcement`): the note that tells the lobbies it started, written
+        right after it, best effort (a game is never refused for it)."""
         script = Script(
             _CREATE,
             [keys.game_state(game_id), keys.game_events(game_id)],
@@ -347,10 +354,41 @@ class GameStore:
                 _optional(table),
             ],
         )
-        created, held = await self._written(game_id, script)
+        after = () if announcement is None else (announcement,)
+        if self.cluster:
+            await self._each(listing)
+            created, held = await self._written(game_id, script)
+            told: Any = None
+            try:
+                await self._each(after)
+            except Exception as error:
+                told = error
+        else:
+            replies, held = await self.group.written_together(
+                (*listing, script, *after), keys.game_state(game_id)
+            )
+            failed = next(
+                (r for r in replies[: len(listing) + 1] if isinstance(r, Exception)), None
+            )
+            if failed is not None:
+                raise failed
+            created, told = replies[len(listing)], replies[-1] if after else None
+        if isinstance(told, Exception):
+            if not redis_failed(told):
+                raise told
+            log.warning("followers not told of a game", extra={"game_id": game_id})
         if not created:
             raise ValueError(f"game {game_id} exists already")
         return held
+
+    async def _each(self, commands: Sequence[tuple[Any, ...]]) -> None:
+        """Run `commands` in one pipeline (in their order; on a Redis Cluster, by slot)."""
+        if not commands:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for command in commands:
+                pipe.execute_command(*command)
+            await pipe.execute()
 
     async def _written(self, game_id: str, command: Command) -> tuple[Any, Held | None]:
         """Send `command` (a write to the game, or a read of what was written) with the other
@@ -366,33 +404,24 @@ class GameStore:
             return await script(keys=command.keys, args=command.args), None
         return await self.group.written(command, keys.game_state(game_id))
 
-    async def started(self, game_id: str, players: Sequence[str], names: Sequence[str]) -> None:
-        """Tell the lobbies that a game anyone may watch started with people at it
-        (keys.GAMES_STARTED: their followers are told). Best effort: a game is never refused
-        for it."""
+    @staticmethod
+    def announcement(
+        game_id: str, players: Sequence[str], names: Sequence[str]
+    ) -> tuple[Any, ...] | None:
+        """The note that tells the lobbies a game anyone may watch started with people at it
+        (keys.GAMES_STARTED: their followers are told), for `create`; None when no person
+        plays it."""
         people = [(p, n) for p, n in zip(players, names, strict=True) if not is_bot(p)]
         if not people:
-            return
-        entry: dict[Any, Any] = {
-            "game": keys.kind_of(game_id),
-            "game_id": game_id,
-            "players": json.dumps([p for p, _ in people]),
-            "names": json.dumps([n for _, n in people]),
-        }
-        try:
-            await self.redis.xadd(
-                keys.GAMES_STARTED,
-                entry,
-                maxlen=keys.GAMES_STARTED_KEPT,
-                approximate=True,
-            )
-        except Exception as error:
-            if not redis_failed(error):
-                raise
-            log.warning("followers not told of a game", extra={"game_id": game_id})
+            return None
+        return (
+            "XADD", keys.GAMES_STARTED, "MAXLEN", "~", keys.GAMES_STARTED_KEPT, "*",
+            "game", keys.kind_of(game_id), "game_id", game_id,
+            "players", json.dumps([p for p, _ in people]),
+            "names", json.dumps([n for _, n in people]),
+        )  # fmt: skip
 
-    @unavailable_when_unreachable
-    async def opened(
+    def listing(
         self,
         game: str,
         game_id: str,
@@ -400,31 +429,31 @@ class GameStore:
         *,
         levels: Sequence[str] = (),
         sponsor: str = "",
-    ) -> None:
-        """Count a new game and list it among the live games, each seated player's games and
-        live games, and the platform's live games of each of `levels` (the capped bot levels
-        at the table, counting for `sponsor`, else the first person: a game made by the
-        matchmaker, whose tickets were checked when they were queued), before it is created,
-        so that a game can never exist unlisted; a listed id that was never created is dropped
-        by the sweep, and by ListGames and the limits."""
+    ) -> list[tuple[Any, ...]]:
+        """The writes that count a new game and list it among the live games, each seated
+        player's games and live games, and the platform's live games of each of `levels` (the
+        capped bot levels at the table, counting for `sponsor`, else the first person: a game
+        made by the matchmaker, whose tickets were checked when they were queued), for
+        `create`, which runs them, in this order, before it writes the game."""
         now = now_ms()
         people = sorted({p for p in players if not is_bot(p)})
         entry = live_entry(players, now)
         owner = f"{now}:{sponsor_of(players, sponsor)}"
-        # One round trip; Redis runs the commands in this order.
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zadd(keys.LIVE_GAMES, {game_id: now})
-            pipe.incrby(keys.active_games(game), 1)
-            for player in people:
-                key = keys.player_games(player)
-                pipe.zadd(key, {game_id: now})
-                pipe.zremrangebyrank(key, 0, -keys.PLAYER_GAMES_KEPT - 1)
-                pipe.expire(key, self.ttl_seconds)
-                pipe.hsetnx(keys.player_live(player), game_id, entry)
-                pipe.expire(keys.player_live(player), self.ttl_seconds)
-            for level in levels:
-                pipe.hsetnx(keys.level_live(level), game_id, owner)
-            await pipe.execute()
+        commands: list[tuple[Any, ...]] = [
+            ("ZADD", keys.LIVE_GAMES, now, game_id),
+            ("INCRBY", keys.active_games(game), 1),
+        ]
+        for player in people:
+            games_key, live_key = keys.player_games(player), keys.player_live(player)
+            commands += [
+                ("ZADD", games_key, now, game_id),
+                ("ZREMRANGEBYRANK", games_key, 0, -keys.PLAYER_GAMES_KEPT - 1),
+                ("EXPIRE", games_key, self.ttl_seconds),
+                ("HSETNX", live_key, game_id, entry),
+                ("EXPIRE", live_key, self.ttl_seconds),
+            ]
+        commands += [("HSETNX", keys.level_live(level), game_id, owner) for level in levels]
+        return commands
 
     async def closed(self, game_id: str, players: Sequence[str] = ()) -> None:
         """The game is over: no longer counted or listed, nor among `players`' live games nor

@@ -37,7 +37,6 @@ async def test_a_game_from_before_the_upgrade_finishes_under_its_rules_and_audit
         try:
             store = GameStore(redis)
             state = rules.deserialize(stored["start"].encode())
-            await store.opened("esoloe", game_id)
             await store.create(
                 game_id,
                 stored["start"].encode(),
@@ -46,6 +45,7 @@ async def test_a_game_from_before_the_upgrade_finishes_under_its_rules_and_audit
                 status_of(state),
                 table=None,
                 time_ms=0,
+                listing=store.listing("esoloe", game_id),
             )
         finally:
             await redis.aclose()

@@ -128,6 +128,41 @@ async def test_what_a_move_sets_going_goes_with_it_and_only_when_it_is_written(
     assert len(await told()) == 1
 
 
+async def test_a_new_games_listing_creation_and_announcement_go_in_one_round_trip(
+    store: GameStore,
+) -> None:
+    """A new game is listed (live games, its people's games, the capped levels' live games),
+    written and announced to the lobbies in one batch, in that order; a game whose id exists
+    already is refused."""
+    game_id = _game_id()
+    redis = store.redis
+    listing = store.listing(
+        "esoloe", game_id, ["p-a", "bot-expert-00aa"], levels=["expert"], sponsor="p-a"
+    )
+    announcement = store.announcement(game_id, ["p-a", "bot-expert-00aa"], ["Ann", "bot"])
+    assert store.announcement(game_id, ["bot-expert-00aa"], ["bot"]) is None
+    state = RULES.new_game(1, {})
+    meta = GameMeta.from_json(
+        {"game": "esoloe", "seats": ["p-a", "bot-expert-00aa"], "options": {}, "seed": 1}
+    )
+    batches = store.group.batches
+    await store.create(
+        game_id, state.serialize(), meta, [], VersionStatus([], False), table=None,
+        time_ms=0, listing=listing, announcement=announcement,
+    )  # fmt: skip
+    assert store.group.batches == batches + 1, "one round trip"
+    assert await redis.zscore(keys.LIVE_GAMES, game_id) is not None
+    assert await redis.zscore(keys.player_games("p-a"), game_id) is not None
+    assert await redis.hexists(keys.player_live("p-a"), game_id)
+    assert await redis.hexists(keys.level_live("expert"), game_id)
+    assert (await store.load(game_id)) is not None
+    entries: Any = await redis.xrange(keys.GAMES_STARTED)
+    [started] = [e for _, e in entries if e[b"game_id"] == game_id.encode()]
+    assert (started[b"players"], started[b"names"]) == (b'["p-a"]', b'["Ann"]')
+    with pytest.raises(ValueError, match="exists already"):
+        await _created(store, game_id)
+
+
 async def test_commits_started_together_go_as_one_batch_each_answered(store: GameStore) -> None:
     ids = [_game_id() for _ in range(8)]
     await asyncio.gather(*(_created(store, game_id) for game_id in ids))

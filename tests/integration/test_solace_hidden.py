@@ -70,7 +70,6 @@ async def _stored_game(redis_url: str, spec: str, player: str) -> str:
         state = RULES.new_game(1, options, _setup(spec))
         game_id = new_game_id("solace")
         meta = {"game": "solace", "seats": [player], "options": options, "seed": 1}
-        await store.opened("solace", game_id)
         await store.create(
             game_id,
             state.serialize(),
@@ -79,6 +78,7 @@ async def _stored_game(redis_url: str, spec: str, player: str) -> str:
             status_of(state),
             table=None,
             time_ms=0,
+            listing=store.listing("solace", game_id),
         )
         return game_id
     finally:
