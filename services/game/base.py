@@ -57,7 +57,11 @@ class GameBase:
         self.game = adapter.game
         self.rules = adapter.rules
         self.store = store
-        self.players = PlayerStore(store.redis, ttl_seconds=store.ttl_seconds)
+        self.players = PlayerStore(
+            store.redis,
+            ttl_seconds=store.ttl_seconds,
+            group=None if store.cluster else store.group,
+        )
         """What the games say of players: names, live-game limits, the deal of the day."""
         self.hub = hub
         """Delivers new entries of the games this process's watchers follow."""

@@ -16,7 +16,8 @@ from redis.asyncio import Redis
 
 from runtime import game_log, keys
 from runtime.game_log import Entry, now_ms
-from runtime.redis import unavailable_when_unreachable
+from runtime.group_commit import GroupCommit
+from runtime.redis import Script, unavailable_when_unreachable
 from services.game.limits import Limits, Load, levels_at, load_of, platform_refusal, refusal
 from services.ratings.model import held_rating, rated_seats
 from wire.errors import ApiError
@@ -136,13 +137,30 @@ def live_entry(seats: Sequence[str], created_ms: int | None = None) -> str:
 class PlayerStore:
     """Reads and writes what the games say of players in Redis. Holds no state of its own."""
 
-    def __init__(self, redis: Redis, *, ttl_seconds: int = 7 * 24 * 3600) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        ttl_seconds: int = 7 * 24 * 3600,
+        group: GroupCommit | None = None,
+    ) -> None:
+        """`group`: the batches a game service's writes go in (runtime/group_commit.py), for
+        the checks and listings a new game makes; None: each goes alone (a Redis Cluster, the
+        lobby)."""
         self.redis = redis
         self.ttl_seconds = ttl_seconds
         """How long names and a player's live games are kept (as long as games)."""
-        self._reserve = redis.register_script(_RESERVE)
-        self._claim = redis.register_script(_CLAIM)
-        self._deal = redis.register_script(_DEAL)
+        self.group = group
+        self._scripts = {
+            source: redis.register_script(source) for source in (_RESERVE, _CLAIM, _DEAL)
+        }
+
+    async def _run(self, source: str, keys: list[str], args: list[Any]) -> Any:
+        """The reply of Lua script `source`: in the group's next batch when there is a group."""
+        if self.group is None:
+            return await self._scripts[source](keys=keys, args=args)
+        reply, _ = await self.group.written(Script(source, keys, args), keys[0])
+        return reply
 
     @unavailable_when_unreachable
     async def reserve(
@@ -165,7 +183,7 @@ class PlayerStore:
         for level, most in sorted(limits.bot_games_by_level.items()):
             args += [level, most]
         for attempt in (1, 2):
-            outcome = await self._reserve(keys=[keys.player_live(player)], args=args)
+            outcome = await self._run(_RESERVE, [keys.player_live(player)], args)
             if outcome[0] == b"OK":
                 break
             if attempt == 1 and await self.prune_live(player):
@@ -199,9 +217,7 @@ class PlayerStore:
         caps = [limits.platform_bot_games_by_level[level] for level in levels]
         args = [game_id, f"{now_ms()}:{player}", player, "1" if check_only else "", *caps]
         for attempt in (1, 2):
-            outcome = await self._claim(
-                keys=[keys.level_live(level) for level in levels], args=args
-            )
+            outcome = await self._run(_CLAIM, [keys.level_live(level) for level in levels], args)
             if outcome[0] == b"OK":
                 return
             level = levels[int(outcome[1]) - 1]
@@ -299,9 +315,10 @@ class PlayerStore:
         """The day's deal (its seed, drawn by the first to ask), and `player`'s try at it:
         `game_id` is theirs now, unless they tried before (then that game's id)."""
         fresh = random.SystemRandom().getrandbits(63)
-        seed, held = await self._deal(
-            keys=[keys.daily_deal(game, day)],
-            args=[player, game_id, fresh, keys.DAYS_KEPT * 24 * 3600],
+        seed, held = await self._run(
+            _DEAL,
+            [keys.daily_deal(game, day)],
+            [player, game_id, fresh, keys.DAYS_KEPT * 24 * 3600],
         )
         return int(seed), held.decode() if held else None
 
