@@ -1,4 +1,5 @@
-"""Bare grpc.aio servers that do no work: the baselines ours is measured against.
+"""Bare grpc.aio servers that do no work: the baselines ours is measured against. Their servers
+and channels leave out HTTP/2's bandwidth probes, as the platform's do (wire.api.NO_BDP_PROBE).
 
 `python -m bench.echo PORT` answers the unary echo (`make bench`'s gateway section compares a
 Play's latency with it) and a bidirectional stream that answers each message with itself.
@@ -30,6 +31,7 @@ import grpc
 import redis.asyncio as aioredis
 
 from runtime.server import run
+from wire.api import NO_BDP_PROBE
 
 ECHO_METHOD = "/bench.Echo/Echo"
 STREAM_METHOD = "/bench.Echo/Stream"
@@ -122,7 +124,7 @@ class _Frames:
 
     async def call(self, message: bytes) -> bytes:
         if self._upstream is None:
-            channel = grpc.aio.insecure_channel(self._target)
+            channel = grpc.aio.insecure_channel(self._target, options=[NO_BDP_PROBE])
             self._upstream = channel.stream_stream(
                 FRAMES_METHOD, request_serializer=same, response_deserializer=same
             )(wait_for_ready=True)
@@ -154,7 +156,7 @@ class _Frames:
 def _relayed(target: str) -> Any:
     """A stream handler that opens a stream of its own to `target` per stream it serves and
     passes each message on it."""
-    channel = grpc.aio.insecure_channel(target)
+    channel = grpc.aio.insecure_channel(target, options=[NO_BDP_PROBE])
     open_stream = channel.stream_stream(
         STREAM_METHOD, request_serializer=same, response_deserializer=same
     )
@@ -196,7 +198,7 @@ async def serve(
             frames = await _stored_frames(redis_url)
             handlers["Frames"] = grpc.stream_stream_rpc_method_handler(frames)
     handlers["Stream"] = grpc.stream_stream_rpc_method_handler(stream)
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0), NO_BDP_PROBE])
     handler = grpc.method_handlers_generic_handler("bench.Echo", handlers)
     server.add_generic_rpc_handlers((handler,))
     server.add_insecure_port(f"127.0.0.1:{port}")

@@ -60,6 +60,7 @@ from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
 from tabletop.lobby.v1 import lobby_pb2
 from tabletop.zoxso.v1 import zoxso_pb2
+from wire.api import NO_BDP_PROBE
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "bench" / "bgio"
@@ -354,7 +355,9 @@ async def floor(
     ).SerializeToString()
     channels = []
     for _ in range(matches):
-        channel = grpc.aio.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+        channel = grpc.aio.insecure_channel(
+            target, options=[("grpc.use_local_subchannel_pool", 1), NO_BDP_PROBE]
+        )
         await asyncio.wait_for(channel.channel_ready(), 60)
         channels.append(channel)
     window = _Window(warmup, seconds, pids)

@@ -12,7 +12,7 @@ import grpc
 import games
 from client.link import MAX_CALLS, SessionLink
 from tabletop.lobby.v1 import lobby_pb2, lobby_pb2_grpc
-from wire.api import api
+from wire.api import NO_BDP_PROBE, api
 from wire.metadata import BOT_SEAT_METADATA
 
 
@@ -44,8 +44,10 @@ def gateway_channel(
 ) -> grpc.aio.Channel:
     """A channel to the gateway at `target`: over TLS when `tls` is given, else plaintext."""
     if tls is None:
-        return grpc.aio.insecure_channel(target, options=list(options))
-    return grpc.aio.secure_channel(target, tls.credentials(), options=[*options, *tls.options()])
+        return grpc.aio.insecure_channel(target, options=[NO_BDP_PROBE, *options])
+    return grpc.aio.secure_channel(
+        target, tls.credentials(), options=[NO_BDP_PROBE, *options, *tls.options()]
+    )
 
 
 class Session:

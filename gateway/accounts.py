@@ -26,6 +26,7 @@ from gateway.auth import Identity, TokenIssuer
 from gateway.oidc import External
 from tabletop.accounts.v1 import accounts_pb2, accounts_pb2_grpc
 from tabletop.lobby.v1 import lobby_pb2
+from wire.api import NO_BDP_PROBE
 from wire.errors import ApiError
 from wire.proof import ProveCalls
 
@@ -54,7 +55,7 @@ def accounts_channel(target: str, internal_key: str) -> grpc.aio.Channel:
     a password check is not done twice behind a caller's back."""
     return grpc.aio.insecure_channel(
         target,
-        options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)],
+        options=[("grpc.max_receive_message_length", 16 * 1024 * 1024), NO_BDP_PROBE],
         interceptors=[ProveCalls(internal_key)],
     )
 

@@ -29,6 +29,7 @@ from grpc_reflection.v1alpha._async import ReflectionServicer
 from runtime.config import env_float
 from runtime.observability import MetricsInterceptor
 from runtime.tasks import stop_tasks
+from wire.api import NO_BDP_PROBE
 from wire.errors import ApiError, abort
 from wire.metadata import (
     GUEST_METADATA,
@@ -66,6 +67,7 @@ SERVER_OPTIONS: list[tuple[str, int]] = [
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
+    NO_BDP_PROBE,
 ]
 
 HEALTH_CHECK_SECONDS = 2.0
