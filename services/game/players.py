@@ -155,11 +155,12 @@ class PlayerStore:
             source: redis.register_script(source) for source in (_RESERVE, _CLAIM, _DEAL)
         }
 
-    async def _run(self, source: str, keys: list[str], args: list[Any]) -> Any:
-        """The reply of Lua script `source`: in the group's next batch when there is a group."""
+    async def _run(self, source: str, names: list[str], args: list[Any]) -> Any:
+        """The reply of Lua script `source` on keys `names`: in the group's next batch when
+        there is a group."""
         if self.group is None:
-            return await self._scripts[source](keys=keys, args=args)
-        reply, _ = await self.group.written(Script(source, keys, args), keys[0])
+            return await self._scripts[source](keys=names, args=args)
+        reply, _ = await self.group.written(Script(source, names, args), names[0])
         return reply
 
     @unavailable_when_unreachable
