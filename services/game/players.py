@@ -145,8 +145,8 @@ class PlayerStore:
         group: GroupCommit | None = None,
     ) -> None:
         """`group`: the batches a game service's writes go in (runtime/group_commit.py), for
-        the checks and listings a new game makes; None: each goes alone (a Redis Cluster, the
-        lobby)."""
+        a new game's check of its player's live games (`reserve`); None: it goes alone (a
+        Redis Cluster, the lobby)."""
         self.redis = redis
         self.ttl_seconds = ttl_seconds
         """How long names and a player's live games are kept (as long as games)."""
@@ -155,10 +155,14 @@ class PlayerStore:
             source: redis.register_script(source) for source in (_RESERVE, _CLAIM, _DEAL)
         }
 
-    async def _run(self, source: str, names: list[str], args: list[Any]) -> Any:
-        """The reply of Lua script `source` on keys `names`: in the group's next batch when
-        there is a group."""
-        if self.group is None:
+    async def _run(
+        self, source: str, names: list[str], args: list[Any], batched: bool = False
+    ) -> Any:
+        """The reply of Lua script `source` on keys `names`; `batched`: in the group's next
+        batch when there is a group. Only a script whose first key lives as long as a game may
+        be: a batch that waits for replicas sets that key's TTL to a game's again (a day's deal
+        is kept longer, the bot levels' live games for ever)."""
+        if self.group is None or not batched:
             return await self._scripts[source](keys=names, args=args)
         reply, _ = await self.group.written(Script(source, names, args), names[0])
         return reply
@@ -184,7 +188,7 @@ class PlayerStore:
         for level, most in sorted(limits.bot_games_by_level.items()):
             args += [level, most]
         for attempt in (1, 2):
-            outcome = await self._run(_RESERVE, [keys.player_live(player)], args)
+            outcome = await self._run(_RESERVE, [keys.player_live(player)], args, batched=True)
             if outcome[0] == b"OK":
                 break
             if attempt == 1 and await self.prune_live(player):

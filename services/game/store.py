@@ -335,10 +335,10 @@ class GameStore:
     ) -> Held | None:
         """Write a new game; what holds it, for `confirm` before the game is made known to its
         players. Its id is new (random): one that exists already is a mistake (ValueError).
-        `listing` (`listing`): where it is listed, written just before it (in the same round
+        `listing` (made by `listing`): where it is listed, written just before it (in the same round
         trip outside a Redis Cluster), so that a game never exists unlisted; a listed id that
         was never created is dropped by the sweep, and by ListGames and the limits.
-        `announcement` (`announcement`): the note that tells the lobbies it started, written
+        `announcement` (made by `announcement`): the note that tells the lobbies it started, written
         right after it, best effort (a game is never refused for it)."""
         script = Script(
             _CREATE,

@@ -22,9 +22,12 @@ from redis.asyncio import Redis
 import games
 from client.session import Session
 from runtime import game_log, keys
+from runtime.group_commit import GroupCommit
 from runtime.launch import Launch
 from runtime.localredis import LocalRedis, LocalRedisSentinel, free_port
 from runtime.redis import connect_redis
+from services.game.limits import Limits
+from services.game.players import PlayerStore
 from services.game.store import Commit, Follow, GameStore
 from tabletop.common.v1 import common_pb2
 from tabletop.esoloe.v1 import esoloe_pb2
@@ -161,6 +164,26 @@ async def test_a_new_games_listing_creation_and_announcement_go_in_one_round_tri
     assert (started[b"players"], started[b"names"]) == (b'["p-a"]', b'["Ann"]')
     with pytest.raises(ValueError, match="exists already"):
         await _created(store, game_id)
+
+
+async def test_batches_that_wait_leave_the_ttls_of_keys_kept_longer_than_games(
+    redis_url: str,
+) -> None:
+    """Under Sentinel a batch sets its keys' TTL to a game's again: a new game's check of its
+    player's live games goes in one, the day's deal (kept 30 days) does not."""
+    client = connect_redis(redis_url)
+    group = GroupCommit(client, replicas=lambda: 0, ttl_seconds=60, timeout_ms=100)
+    players = PlayerStore(client, ttl_seconds=60, group=group)
+    try:
+        batches = group.batches
+        await players.reserve("p-ttl", _game_id(), ["p-ttl", "p-other"], Limits())
+        assert group.batches == batches + 1, "the check went in a batch"
+        await players.deal_of_the_day("solace", "2026-12-07", "p-ttl", "solace-ttl")
+        assert group.batches == batches + 1, "the deal went alone"
+        assert await client.ttl(keys.daily_deal("solace", "2026-12-07")) > 60
+    finally:
+        await group.close()
+        await client.aclose()
 
 
 async def test_commits_started_together_go_as_one_batch_each_answered(store: GameStore) -> None:
