@@ -51,10 +51,11 @@ ignores it: the stack is scaled explicitly)."""
 
 OPTIONS = {
     "solo": lobby_pb2.GameOptions(
-        solo=solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1)
+        solo=solo_pb2.Options(players=2, mode=solo_pb2.MODE_ROUNDS, rounds=1, jump_in_window_ms=0)
     )
 }
-"""A Solo game of one round between two (its default is four players to 500 points)."""
+"""A Solo game of one round between two (its default is four players to 500 points), whose bots
+act at once: the player is a program (with a person's window a round takes minutes)."""
 
 
 async def play_against_bots(session: Session, game: str) -> lobby_pb2.PlayAgainstBotsResponse:

@@ -220,6 +220,21 @@ class KubeStack:
         name = self.workload(pod).container(container)
         return run("podman", "logs", "--tail", "40", name, check=False)
 
+    def report(self, *pods: str) -> str:
+        """Each container of `pods`: its state, restarts and last lines of log (what a failed
+        test shows)."""
+        parts = []
+        for pod in pods:
+            workload = self.workload(pod)
+            for container in workload.probes:
+                name = workload.container(container)
+                state = run("podman", "inspect", "--format",
+                            "{{.State.Status}} exit {{.State.ExitCode}} "
+                            "oom {{.State.OOMKilled}} restarts {{.RestartCount}}",
+                            name, check=False).strip()  # fmt: skip
+                parts.append(f"{name} ({state}):\n{self.logs(pod, container)}")
+        return "\n".join(parts)
+
     def ready(self, workload: Played) -> bool:
         """Every container of the workload answers its readiness probe (a Job's: it exited 0)."""
         for container, probes in workload.probes.items():

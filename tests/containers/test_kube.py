@@ -54,11 +54,15 @@ def test_every_workload_of_the_overlay_runs_in_a_pod_named_as_its_service(
 
 @pytest.mark.parametrize("game", ["esoloe", "solo", "solace", "zoxso"])
 async def test_a_game_of_each_kind_against_the_bots_through_the_gateway(
-    gateway: str, game: str
+    kube: KubeStack, gateway: str, game: str
 ) -> None:
     session = Session(gateway)
     await session.login(f"kube-{game}")
-    await play_against_bots(session, game)
+    try:
+        await play_against_bots(session, game)
+    except Exception as error:
+        report = kube.report("gateway", game, "lobby", "bots", "redis")
+        raise AssertionError(f"{error!r}\n{report}") from error
     await session.close()
 
 
