@@ -268,8 +268,6 @@ class KubeStack:
         while waiting:
             waiting = [w for w in waiting if not self.ready(w)]
             if waiting and time.monotonic() > deadline:
-                logs = "\n".join(
-                    f"{w.pod}/{c}:\n{self.logs(w.pod, c)}" for w in waiting for c in w.probes
-                )
-                raise AssertionError(f"not ready: {[w.pod for w in waiting]}\n{logs}")
+                pods = [w.pod for w in waiting]
+                raise AssertionError(f"not ready: {pods}\n{self.report(*pods)}")
             time.sleep(1)
