@@ -250,7 +250,8 @@ ratings-sim: setup
 # Bot levels against each other, engines only (docs/bots.md); ARENA_ARGS e.g. "--games 200
 # --jobs 2". Each adjacent pair of levels of every game, with a shorter budget for the searches.
 # The bot levels' starting ratings from the arena (docs/ratings.md): rewrites
-# services/ratings/bot_seeds.py (about 10 minutes on 2 cores).
+# services/ratings/bot_seeds.py (about 80 minutes on 2 cores); BOT_RATINGS_ARGS e.g.
+# "--game esoloe --budget 1" (e-SOLO-e at the platform's budgets, about 25 minutes).
 .PHONY: bot-ratings
 bot-ratings: setup
 	$(PY) -m bench.bot_ratings --write $(BOT_RATINGS_ARGS)

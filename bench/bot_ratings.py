@@ -1,5 +1,5 @@
-"""The bot levels' starting ratings, from the arena: `python -m bench.bot_ratings [--games N]
-[--budget SECONDS] [--seed S] [--jobs J] [--write]` (`make bot-ratings`).
+"""The bot levels' starting ratings, from the arena: `python -m bench.bot_ratings [--game G]...
+[--games N] [--budget SECONDS] [--seed S] [--jobs J] [--write]` (`make bot-ratings`).
 
 For each game with ratings (two seats: e-SOLO-e, ZoxSo, Solo with 2 players) it plays every pair
 of levels in the arena (games/arena.py: engines only, each deal from both sides), each level
@@ -8,7 +8,8 @@ thinks five times as long, random and greedy do not search: games.DEFAULT_BUDGET
 games, shuffled, with the platform's rating model (services/ratings/model.py), every level
 starting as a new player. It prints each level's rating and, with --write, writes them to
 services/ratings/bot_seeds.py, where the ratings consumer starts each level from them: a level
-then moves with its games against people (docs/ratings.md).
+then moves with its games against people (docs/ratings.md). `--game` rates only the games it
+names (repeatable); the file keeps the others' seeds and the command that made them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from games import DEFAULT_BUDGETS, LEVELS
 from games.arena import run_match
+from services.ratings.bot_seeds import BOT_SEEDS, SEEDED_BY
 from services.ratings.model import Rating, update
 
 GAMES = ("esoloe", "zoxso", "solo")
@@ -59,12 +61,13 @@ def seed_ratings(game: str, games: int, budget: float, seed: int, jobs: int) -> 
     return ratings
 
 
-def render(seeds: dict[str, dict[str, Rating]], command: str) -> str:
+def render(seeds: dict[str, dict[str, Rating]], commands: dict[str, str]) -> str:
+    """services/ratings/bot_seeds.py for `seeds`, each game's made by its command in
+    `commands`."""
     lines = [
         '"""Bot levels\' starting ratings, from the arena: written by `make bot-ratings`',
-        "(bench/bot_ratings.py); do not edit by hand. game -> `bot-<level>` -> (mu, sigma).",
-        "",
-        f"This file: `{command}`.",
+        "(bench/bot_ratings.py); do not edit by hand. game -> `bot-<level>` -> (mu, sigma);",
+        "SEEDED_BY: the command that rated each game.",
         '"""',
         "",
         "BOT_SEEDS: dict[str, dict[str, tuple[float, float]]] = {",
@@ -74,12 +77,25 @@ def render(seeds: dict[str, dict[str, Rating]], command: str) -> str:
         for level, rating in ratings.items():
             lines.append(f'        "bot-{level}": ({rating.mu:.3f}, {rating.sigma:.3f}),')
         lines.append("    },")
+    lines += ["}", "", "SEEDED_BY: dict[str, str] = {"]
+    lines += [f'    "{game}": "{commands[game]}",' for game in seeds]
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
+def kept(game: str) -> dict[str, Rating]:
+    """`game`'s seeds as the file holds them (for a run that rates other games)."""
+    return {
+        level.removeprefix("bot-"): Rating(mu, sigma)
+        for level, (mu, sigma) in BOT_SEEDS[game].items()
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bot_ratings", description=__doc__)
+    parser.add_argument(
+        "--game", action="append", choices=GAMES, help="rate only this game (repeatable)"
+    )
     parser.add_argument("--games", type=int, default=40, help="games per pair of levels")
     parser.add_argument(
         "--budget", type=float, default=0.25, help="strong's seconds per decision (expert 5x)"
@@ -88,8 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="processes to play games in")
     parser.add_argument("--write", action="store_true", help=f"write {SEEDS.name}")
     args = parser.parse_args(argv)
+    rated = args.game or list(GAMES)
     seeds = {
-        game: seed_ratings(game, args.games, args.budget, args.seed, args.jobs) for game in GAMES
+        game: seed_ratings(game, args.games, args.budget, args.seed, args.jobs) for game in rated
     }
     print(f"{'game':<8} {'level':<8} {'mu':>7} {'sigma':>6} {'shown':>6}  (arena games)")
     for game, ratings in seeds.items():
@@ -99,11 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{rating.display:6d}  ({rating.games})"
             )
     if args.write:
+        only = "".join(f"--game {game} " for game in args.game or ())
         command = (
-            f"python -m bench.bot_ratings --games {args.games} --budget {args.budget:g} "
+            f"python -m bench.bot_ratings {only}--games {args.games} --budget {args.budget:g} "
             f"--seed {args.seed} --write"
         )
-        SEEDS.write_text(render(seeds, command))
+        every = {game: seeds[game] if game in seeds else kept(game) for game in GAMES}
+        commands = {game: command if game in seeds else SEEDED_BY[game] for game in GAMES}
+        SEEDS.write_text(render(every, commands))
         print(f"written: {SEEDS}")
     return 0
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.bot_ratings import budgets_for, places, render, seed_ratings
-from services.ratings.bot_seeds import BOT_SEEDS
+from bench.bot_ratings import GAMES, SEEDS, budgets_for, kept, places, render, seed_ratings
+from services.ratings.bot_seeds import BOT_SEEDS, SEEDED_BY
 from services.ratings.model import (
     MU,
     PLAYED_MOVES,
@@ -354,10 +354,14 @@ def test_the_arena_seeding_rates_levels_from_their_games() -> None:
     assert all(r.games == 6 for r in found.values())  # two games with each other level
     assert all(r.sigma < SIGMA for r in found.values())
     written: dict[str, Any] = {}
-    exec(render({"zoxso": found}, "the test"), written)  # the module the command writes
+    exec(render({"zoxso": found}, {"zoxso": "the test"}), written)  # the module it writes
     assert written["BOT_SEEDS"]["zoxso"]["bot-random"] == pytest.approx(
         (found["random"].mu, found["random"].sigma), abs=1e-3
     )
+    assert written["SEEDED_BY"] == {"zoxso": "the test"}
+    # A run that rates some games (--game) writes the others' seeds and commands as they were.
+    assert set(SEEDED_BY) == set(GAMES)
+    assert render({game: kept(game) for game in GAMES}, SEEDED_BY) == SEEDS.read_text()
 
 
 def test_a_game_played_alone_scores_for_an_account_with_a_result() -> None:

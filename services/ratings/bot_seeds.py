@@ -1,15 +1,14 @@
 """Bot levels' starting ratings, from the arena: written by `make bot-ratings`
-(bench/bot_ratings.py); do not edit by hand. game -> `bot-<level>` -> (mu, sigma).
-
-This file: `python -m bench.bot_ratings --games 40 --budget 0.25 --seed 1 --write`.
+(bench/bot_ratings.py); do not edit by hand. game -> `bot-<level>` -> (mu, sigma);
+SEEDED_BY: the command that rated each game.
 """
 
 BOT_SEEDS: dict[str, dict[str, tuple[float, float]]] = {
     "esoloe": {
-        "bot-random": (-1.791, 4.340),
-        "bot-greedy": (26.660, 2.937),
-        "bot-strong": (37.775, 2.774),
-        "bot-expert": (35.376, 2.860),
+        "bot-random": (-2.871, 4.278),
+        "bot-greedy": (21.099, 3.346),
+        "bot-strong": (35.300, 3.041),
+        "bot-expert": (46.087, 3.227),
     },
     "zoxso": {
         "bot-random": (-4.817, 4.409),
@@ -23,4 +22,10 @@ BOT_SEEDS: dict[str, dict[str, tuple[float, float]]] = {
         "bot-strong": (35.029, 2.787),
         "bot-expert": (39.120, 2.742),
     },
+}
+
+SEEDED_BY: dict[str, str] = {
+    "esoloe": "python -m bench.bot_ratings --game esoloe --games 40 --budget 1 --seed 1 --write",
+    "zoxso": "python -m bench.bot_ratings --games 40 --budget 0.25 --seed 1 --write",
+    "solo": "python -m bench.bot_ratings --games 40 --budget 0.25 --seed 1 --write",
 }
