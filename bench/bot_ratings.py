@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="processes to play games in")
     parser.add_argument("--write", action="store_true", help=f"write {SEEDS.name}")
     args = parser.parse_args(argv)
-    rated = args.game or list(GAMES)
+    rated = list(dict.fromkeys(args.game or GAMES))  # a game named twice is rated once
     seeds = {
         game: seed_ratings(game, args.games, args.budget, args.seed, args.jobs) for game in rated
     }
@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{rating.display:6d}  ({rating.games})"
             )
     if args.write:
-        only = "".join(f"--game {game} " for game in args.game or ())
+        only = "".join(f"--game {game} " for game in rated) if args.game else ""
         command = (
             f"python -m bench.bot_ratings {only}--games {args.games} --budget {args.budget:g} "
             f"--seed {args.seed} --write"
